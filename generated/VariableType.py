@@ -47,7 +47,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
     bool_arg,
-    call_batched,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
@@ -62,7 +61,9 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     index_tensors,
     int_arg,
     int_list_arg,
-    is_batched,
+    interpose,
+    interposed,
+    interposition,
     layout_arg,
     make_view,
     make_views,
@@ -99,8 +100,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
-    tracing,
-    vmap_hook,
     write_inplace,
 )
 
@@ -651,24 +650,14 @@ __all__ = [
 ]
 
 
-def add_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
-    """
+def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("add.Tensor", "elementwise", add_Tensor, self, other, alpha)
+    if interposition.active and interposed(self, other):
+        return interpose("add.Tensor", "elementwise", add_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add_Tensor", add_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -694,23 +683,14 @@ def add_Tensor(
     return result
 
 
-def add_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.add(self, other * alpha)
-    """
+def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("add.Scalar", "elementwise", add_Scalar, self, other, alpha)
+    if interposition.active and interposed(self):
+        return interpose("add.Scalar", "elementwise", add_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add_Scalar", add_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -730,24 +710,14 @@ def add_Scalar(
     return result
 
 
-def sub_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
-    """
+def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("sub.Tensor", "elementwise", sub_Tensor, self, other, alpha)
+    if interposition.active and interposed(self, other):
+        return interpose("sub.Tensor", "elementwise", sub_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub_Tensor", sub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -773,23 +743,14 @@ def sub_Tensor(
     return result
 
 
-def sub_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(self, other * alpha)
-    """
+def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sub.Scalar", "elementwise", sub_Scalar, self, other, alpha)
+    if interposition.active and interposed(self):
+        return interpose("sub.Scalar", "elementwise", sub_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub_Scalar", sub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -809,26 +770,14 @@ def sub_Scalar(
     return result
 
 
-def rsub_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
-    """
+def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "rsub.Tensor", "elementwise", rsub_Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("rsub.Tensor", "elementwise", rsub_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsub_Tensor", rsub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -856,25 +805,14 @@ def rsub_Tensor(
     return result
 
 
-def rsub_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
-    """
+def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "rsub.Scalar", "elementwise", rsub_Scalar, self, other, alpha
-        )
+    if interposition.active and interposed(self):
+        return interpose("rsub.Scalar", "elementwise", rsub_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsub_Scalar", rsub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -899,21 +837,13 @@ def rsub_Scalar(
     return result
 
 
-def mul_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.multiply(self, other)
-    """
+def mul_Tensor(input: Any, other: Any) -> Tensor:
+    """`mul.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("mul.Tensor", "elementwise", mul_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul_Tensor", mul_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -938,21 +868,13 @@ def mul_Tensor(
     return result
 
 
-def mul_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.multiply(self, other)
-    """
+def mul_Scalar(input: Any, other: Any) -> Tensor:
+    """`mul.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mul.Scalar", "elementwise", mul_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul_Scalar", mul_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -973,21 +895,13 @@ def mul_Scalar(
     return result
 
 
-def div_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.true_divide(self, other)
-    """
+def div_Tensor(input: Any, other: Any) -> Tensor:
+    """`div.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("div.Tensor", "elementwise", div_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div_Tensor", div_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1012,21 +926,13 @@ def div_Tensor(
     return result
 
 
-def div_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.true_divide(self, other)
-    """
+def div_Scalar(input: Any, other: Any) -> Tensor:
+    """`div.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("div.Scalar", "elementwise", div_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div_Scalar", div_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1047,19 +953,11 @@ def div_Scalar(
     return result
 
 
-def div_Tensor_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "div.Tensor_mode",
             "elementwise",
             div_Tensor_mode,
@@ -1070,10 +968,6 @@ def div_Tensor_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div_Tensor_mode", div_Tensor_mode, (self, other, rounding_mode)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1105,19 +999,11 @@ def div_Tensor_mode(
     return result
 
 
-def div_Scalar_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "div.Scalar_mode",
             "elementwise",
             div_Scalar_mode,
@@ -1128,10 +1014,6 @@ def div_Scalar_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div_Scalar_mode", div_Scalar_mode, (self, other, rounding_mode)
-        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1159,14 +1041,8 @@ def div_Scalar_mode(
     return result
 
 
-def true_divide_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    composite: div(self, other)
-    """
+def true_divide_Tensor(input: Any, other: Any) -> Tensor:
+    """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return div(self, other)
@@ -1181,25 +1057,16 @@ def true_divide_Tensor(
         raise
 
 
-def where_self(
-    condition: Any,
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
-
-    forward: np.where(condition, self, other)
-    """
+def where_self(condition: Any, input: Any, other: Any) -> Tensor:
+    """`where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(condition, self, other):
-        return call_batched(
+    if interposition.active and interposed(condition, self, other):
+        return interpose(
             "where.self", "elementwise", where_self, condition, self, other
         )
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("where_self", where_self, (condition, self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1224,21 +1091,13 @@ def where_self(
     return result
 
 
-def maximum(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`maximum(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.maximum(self, other)
-    """
+def maximum(input: Any, other: Any) -> Tensor:
+    """`maximum(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("maximum", "elementwise", maximum, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("maximum", maximum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1267,21 +1126,13 @@ def maximum(
     return result
 
 
-def fmax(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmax(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmax(self, other)
-    """
+def fmax(input: Any, other: Any) -> Tensor:
+    """`fmax(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmax", "elementwise", fmax, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmax", "elementwise", fmax, self, other)
     self_ = tensor_arg(self, "fmax", "input", 1)
     other_ = tensor_arg(other, "fmax", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmax", fmax, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1310,21 +1161,13 @@ def fmax(
     return result
 
 
-def minimum(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`minimum(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.minimum(self, other)
-    """
+def minimum(input: Any, other: Any) -> Tensor:
+    """`minimum(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("minimum", "elementwise", minimum, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("minimum", minimum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1353,21 +1196,13 @@ def minimum(
     return result
 
 
-def fmin(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmin(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmin(self, other)
-    """
+def fmin(input: Any, other: Any) -> Tensor:
+    """`fmin(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmin", "elementwise", fmin, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmin", "elementwise", fmin, self, other)
     self_ = tensor_arg(self, "fmin", "input", 1)
     other_ = tensor_arg(other, "fmin", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmin", fmin, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1396,21 +1231,13 @@ def fmin(
     return result
 
 
-def atan2(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`atan2(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.arctan2(self, other)
-    """
+def atan2(input: Any, other: Any) -> Tensor:
+    """`atan2(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("atan2", "elementwise", atan2, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan2", atan2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1435,21 +1262,13 @@ def atan2(
     return result
 
 
-def hypot(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`hypot(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.hypot(self, other)
-    """
+def hypot(input: Any, other: Any) -> Tensor:
+    """`hypot(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("hypot", "elementwise", hypot, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hypot", hypot, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1476,23 +1295,13 @@ def hypot(
     return result
 
 
-def copysign_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.copysign(self, other)
-    """
+def copysign_Tensor(input: Any, other: Any) -> Tensor:
+    """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "copysign.Tensor", "elementwise", copysign_Tensor, self, other
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("copysign.Tensor", "elementwise", copysign_Tensor, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign_Tensor", copysign_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1521,23 +1330,13 @@ def copysign_Tensor(
     return result
 
 
-def copysign_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.copysign(self, other)
-    """
+def copysign_Scalar(input: Any, other: Any) -> Tensor:
+    """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "copysign.Scalar", "elementwise", copysign_Scalar, self, other
-        )
+    if interposition.active and interposed(self):
+        return interpose("copysign.Scalar", "elementwise", copysign_Scalar, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign_Scalar", copysign_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1560,23 +1359,15 @@ def copysign_Scalar(
     return result
 
 
-def remainder_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.remainder(self, other)
-    """
+def remainder_Scalar(input: Any, other: Any) -> Tensor:
+    """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "remainder.Scalar", "elementwise", remainder_Scalar, self, other
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("remainder_Scalar", remainder_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1596,23 +1387,15 @@ def remainder_Scalar(
     return result
 
 
-def remainder_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.remainder(self, other)
-    """
+def remainder_Tensor(input: Any, other: Any) -> Tensor:
+    """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "remainder.Tensor", "elementwise", remainder_Tensor, self, other
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("remainder_Tensor", remainder_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1637,21 +1420,13 @@ def remainder_Tensor(
     return result
 
 
-def fmod_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.fmod(self, other)
-    """
+def fmod_Scalar(input: Any, other: Any) -> Tensor:
+    """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod_Scalar", fmod_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1671,21 +1446,13 @@ def fmod_Scalar(
     return result
 
 
-def fmod_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmod(self, other)
-    """
+def fmod_Tensor(input: Any, other: Any) -> Tensor:
+    """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other_ = tensor_arg(other, "fmod", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod_Tensor", fmod_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1710,21 +1477,13 @@ def fmod_Tensor(
     return result
 
 
-def xlogy_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Tensor(input: Any, other: Any) -> Tensor:
+    """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("xlogy_Tensor", xlogy_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1753,25 +1512,15 @@ def xlogy_Tensor(
     return result
 
 
-def xlogy_Scalar_Self(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
+    """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(other):
-        return call_batched(
+    if interposition.active and interposed(other):
+        return interpose(
             "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
         )
     self = scalar_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy_Scalar_Self", xlogy_Scalar_Self, (self, other)
-        )
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1793,25 +1542,15 @@ def xlogy_Scalar_Self(
     return result
 
 
-def xlogy_Scalar_Other(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
+    """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
         )
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy_Scalar_Other", xlogy_Scalar_Other, (self, other)
-        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1837,21 +1576,13 @@ def xlogy_Scalar_Other(
     return result
 
 
-def ldexp_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: self * 2.0 ** other
-    """
+def ldexp_Tensor(input: Any, other: Any) -> Tensor:
+    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ldexp.Tensor", "elementwise", ldexp_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ldexp.Tensor", "elementwise", ldexp_Tensor, self, other)
     self_ = tensor_arg(self, "ldexp", "input", 1)
     other_ = tensor_arg(other, "ldexp", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ldexp_Tensor", ldexp_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1880,21 +1611,13 @@ def ldexp_Tensor(
     return result
 
 
-def logaddexp(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logaddexp(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logaddexp(self, other)
-    """
+def logaddexp(input: Any, other: Any) -> Tensor:
+    """`logaddexp(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logaddexp", "elementwise", logaddexp, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logaddexp", "elementwise", logaddexp, self, other)
     self_ = tensor_arg(self, "logaddexp", "input", 1)
     other_ = tensor_arg(other, "logaddexp", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logaddexp", logaddexp, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1923,21 +1646,13 @@ def logaddexp(
     return result
 
 
-def logaddexp2(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logaddexp2(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logaddexp2(self, other)
-    """
+def logaddexp2(input: Any, other: Any) -> Tensor:
+    """`logaddexp2(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logaddexp2", "elementwise", logaddexp2, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logaddexp2", "elementwise", logaddexp2, self, other)
     self_ = tensor_arg(self, "logaddexp2", "input", 1)
     other_ = tensor_arg(other, "logaddexp2", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logaddexp2", logaddexp2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1966,23 +1681,14 @@ def logaddexp2(
     return result
 
 
-def lerp_Scalar(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp.Scalar", "", lerp_Scalar, self, end, weight)
+    if interposition.active and interposed(self, end):
+        return interpose("lerp.Scalar", "", lerp_Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp_Scalar", lerp_Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         grad_fn = LerpBackward0()
@@ -2003,23 +1709,14 @@ def lerp_Scalar(
     return result
 
 
-def lerp_Tensor(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp.Tensor", "", lerp_Tensor, self, end, weight)
+    if interposition.active and interposed(self, end, weight):
+        return interpose("lerp.Tensor", "", lerp_Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp_Tensor", lerp_Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -2046,28 +1743,17 @@ def lerp_Tensor(
     return result
 
 
-def addcmul(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
-
-    forward: np.add(self, value * tensor1 * tensor2)
-    """
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcmul", "elementwise", addcmul, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcmul", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addcmul", addcmul, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -2101,28 +1787,17 @@ def addcmul(
     return result
 
 
-def addcdiv(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
-
-    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
-    """
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcdiv", "elementwise", addcdiv, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcdiv", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addcdiv", addcdiv, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -2158,23 +1833,14 @@ def addcdiv(
     return result
 
 
-def clamp_Tensor(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min, max):
-        return call_batched("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
+    if interposition.active and interposed(self, min, max):
+        return interpose("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min_ = optional_tensor_arg(min, "clamp", "min", 2)
     max_ = optional_tensor_arg(max, "clamp", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_Tensor", clamp_Tensor, (self, min, max))
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -2218,23 +1884,14 @@ def clamp_Tensor(
     return result
 
 
-def clamp_default(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp", "elementwise", clamp_default, self, min, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp", "elementwise", clamp_default, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_default", clamp_default, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2257,21 +1914,13 @@ def clamp_default(
     return result
 
 
-def clamp_min_default(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min(Tensor self, Scalar min) -> Tensor`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min_default(input: Any, min: Any) -> Tensor:
+    """`clamp_min(Tensor self, Scalar min) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_min", "elementwise", clamp_min_default, self, min)
+    if interposition.active and interposed(self):
+        return interpose("clamp_min", "elementwise", clamp_min_default, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min_default", clamp_min_default, (self, min))
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2293,23 +1942,13 @@ def clamp_min_default(
     return result
 
 
-def clamp_min_Tensor(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min_Tensor(input: Any, min: Any) -> Tensor:
+    """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min):
-        return call_batched(
-            "clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min
-        )
+    if interposition.active and interposed(self, min):
+        return interpose("clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min_ = tensor_arg(min, "clamp_min", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min_Tensor", clamp_min_Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -2334,21 +1973,13 @@ def clamp_min_Tensor(
     return result
 
 
-def clamp_max_default(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max(Tensor self, Scalar max) -> Tensor`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max_default(input: Any, max: Any) -> Tensor:
+    """`clamp_max(Tensor self, Scalar max) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_max", "elementwise", clamp_max_default, self, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_max", "elementwise", clamp_max_default, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max_default", clamp_max_default, (self, max))
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2370,23 +2001,13 @@ def clamp_max_default(
     return result
 
 
-def clamp_max_Tensor(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max_Tensor(input: Any, max: Any) -> Tensor:
+    """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, max):
-        return call_batched(
-            "clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max
-        )
+    if interposition.active and interposed(self, max):
+        return interpose("clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max_ = tensor_arg(max, "clamp_max", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max_Tensor", clamp_max_Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -2412,26 +2033,16 @@ def clamp_max_Tensor(
 
 
 def nan_to_num(
-    input: Any,
-    nan: Any = None,
-    posinf: Any = None,
-    neginf: Any = None,
+    input: Any, nan: Any = None, posinf: Any = None, neginf: Any = None
 ) -> Tensor:
-    """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
-
-    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
-    """
+    """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
+    if interposition.active and interposed(self):
+        return interpose("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nan_to_num", nan_to_num, (self, nan, posinf, neginf)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanToNumBackward0()
@@ -2462,21 +2073,13 @@ def nan_to_num(
     return result
 
 
-def eq_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`eq.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.equal(self, other)
-    """
+def eq_Tensor(input: Any, other: Any) -> Tensor:
+    """`eq.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("eq.Tensor", "elementwise", eq_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("eq_Tensor", eq_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.equal(self_, other_))
@@ -2485,21 +2088,13 @@ def eq_Tensor(
     return result
 
 
-def ne_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ne.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.not_equal(self, other)
-    """
+def ne_Tensor(input: Any, other: Any) -> Tensor:
+    """`ne.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ne.Tensor", "elementwise", ne_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ne_Tensor", ne_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.not_equal(self_, other_))
@@ -2508,21 +2103,13 @@ def ne_Tensor(
     return result
 
 
-def lt_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`lt.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.less(self, other)
-    """
+def lt_Tensor(input: Any, other: Any) -> Tensor:
+    """`lt.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("lt.Tensor", "elementwise", lt_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lt_Tensor", lt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less(self_, other_))
@@ -2531,21 +2118,13 @@ def lt_Tensor(
     return result
 
 
-def le_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`le.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.less_equal(self, other)
-    """
+def le_Tensor(input: Any, other: Any) -> Tensor:
+    """`le.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("le.Tensor", "elementwise", le_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("le_Tensor", le_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less_equal(self_, other_))
@@ -2554,21 +2133,13 @@ def le_Tensor(
     return result
 
 
-def gt_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`gt.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.greater(self, other)
-    """
+def gt_Tensor(input: Any, other: Any) -> Tensor:
+    """`gt.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("gt.Tensor", "elementwise", gt_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gt_Tensor", gt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater(self_, other_))
@@ -2577,21 +2148,13 @@ def gt_Tensor(
     return result
 
 
-def ge_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ge.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.greater_equal(self, other)
-    """
+def ge_Tensor(input: Any, other: Any) -> Tensor:
+    """`ge.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ge.Tensor", "elementwise", ge_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ge_Tensor", ge_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater_equal(self_, other_))
@@ -2600,21 +2163,13 @@ def ge_Tensor(
     return result
 
 
-def eq_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`eq.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.equal(self, other)
-    """
+def eq_Scalar(input: Any, other: Any) -> Tensor:
+    """`eq.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("eq.Scalar", "elementwise", eq_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("eq_Scalar", eq_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.equal(self_, other))
@@ -2623,21 +2178,13 @@ def eq_Scalar(
     return result
 
 
-def ne_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ne.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.not_equal(self, other)
-    """
+def ne_Scalar(input: Any, other: Any) -> Tensor:
+    """`ne.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ne.Scalar", "elementwise", ne_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ne_Scalar", ne_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.not_equal(self_, other))
@@ -2646,21 +2193,13 @@ def ne_Scalar(
     return result
 
 
-def lt_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`lt.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.less(self, other)
-    """
+def lt_Scalar(input: Any, other: Any) -> Tensor:
+    """`lt.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("lt.Scalar", "elementwise", lt_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lt_Scalar", lt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less(self_, other))
@@ -2669,21 +2208,13 @@ def lt_Scalar(
     return result
 
 
-def le_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`le.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.less_equal(self, other)
-    """
+def le_Scalar(input: Any, other: Any) -> Tensor:
+    """`le.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("le.Scalar", "elementwise", le_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("le_Scalar", le_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less_equal(self_, other))
@@ -2692,21 +2223,13 @@ def le_Scalar(
     return result
 
 
-def gt_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`gt.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.greater(self, other)
-    """
+def gt_Scalar(input: Any, other: Any) -> Tensor:
+    """`gt.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("gt.Scalar", "elementwise", gt_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gt_Scalar", gt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater(self_, other))
@@ -2715,21 +2238,13 @@ def gt_Scalar(
     return result
 
 
-def ge_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ge.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.greater_equal(self, other)
-    """
+def ge_Scalar(input: Any, other: Any) -> Tensor:
+    """`ge.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ge.Scalar", "elementwise", ge_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ge_Scalar", ge_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater_equal(self_, other))
@@ -2738,19 +2253,12 @@ def ge_Scalar(
     return result
 
 
-def isnan(
-    input: Any,
-) -> Tensor:
-    """`isnan(Tensor self) -> Tensor`
-
-    forward: np.isnan(self)
-    """
+def isnan(input: Any) -> Tensor:
+    """`isnan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isnan", "", isnan, self)
+    if interposition.active and interposed(self):
+        return interpose("isnan", "", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isnan", isnan, (self,))
     try:
         result = Tensor._make(np.isnan(self_))
     except ValueError as kernel_failure:
@@ -2758,19 +2266,12 @@ def isnan(
     return result
 
 
-def isinf(
-    input: Any,
-) -> Tensor:
-    """`isinf(Tensor self) -> Tensor`
-
-    forward: np.isinf(self)
-    """
+def isinf(input: Any) -> Tensor:
+    """`isinf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isinf", "", isinf, self)
+    if interposition.active and interposed(self):
+        return interpose("isinf", "", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isinf", isinf, (self,))
     try:
         result = Tensor._make(np.isinf(self_))
     except ValueError as kernel_failure:
@@ -2778,19 +2279,12 @@ def isinf(
     return result
 
 
-def isfinite(
-    input: Any,
-) -> Tensor:
-    """`isfinite(Tensor self) -> Tensor`
-
-    forward: np.isfinite(self)
-    """
+def isfinite(input: Any) -> Tensor:
+    """`isfinite(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isfinite", "", isfinite, self)
+    if interposition.active and interposed(self):
+        return interpose("isfinite", "", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isfinite", isfinite, (self,))
     try:
         result = Tensor._make(np.isfinite(self_))
     except ValueError as kernel_failure:
@@ -2798,19 +2292,12 @@ def isfinite(
     return result
 
 
-def logical_not(
-    input: Any,
-) -> Tensor:
-    """`logical_not(Tensor self) -> Tensor`
-
-    forward: np.logical_not(self)
-    """
+def logical_not(input: Any) -> Tensor:
+    """`logical_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logical_not", "", logical_not, self)
+    if interposition.active and interposed(self):
+        return interpose("logical_not", "", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_not", logical_not, (self,))
     try:
         result = Tensor._make(np.logical_not(self_))
     except ValueError as kernel_failure:
@@ -2818,21 +2305,13 @@ def logical_not(
     return result
 
 
-def logical_xor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_xor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_xor(self, other)
-    """
+def logical_xor(input: Any, other: Any) -> Tensor:
+    """`logical_xor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_xor", "", logical_xor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_xor", "", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_xor", logical_xor, (self, other))
     try:
         result = Tensor._make(np.logical_xor(self_, other_))
     except ValueError as kernel_failure:
@@ -2840,21 +2319,13 @@ def logical_xor(
     return result
 
 
-def logical_and(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_and(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_and(self, other)
-    """
+def logical_and(input: Any, other: Any) -> Tensor:
+    """`logical_and(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_and", "", logical_and, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_and", "", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_and", logical_and, (self, other))
     try:
         result = Tensor._make(np.logical_and(self_, other_))
     except ValueError as kernel_failure:
@@ -2862,21 +2333,13 @@ def logical_and(
     return result
 
 
-def logical_or(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_or(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_or(self, other)
-    """
+def logical_or(input: Any, other: Any) -> Tensor:
+    """`logical_or(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_or", "", logical_or, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_or", "", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_or", logical_or, (self, other))
     try:
         result = Tensor._make(np.logical_or(self_, other_))
     except ValueError as kernel_failure:
@@ -2884,19 +2347,12 @@ def logical_or(
     return result
 
 
-def bitwise_not(
-    input: Any,
-) -> Tensor:
-    """`bitwise_not(Tensor self) -> Tensor`
-
-    forward: np.invert(self)
-    """
+def bitwise_not(input: Any) -> Tensor:
+    """`bitwise_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("bitwise_not", "", bitwise_not, self)
+    if interposition.active and interposed(self):
+        return interpose("bitwise_not", "", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bitwise_not", bitwise_not, (self,))
     try:
         result = Tensor._make(np.invert(self_))
     except ValueError as kernel_failure:
@@ -2904,25 +2360,15 @@ def bitwise_not(
     return result
 
 
-def bitwise_and_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_and(self, other)
-    """
+def bitwise_and_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_and.Tensor", "elementwise", bitwise_and_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_and_Tensor", bitwise_and_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_and(self_, other_))
@@ -2931,25 +2377,15 @@ def bitwise_and_Tensor(
     return result
 
 
-def bitwise_and_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_and(self, other)
-    """
+def bitwise_and_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_and.Scalar", "elementwise", bitwise_and_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_and_Scalar", bitwise_and_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_and(self_, other))
@@ -2958,25 +2394,15 @@ def bitwise_and_Scalar(
     return result
 
 
-def bitwise_or_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_or(self, other)
-    """
+def bitwise_or_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_or.Tensor", "elementwise", bitwise_or_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_or_Tensor", bitwise_or_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_or(self_, other_))
@@ -2985,25 +2411,15 @@ def bitwise_or_Tensor(
     return result
 
 
-def bitwise_or_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_or(self, other)
-    """
+def bitwise_or_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_or.Scalar", "elementwise", bitwise_or_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_or_Scalar", bitwise_or_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_or(self_, other))
@@ -3012,25 +2428,15 @@ def bitwise_or_Scalar(
     return result
 
 
-def bitwise_xor_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_xor(self, other)
-    """
+def bitwise_xor_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_xor.Tensor", "elementwise", bitwise_xor_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_xor_Tensor", bitwise_xor_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other_))
@@ -3039,25 +2445,15 @@ def bitwise_xor_Tensor(
     return result
 
 
-def bitwise_xor_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_xor(self, other)
-    """
+def bitwise_xor_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_xor.Scalar", "elementwise", bitwise_xor_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_xor_Scalar", bitwise_xor_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other))
@@ -3066,25 +2462,15 @@ def bitwise_xor_Scalar(
     return result
 
 
-def floor_divide_default(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`floor_divide(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.floor_divide(self, other)
-    """
+def floor_divide_default(input: Any, other: Any) -> Tensor:
+    """`floor_divide(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "floor_divide", "elementwise", floor_divide_default, self, other
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "floor_divide_default", floor_divide_default, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.floor_divide(self_, other_))
@@ -3093,25 +2479,15 @@ def floor_divide_default(
     return result
 
 
-def floor_divide_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.floor_divide(self, other)
-    """
+def floor_divide_Scalar(input: Any, other: Any) -> Tensor:
+    """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "floor_divide.Scalar", "elementwise", floor_divide_Scalar, self, other
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "floor_divide_Scalar", floor_divide_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.floor_divide(self_, other))
@@ -3120,25 +2496,15 @@ def floor_divide_Scalar(
     return result
 
 
-def pow_Tensor_Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
-
-    forward: np.power(self, exponent)
-    """
+def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "pow.Tensor_Scalar", "elementwise", pow_Tensor_Scalar, self, exponent
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pow_Tensor_Scalar", pow_Tensor_Scalar, (self, exponent)
-        )
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3160,25 +2526,15 @@ def pow_Tensor_Scalar(
     return result
 
 
-def pow_Tensor_Tensor(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
-
-    forward: np.power(self, exponent)
-    """
+def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
+    """`pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, exponent):
-        return call_batched(
+    if interposition.active and interposed(self, exponent):
+        return interpose(
             "pow.Tensor_Tensor", "elementwise", pow_Tensor_Tensor, self, exponent
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pow_Tensor_Tensor", pow_Tensor_Tensor, (self, exponent)
-        )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -3207,21 +2563,13 @@ def pow_Tensor_Tensor(
     return result
 
 
-def pow_Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
-
-    forward: c_order(np.power(self, exponent))
-    """
+def pow_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(exponent):
-        return call_batched("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
+    if interposition.active and interposed(exponent):
+        return interpose("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow_Scalar", pow_Scalar, (self, exponent))
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -3247,19 +2595,12 @@ def pow_Scalar(
     return result
 
 
-def neg(
-    input: Any,
-) -> Tensor:
-    """`neg(Tensor self) -> Tensor`
-
-    forward: np.negative(self)
-    """
+def neg(input: Any) -> Tensor:
+    """`neg(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("neg", "", neg, self)
+    if interposition.active and interposed(self):
+        return interpose("neg", "", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("neg", neg, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
@@ -3278,19 +2619,12 @@ def neg(
     return result
 
 
-def reciprocal(
-    input: Any,
-) -> Tensor:
-    """`reciprocal(Tensor self) -> Tensor`
-
-    forward: np.reciprocal(self)
-    """
+def reciprocal(input: Any) -> Tensor:
+    """`reciprocal(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reciprocal", "elementwise", reciprocal, self)
+    if interposition.active and interposed(self):
+        return interpose("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("reciprocal", reciprocal, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3312,19 +2646,12 @@ def reciprocal(
     return result
 
 
-def exp(
-    input: Any,
-) -> Tensor:
-    """`exp(Tensor self) -> Tensor`
-
-    forward: np.exp(self)
-    """
+def exp(input: Any) -> Tensor:
+    """`exp(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp", "elementwise", exp, self)
+    if interposition.active and interposed(self):
+        return interpose("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp", exp, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3346,19 +2673,12 @@ def exp(
     return result
 
 
-def log(
-    input: Any,
-) -> Tensor:
-    """`log(Tensor self) -> Tensor`
-
-    forward: np.log(self)
-    """
+def log(input: Any) -> Tensor:
+    """`log(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log", "elementwise", log, self)
+    if interposition.active and interposed(self):
+        return interpose("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log", log, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3379,19 +2699,12 @@ def log(
     return result
 
 
-def sin(
-    input: Any,
-) -> Tensor:
-    """`sin(Tensor self) -> Tensor`
-
-    forward: np.sin(self)
-    """
+def sin(input: Any) -> Tensor:
+    """`sin(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sin", "elementwise", sin, self)
+    if interposition.active and interposed(self):
+        return interpose("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sin", sin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3412,19 +2725,12 @@ def sin(
     return result
 
 
-def cos(
-    input: Any,
-) -> Tensor:
-    """`cos(Tensor self) -> Tensor`
-
-    forward: np.cos(self)
-    """
+def cos(input: Any) -> Tensor:
+    """`cos(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cos", "elementwise", cos, self)
+    if interposition.active and interposed(self):
+        return interpose("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cos", cos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3445,19 +2751,12 @@ def cos(
     return result
 
 
-def tanh(
-    input: Any,
-) -> Tensor:
-    """`tanh(Tensor self) -> Tensor`
-
-    forward: np.tanh(self)
-    """
+def tanh(input: Any) -> Tensor:
+    """`tanh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tanh", "elementwise", tanh, self)
+    if interposition.active and interposed(self):
+        return interpose("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tanh", tanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3479,19 +2778,12 @@ def tanh(
     return result
 
 
-def sigmoid(
-    input: Any,
-) -> Tensor:
-    """`sigmoid(Tensor self) -> Tensor`
-
-    forward: sigmoid(self)
-    """
+def sigmoid(input: Any) -> Tensor:
+    """`sigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sigmoid", "elementwise", sigmoid, self)
+    if interposition.active and interposed(self):
+        return interpose("sigmoid", "elementwise", sigmoid, self)
     self_ = tensor_arg(self, "sigmoid", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sigmoid", sigmoid, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3513,19 +2805,12 @@ def sigmoid(
     return result
 
 
-def relu(
-    input: Any,
-) -> Tensor:
-    """`relu(Tensor self) -> Tensor`
-
-    forward: relu(self)
-    """
+def relu(input: Any) -> Tensor:
+    """`relu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("relu", "", relu, self)
+    if interposition.active and interposed(self):
+        return interpose("relu", "", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("relu", relu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
@@ -3546,18 +2831,11 @@ def relu(
     return result
 
 
-def threshold_backward(
-    grad_output: Any,
-    input: Any,
-    threshold: Any,
-) -> Tensor:
-    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`
-
-    forward: threshold_backward_kernel(grad_output, self, threshold)
-    """
+def threshold_backward(grad_output: Any, input: Any, threshold: Any) -> Tensor:
+    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(grad_output, self):
-        return call_batched(
+    if interposition.active and interposed(grad_output, self):
+        return interpose(
             "threshold_backward",
             "elementwise",
             threshold_backward,
@@ -3568,10 +2846,6 @@ def threshold_backward(
     grad_output_ = tensor_arg(grad_output, "threshold_backward", "grad_output", 1)
     self_ = tensor_arg(self, "threshold_backward", "input", 2)
     threshold = scalar_arg(threshold, "threshold_backward", "threshold", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "threshold_backward", threshold_backward, (grad_output, self, threshold)
-        )
     grad_output_, self_ = promote_operands(grad_output_, self_)
     grad_fn = None
     if compute_requires_grad(grad_output, self):
@@ -3607,19 +2881,12 @@ def threshold_backward(
     return result
 
 
-def sqrt(
-    input: Any,
-) -> Tensor:
-    """`sqrt(Tensor self) -> Tensor`
-
-    forward: np.sqrt(self)
-    """
+def sqrt(input: Any) -> Tensor:
+    """`sqrt(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sqrt", "elementwise", sqrt, self)
+    if interposition.active and interposed(self):
+        return interpose("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sqrt", sqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3641,19 +2908,12 @@ def sqrt(
     return result
 
 
-def abs(
-    input: Any,
-) -> Tensor:
-    """`abs(Tensor self) -> Tensor`
-
-    forward: np.abs(self)
-    """
+def abs(input: Any) -> Tensor:
+    """`abs(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("abs", "", abs, self)
+    if interposition.active and interposed(self):
+        return interpose("abs", "", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("abs", abs, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
@@ -3673,19 +2933,12 @@ def abs(
     return result
 
 
-def sign(
-    input: Any,
-) -> Tensor:
-    """`sign(Tensor self) -> Tensor`
-
-    forward: np.sign(self)
-    """
+def sign(input: Any) -> Tensor:
+    """`sign(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sign", "", sign, self)
+    if interposition.active and interposed(self):
+        return interpose("sign", "", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sign", sign, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
@@ -3704,19 +2957,12 @@ def sign(
     return result
 
 
-def exp2(
-    input: Any,
-) -> Tensor:
-    """`exp2(Tensor self) -> Tensor`
-
-    forward: np.exp2(self)
-    """
+def exp2(input: Any) -> Tensor:
+    """`exp2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp2", "elementwise", exp2, self)
+    if interposition.active and interposed(self):
+        return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp2", exp2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3738,19 +2984,12 @@ def exp2(
     return result
 
 
-def expm1(
-    input: Any,
-) -> Tensor:
-    """`expm1(Tensor self) -> Tensor`
-
-    forward: np.expm1(self)
-    """
+def expm1(input: Any) -> Tensor:
+    """`expm1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expm1", "elementwise", expm1, self)
+    if interposition.active and interposed(self):
+        return interpose("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("expm1", expm1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3772,19 +3011,12 @@ def expm1(
     return result
 
 
-def log2(
-    input: Any,
-) -> Tensor:
-    """`log2(Tensor self) -> Tensor`
-
-    forward: np.log2(self)
-    """
+def log2(input: Any) -> Tensor:
+    """`log2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log2", "elementwise", log2, self)
+    if interposition.active and interposed(self):
+        return interpose("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log2", log2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3805,19 +3037,12 @@ def log2(
     return result
 
 
-def log10(
-    input: Any,
-) -> Tensor:
-    """`log10(Tensor self) -> Tensor`
-
-    forward: np.log10(self)
-    """
+def log10(input: Any) -> Tensor:
+    """`log10(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log10", "elementwise", log10, self)
+    if interposition.active and interposed(self):
+        return interpose("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log10", log10, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3838,19 +3063,12 @@ def log10(
     return result
 
 
-def log1p(
-    input: Any,
-) -> Tensor:
-    """`log1p(Tensor self) -> Tensor`
-
-    forward: np.log1p(self)
-    """
+def log1p(input: Any) -> Tensor:
+    """`log1p(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log1p", "elementwise", log1p, self)
+    if interposition.active and interposed(self):
+        return interpose("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log1p", log1p, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3871,19 +3089,12 @@ def log1p(
     return result
 
 
-def rsqrt(
-    input: Any,
-) -> Tensor:
-    """`rsqrt(Tensor self) -> Tensor`
-
-    forward: np.reciprocal(np.sqrt(self))
-    """
+def rsqrt(input: Any) -> Tensor:
+    """`rsqrt(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rsqrt", "elementwise", rsqrt, self)
+    if interposition.active and interposed(self):
+        return interpose("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsqrt", rsqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3905,13 +3116,8 @@ def rsqrt(
     return result
 
 
-def square(
-    input: Any,
-) -> Tensor:
-    """`square(Tensor self) -> Tensor`
-
-    composite: pow(self, 2)
-    """
+def square(input: Any) -> Tensor:
+    """`square(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return pow(self, 2)
@@ -3920,19 +3126,12 @@ def square(
         raise
 
 
-def tan(
-    input: Any,
-) -> Tensor:
-    """`tan(Tensor self) -> Tensor`
-
-    forward: np.tan(self)
-    """
+def tan(input: Any) -> Tensor:
+    """`tan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tan", "elementwise", tan, self)
+    if interposition.active and interposed(self):
+        return interpose("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tan", tan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3954,19 +3153,12 @@ def tan(
     return result
 
 
-def asin(
-    input: Any,
-) -> Tensor:
-    """`asin(Tensor self) -> Tensor`
-
-    forward: np.arcsin(self)
-    """
+def asin(input: Any) -> Tensor:
+    """`asin(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asin", "elementwise", asin, self)
+    if interposition.active and interposed(self):
+        return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asin", asin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3987,19 +3179,12 @@ def asin(
     return result
 
 
-def acos(
-    input: Any,
-) -> Tensor:
-    """`acos(Tensor self) -> Tensor`
-
-    forward: np.arccos(self)
-    """
+def acos(input: Any) -> Tensor:
+    """`acos(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acos", "elementwise", acos, self)
+    if interposition.active and interposed(self):
+        return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acos", acos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4020,19 +3205,12 @@ def acos(
     return result
 
 
-def atan(
-    input: Any,
-) -> Tensor:
-    """`atan(Tensor self) -> Tensor`
-
-    forward: np.arctan(self)
-    """
+def atan(input: Any) -> Tensor:
+    """`atan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atan", "elementwise", atan, self)
+    if interposition.active and interposed(self):
+        return interpose("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan", atan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4053,19 +3231,12 @@ def atan(
     return result
 
 
-def rad2deg(
-    input: Any,
-) -> Tensor:
-    """`rad2deg(Tensor self) -> Tensor`
-
-    forward: self * 57.29577951308232
-    """
+def rad2deg(input: Any) -> Tensor:
+    """`rad2deg(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rad2deg", "elementwise", rad2deg, self)
+    if interposition.active and interposed(self):
+        return interpose("rad2deg", "elementwise", rad2deg, self)
     self_ = tensor_arg(self, "rad2deg", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rad2deg", rad2deg, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4085,19 +3256,12 @@ def rad2deg(
     return result
 
 
-def sinh(
-    input: Any,
-) -> Tensor:
-    """`sinh(Tensor self) -> Tensor`
-
-    forward: np.sinh(self)
-    """
+def sinh(input: Any) -> Tensor:
+    """`sinh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinh", "elementwise", sinh, self)
+    if interposition.active and interposed(self):
+        return interpose("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinh", sinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4118,19 +3282,12 @@ def sinh(
     return result
 
 
-def cosh(
-    input: Any,
-) -> Tensor:
-    """`cosh(Tensor self) -> Tensor`
-
-    forward: np.cosh(self)
-    """
+def cosh(input: Any) -> Tensor:
+    """`cosh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cosh", "elementwise", cosh, self)
+    if interposition.active and interposed(self):
+        return interpose("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cosh", cosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4151,19 +3308,12 @@ def cosh(
     return result
 
 
-def asinh(
-    input: Any,
-) -> Tensor:
-    """`asinh(Tensor self) -> Tensor`
-
-    forward: np.arcsinh(self)
-    """
+def asinh(input: Any) -> Tensor:
+    """`asinh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asinh", "elementwise", asinh, self)
+    if interposition.active and interposed(self):
+        return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asinh", asinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4184,19 +3334,12 @@ def asinh(
     return result
 
 
-def acosh(
-    input: Any,
-) -> Tensor:
-    """`acosh(Tensor self) -> Tensor`
-
-    forward: np.arccosh(self)
-    """
+def acosh(input: Any) -> Tensor:
+    """`acosh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acosh", "elementwise", acosh, self)
+    if interposition.active and interposed(self):
+        return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acosh", acosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4217,19 +3360,12 @@ def acosh(
     return result
 
 
-def atanh(
-    input: Any,
-) -> Tensor:
-    """`atanh(Tensor self) -> Tensor`
-
-    forward: np.arctanh(self)
-    """
+def atanh(input: Any) -> Tensor:
+    """`atanh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atanh", "elementwise", atanh, self)
+    if interposition.active and interposed(self):
+        return interpose("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atanh", atanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4250,19 +3386,12 @@ def atanh(
     return result
 
 
-def deg2rad(
-    input: Any,
-) -> Tensor:
-    """`deg2rad(Tensor self) -> Tensor`
-
-    forward: self * 0.017453292519943295
-    """
+def deg2rad(input: Any) -> Tensor:
+    """`deg2rad(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("deg2rad", "elementwise", deg2rad, self)
+    if interposition.active and interposed(self):
+        return interpose("deg2rad", "elementwise", deg2rad, self)
     self_ = tensor_arg(self, "deg2rad", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("deg2rad", deg2rad, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4282,21 +3411,13 @@ def deg2rad(
     return result
 
 
-def logit(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`logit(Tensor self, float? eps=None) -> Tensor`
-
-    forward: logit(self, eps)
-    """
+def logit(input: Any, eps: Any = None) -> Tensor:
+    """`logit(Tensor self, float? eps=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logit", "elementwise", logit, self, eps)
+    if interposition.active and interposed(self):
+        return interpose("logit", "elementwise", logit, self, eps)
     self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logit", logit, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4318,19 +3439,12 @@ def logit(
     return result
 
 
-def erf(
-    input: Any,
-) -> Tensor:
-    """`erf(Tensor self) -> Tensor`
-
-    forward: erf(self)
-    """
+def erf(input: Any) -> Tensor:
+    """`erf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erf", "elementwise", erf, self)
+    if interposition.active and interposed(self):
+        return interpose("erf", "elementwise", erf, self)
     self_ = tensor_arg(self, "erf", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erf", erf, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4351,19 +3465,12 @@ def erf(
     return result
 
 
-def erfc(
-    input: Any,
-) -> Tensor:
-    """`erfc(Tensor self) -> Tensor`
-
-    forward: erfc(self)
-    """
+def erfc(input: Any) -> Tensor:
+    """`erfc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfc", "elementwise", erfc, self)
+    if interposition.active and interposed(self):
+        return interpose("erfc", "elementwise", erfc, self)
     self_ = tensor_arg(self, "erfc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfc", erfc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4384,19 +3491,12 @@ def erfc(
     return result
 
 
-def erfinv(
-    input: Any,
-) -> Tensor:
-    """`erfinv(Tensor self) -> Tensor`
-
-    forward: erfinv(self)
-    """
+def erfinv(input: Any) -> Tensor:
+    """`erfinv(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfinv", "elementwise", erfinv, self)
+    if interposition.active and interposed(self):
+        return interpose("erfinv", "elementwise", erfinv, self)
     self_ = tensor_arg(self, "erfinv", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfinv", erfinv, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4418,19 +3518,12 @@ def erfinv(
     return result
 
 
-def lgamma(
-    input: Any,
-) -> Tensor:
-    """`lgamma(Tensor self) -> Tensor`
-
-    forward: lgamma(self)
-    """
+def lgamma(input: Any) -> Tensor:
+    """`lgamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("lgamma", "elementwise", lgamma, self)
+    if interposition.active and interposed(self):
+        return interpose("lgamma", "elementwise", lgamma, self)
     self_ = tensor_arg(self, "lgamma", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lgamma", lgamma, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4451,19 +3544,12 @@ def lgamma(
     return result
 
 
-def digamma(
-    input: Any,
-) -> Tensor:
-    """`digamma(Tensor self) -> Tensor`
-
-    forward: digamma(self)
-    """
+def digamma(input: Any) -> Tensor:
+    """`digamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("digamma", "elementwise", digamma, self)
+    if interposition.active and interposed(self):
+        return interpose("digamma", "elementwise", digamma, self)
     self_ = tensor_arg(self, "digamma", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("digamma", digamma, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4484,21 +3570,13 @@ def digamma(
     return result
 
 
-def polygamma(
-    n: Any,
-    input: Any,
-) -> Tensor:
-    """`polygamma(int n, Tensor self) -> Tensor`
-
-    forward: polygamma(n, self)
-    """
+def polygamma(n: Any, input: Any) -> Tensor:
+    """`polygamma(int n, Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("polygamma", "elementwise", polygamma, n, self)
+    if interposition.active and interposed(self):
+        return interpose("polygamma", "elementwise", polygamma, n, self)
     n = int_arg(n, "polygamma", "n", 1)
     self_ = tensor_arg(self, "polygamma", "input", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("polygamma", polygamma, (n, self))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4522,19 +3600,12 @@ def polygamma(
     return result
 
 
-def i0(
-    input: Any,
-) -> Tensor:
-    """`i0(Tensor self) -> Tensor`
-
-    forward: i0(self)
-    """
+def i0(input: Any) -> Tensor:
+    """`i0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("i0", "elementwise", i0, self)
+    if interposition.active and interposed(self):
+        return interpose("i0", "elementwise", i0, self)
     self_ = tensor_arg(self, "i0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("i0", i0, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4555,19 +3626,12 @@ def i0(
     return result
 
 
-def sinc(
-    input: Any,
-) -> Tensor:
-    """`sinc(Tensor self) -> Tensor`
-
-    forward: sinc(self)
-    """
+def sinc(input: Any) -> Tensor:
+    """`sinc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinc", "elementwise", sinc, self)
+    if interposition.active and interposed(self):
+        return interpose("sinc", "elementwise", sinc, self)
     self_ = tensor_arg(self, "sinc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinc", sinc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4588,19 +3652,12 @@ def sinc(
     return result
 
 
-def special_i0e(
-    input: Any,
-) -> Tensor:
-    """`special_i0e(Tensor self) -> Tensor`
-
-    forward: special_i0e(self)
-    """
+def special_i0e(input: Any) -> Tensor:
+    """`special_i0e(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i0e", "elementwise", special_i0e, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i0e", "elementwise", special_i0e, self)
     self_ = tensor_arg(self, "special_i0e", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i0e", special_i0e, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4623,19 +3680,12 @@ def special_i0e(
     return result
 
 
-def special_i1(
-    input: Any,
-) -> Tensor:
-    """`special_i1(Tensor self) -> Tensor`
-
-    forward: special_i1(self)
-    """
+def special_i1(input: Any) -> Tensor:
+    """`special_i1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i1", "elementwise", special_i1, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i1", "elementwise", special_i1, self)
     self_ = tensor_arg(self, "special_i1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i1", special_i1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4658,19 +3708,12 @@ def special_i1(
     return result
 
 
-def special_i1e(
-    input: Any,
-) -> Tensor:
-    """`special_i1e(Tensor self) -> Tensor`
-
-    forward: special_i1e(self)
-    """
+def special_i1e(input: Any) -> Tensor:
+    """`special_i1e(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i1e", "elementwise", special_i1e, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i1e", "elementwise", special_i1e, self)
     self_ = tensor_arg(self, "special_i1e", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i1e", special_i1e, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4693,19 +3736,12 @@ def special_i1e(
     return result
 
 
-def special_erfcx(
-    input: Any,
-) -> Tensor:
-    """`special_erfcx(Tensor self) -> Tensor`
-
-    forward: special_erfcx(self)
-    """
+def special_erfcx(input: Any) -> Tensor:
+    """`special_erfcx(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_erfcx", "elementwise", special_erfcx, self)
+    if interposition.active and interposed(self):
+        return interpose("special_erfcx", "elementwise", special_erfcx, self)
     self_ = tensor_arg(self, "special_erfcx", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_erfcx", special_erfcx, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4728,19 +3764,12 @@ def special_erfcx(
     return result
 
 
-def special_ndtri(
-    input: Any,
-) -> Tensor:
-    """`special_ndtri(Tensor self) -> Tensor`
-
-    forward: special_ndtri(self)
-    """
+def special_ndtri(input: Any) -> Tensor:
+    """`special_ndtri(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_ndtri", "elementwise", special_ndtri, self)
+    if interposition.active and interposed(self):
+        return interpose("special_ndtri", "elementwise", special_ndtri, self)
     self_ = tensor_arg(self, "special_ndtri", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_ndtri", special_ndtri, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4762,19 +3791,12 @@ def special_ndtri(
     return result
 
 
-def special_log_ndtr(
-    input: Any,
-) -> Tensor:
-    """`special_log_ndtr(Tensor self) -> Tensor`
-
-    forward: special_log_ndtr(self)
-    """
+def special_log_ndtr(input: Any) -> Tensor:
+    """`special_log_ndtr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_log_ndtr", "elementwise", special_log_ndtr, self)
+    if interposition.active and interposed(self):
+        return interpose("special_log_ndtr", "elementwise", special_log_ndtr, self)
     self_ = tensor_arg(self, "special_log_ndtr", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_log_ndtr", special_log_ndtr, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4797,19 +3819,12 @@ def special_log_ndtr(
     return result
 
 
-def special_entr(
-    input: Any,
-) -> Tensor:
-    """`special_entr(Tensor self) -> Tensor`
-
-    forward: special_entr(self)
-    """
+def special_entr(input: Any) -> Tensor:
+    """`special_entr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_entr", "elementwise", special_entr, self)
+    if interposition.active and interposed(self):
+        return interpose("special_entr", "elementwise", special_entr, self)
     self_ = tensor_arg(self, "special_entr", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_entr", special_entr, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4830,23 +3845,13 @@ def special_entr(
     return result
 
 
-def special_xlog1py(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`special_xlog1py(Tensor self, Tensor other) -> Tensor`
-
-    forward: special_xlog1py(self, other)
-    """
+def special_xlog1py(input: Any, other: Any) -> Tensor:
+    """`special_xlog1py(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "special_xlog1py", "elementwise", special_xlog1py, self, other
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("special_xlog1py", "elementwise", special_xlog1py, self, other)
     self_ = tensor_arg(self, "special_xlog1py", "input", 1)
     other_ = tensor_arg(other, "special_xlog1py", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_xlog1py", special_xlog1py, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -4875,13 +3880,8 @@ def special_xlog1py(
     return result
 
 
-def special_expit(
-    input: Any,
-) -> Tensor:
-    """`special_expit(Tensor self) -> Tensor`
-
-    composite: sigmoid(self)
-    """
+def special_expit(input: Any) -> Tensor:
+    """`special_expit(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sigmoid(self)
@@ -4890,14 +3890,8 @@ def special_expit(
         raise
 
 
-def special_logit(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`special_logit(Tensor self, float? eps=None) -> Tensor`
-
-    composite: logit(self, eps)
-    """
+def special_logit(input: Any, eps: Any = None) -> Tensor:
+    """`special_logit(Tensor self, float? eps=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return logit(self, eps)
@@ -4906,14 +3900,8 @@ def special_logit(
         raise
 
 
-def special_xlogy(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`special_xlogy(Tensor self, Tensor other) -> Tensor`
-
-    composite: xlogy(self, other)
-    """
+def special_xlogy(input: Any, other: Any) -> Tensor:
+    """`special_xlogy(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return xlogy(self, other)
@@ -4928,13 +3916,8 @@ def special_xlogy(
         raise
 
 
-def special_ndtr(
-    input: Any,
-) -> Tensor:
-    """`special_ndtr(Tensor self) -> Tensor`
-
-    composite: mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
-    """
+def special_ndtr(input: Any) -> Tensor:
+    """`special_ndtr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
@@ -4943,13 +3926,8 @@ def special_ndtr(
         raise
 
 
-def special_erf(
-    input: Any,
-) -> Tensor:
-    """`special_erf(Tensor self) -> Tensor`
-
-    composite: erf(self)
-    """
+def special_erf(input: Any) -> Tensor:
+    """`special_erf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erf(self)
@@ -4958,13 +3936,8 @@ def special_erf(
         raise
 
 
-def special_erfc(
-    input: Any,
-) -> Tensor:
-    """`special_erfc(Tensor self) -> Tensor`
-
-    composite: erfc(self)
-    """
+def special_erfc(input: Any) -> Tensor:
+    """`special_erfc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erfc(self)
@@ -4973,13 +3946,8 @@ def special_erfc(
         raise
 
 
-def special_erfinv(
-    input: Any,
-) -> Tensor:
-    """`special_erfinv(Tensor self) -> Tensor`
-
-    composite: erfinv(self)
-    """
+def special_erfinv(input: Any) -> Tensor:
+    """`special_erfinv(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erfinv(self)
@@ -4988,13 +3956,8 @@ def special_erfinv(
         raise
 
 
-def special_digamma(
-    input: Any,
-) -> Tensor:
-    """`special_digamma(Tensor self) -> Tensor`
-
-    composite: digamma(self)
-    """
+def special_digamma(input: Any) -> Tensor:
+    """`special_digamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return digamma(self)
@@ -5003,13 +3966,8 @@ def special_digamma(
         raise
 
 
-def special_psi(
-    input: Any,
-) -> Tensor:
-    """`special_psi(Tensor self) -> Tensor`
-
-    composite: digamma(self)
-    """
+def special_psi(input: Any) -> Tensor:
+    """`special_psi(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return digamma(self)
@@ -5018,13 +3976,8 @@ def special_psi(
         raise
 
 
-def special_gammaln(
-    input: Any,
-) -> Tensor:
-    """`special_gammaln(Tensor self) -> Tensor`
-
-    composite: lgamma(self)
-    """
+def special_gammaln(input: Any) -> Tensor:
+    """`special_gammaln(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return lgamma(self)
@@ -5033,14 +3986,8 @@ def special_gammaln(
         raise
 
 
-def special_polygamma(
-    n: Any,
-    input: Any,
-) -> Tensor:
-    """`special_polygamma(int n, Tensor self) -> Tensor`
-
-    composite: polygamma(n, self)
-    """
+def special_polygamma(n: Any, input: Any) -> Tensor:
+    """`special_polygamma(int n, Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return polygamma(n, self)
@@ -5049,13 +3996,8 @@ def special_polygamma(
         raise
 
 
-def special_i0(
-    input: Any,
-) -> Tensor:
-    """`special_i0(Tensor self) -> Tensor`
-
-    composite: i0(self)
-    """
+def special_i0(input: Any) -> Tensor:
+    """`special_i0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return i0(self)
@@ -5064,13 +4006,8 @@ def special_i0(
         raise
 
 
-def special_sinc(
-    input: Any,
-) -> Tensor:
-    """`special_sinc(Tensor self) -> Tensor`
-
-    composite: sinc(self)
-    """
+def special_sinc(input: Any) -> Tensor:
+    """`special_sinc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sinc(self)
@@ -5079,13 +4016,8 @@ def special_sinc(
         raise
 
 
-def special_log1p(
-    input: Any,
-) -> Tensor:
-    """`special_log1p(Tensor self) -> Tensor`
-
-    composite: log1p(self)
-    """
+def special_log1p(input: Any) -> Tensor:
+    """`special_log1p(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return log1p(self)
@@ -5094,13 +4026,8 @@ def special_log1p(
         raise
 
 
-def special_expm1(
-    input: Any,
-) -> Tensor:
-    """`special_expm1(Tensor self) -> Tensor`
-
-    composite: expm1(self)
-    """
+def special_expm1(input: Any) -> Tensor:
+    """`special_expm1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expm1(self)
@@ -5109,13 +4036,8 @@ def special_expm1(
         raise
 
 
-def special_exp2(
-    input: Any,
-) -> Tensor:
-    """`special_exp2(Tensor self) -> Tensor`
-
-    composite: exp2(self)
-    """
+def special_exp2(input: Any) -> Tensor:
+    """`special_exp2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return exp2(self)
@@ -5124,19 +4046,12 @@ def special_exp2(
         raise
 
 
-def floor(
-    input: Any,
-) -> Tensor:
-    """`floor(Tensor self) -> Tensor`
-
-    forward: np.floor(self)
-    """
+def floor(input: Any) -> Tensor:
+    """`floor(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("floor", "", floor, self)
+    if interposition.active and interposed(self):
+        return interpose("floor", "", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("floor", floor, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
@@ -5155,19 +4070,12 @@ def floor(
     return result
 
 
-def ceil(
-    input: Any,
-) -> Tensor:
-    """`ceil(Tensor self) -> Tensor`
-
-    forward: np.ceil(self)
-    """
+def ceil(input: Any) -> Tensor:
+    """`ceil(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil", "", ceil, self)
+    if interposition.active and interposed(self):
+        return interpose("ceil", "", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ceil", ceil, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
@@ -5186,19 +4094,12 @@ def ceil(
     return result
 
 
-def round_default(
-    input: Any,
-) -> Tensor:
-    """`round(Tensor self) -> Tensor`
-
-    forward: np.round(self)
-    """
+def round_default(input: Any) -> Tensor:
+    """`round(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round", "", round_default, self)
+    if interposition.active and interposed(self):
+        return interpose("round", "", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round_default", round_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
@@ -5217,22 +4118,13 @@ def round_default(
     return result
 
 
-def round_decimals(
-    input: Any,
-    *,
-    decimals: Any,
-) -> Tensor:
-    """`round.decimals(Tensor self, *, int decimals) -> Tensor`
-
-    forward: np.round(self, decimals)
-    """
+def round_decimals(input: Any, *, decimals: Any) -> Tensor:
+    """`round.decimals(Tensor self, *, int decimals) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round.decimals", "", round_decimals, self, decimals)
+    if interposition.active and interposed(self):
+        return interpose("round.decimals", "", round_decimals, self, decimals)
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round_decimals", round_decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -5251,19 +4143,12 @@ def round_decimals(
     return result
 
 
-def trunc(
-    input: Any,
-) -> Tensor:
-    """`trunc(Tensor self) -> Tensor`
-
-    forward: np.trunc(self)
-    """
+def trunc(input: Any) -> Tensor:
+    """`trunc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc", "", trunc, self)
+    if interposition.active and interposed(self):
+        return interpose("trunc", "", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trunc", trunc, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
@@ -5282,19 +4167,12 @@ def trunc(
     return result
 
 
-def frac(
-    input: Any,
-) -> Tensor:
-    """`frac(Tensor self) -> Tensor`
-
-    forward: self - np.trunc(self)
-    """
+def frac(input: Any) -> Tensor:
+    """`frac(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("frac", "", frac, self)
+    if interposition.active and interposed(self):
+        return interpose("frac", "", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("frac", frac, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
@@ -5313,22 +4191,13 @@ def frac(
     return result
 
 
-def sum_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: sum_reduce(self, dtype=dtype)
-    """
+def sum_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sum", "", sum_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("sum", "", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sum_default", sum_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward0()
@@ -5349,29 +4218,18 @@ def sum_default(
 
 
 def sum_dim_IntList(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "sum.dim_IntList", "dim", sum_dim_IntList, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sum_dim_IntList", sum_dim_IntList, (self, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward1()
@@ -5406,22 +4264,13 @@ def sum_dim_IntList(
     return result
 
 
-def mean_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: mean_reduce(self, dtype=dtype)
-    """
+def mean_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mean", "", mean_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("mean", "", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mean_default", mean_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward0()
@@ -5442,25 +4291,16 @@ def mean_default(
 
 
 def mean_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(mean_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mean_dim", mean_dim, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward1()
@@ -5493,23 +4333,14 @@ def mean_dim(
     return result
 
 
-def max_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: max_dim(self, dim, keepdim)
-    """
+def max_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("max.dim", "dim", max_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("max.dim", "dim", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("max_dim", max_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward0()
@@ -5539,19 +4370,12 @@ def max_dim(
     return return_type("max", ("values", "indices"))(*outputs)
 
 
-def max_default(
-    input: Any,
-) -> Tensor:
-    """`max(Tensor self) -> Tensor`
-
-    forward: max_all(self)
-    """
+def max_default(input: Any) -> Tensor:
+    """`max(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("max", "", max_default, self)
+    if interposition.active and interposed(self):
+        return interpose("max", "", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("max_default", max_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
@@ -5573,23 +4397,14 @@ def max_default(
     return result
 
 
-def min_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: min_dim(self, dim, keepdim)
-    """
+def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("min.dim", "dim", min_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("min.dim", "dim", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("min_dim", min_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward0()
@@ -5619,19 +4434,12 @@ def min_dim(
     return return_type("min", ("values", "indices"))(*outputs)
 
 
-def min_default(
-    input: Any,
-) -> Tensor:
-    """`min(Tensor self) -> Tensor`
-
-    forward: min_all(self)
-    """
+def min_default(input: Any) -> Tensor:
+    """`min(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("min", "", min_default, self)
+    if interposition.active and interposed(self):
+        return interpose("min", "", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("min_default", min_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
@@ -5653,22 +4461,13 @@ def min_default(
     return result
 
 
-def prod_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: np.prod(self, dtype=dtype)
-    """
+def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("prod", "", prod_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("prod", "", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("prod_default", prod_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
@@ -5693,29 +4492,16 @@ def prod_default(
 
 
 def prod_dim_int(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype
-        )
+    if interposition.active and interposed(self):
+        return interpose("prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "prod_dim_int", prod_dim_int, (self, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -5755,29 +4541,18 @@ def prod_dim_int(
 
 
 def var_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Tensor:
-    """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-
-    forward: c_order(var(self, dim, correction, keepdim))
-    """
+    """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "var.correction", "dim", var_correction, self, dim, correction, keepdim
         )
     self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "var_correction", var_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = VarBackward0()
@@ -5819,29 +4594,18 @@ def var_correction(
 
 
 def std_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Tensor:
-    """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-
-    forward: c_order(std_kernel(self, dim, correction, keepdim))
-    """
+    """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "std.correction", "dim", std_correction, self, dim, correction, keepdim
         )
     self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "std_correction", std_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = StdBackward0()
@@ -5892,13 +4656,10 @@ def linalg_vector_norm(
     *,
     dtype: Any = None,
 ) -> Tensor:
-    """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
-    """
+    """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "linalg_vector_norm",
             "dim",
             linalg_vector_norm,
@@ -5913,10 +4674,6 @@ def linalg_vector_norm(
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_vector_norm", linalg_vector_norm, (self, ord, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgVectorNormBackward0()
@@ -5965,14 +4722,8 @@ def linalg_vector_norm(
     return result
 
 
-def norm_Scalar(
-    input: Any,
-    p: Any = 2,
-) -> Tensor:
-    """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
-
-    composite: linalg_vector_norm(self, p)
-    """
+def norm_Scalar(input: Any, p: Any = 2) -> Tensor:
+    """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, p)
@@ -5981,16 +4732,8 @@ def norm_Scalar(
         raise
 
 
-def norm_ScalarOpt_dim(
-    input: Any,
-    p: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
-
-    composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
-    """
+def norm_ScalarOpt_dim(input: Any, p: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
@@ -5999,23 +4742,14 @@ def norm_ScalarOpt_dim(
         raise
 
 
-def amax(
-    input: Any,
-    dim: Any = (),
-    keepdim: Any = False,
-) -> Tensor:
-    """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
-
-    forward: c_order(amax_kernel(self, dim, keepdim))
-    """
+def amax(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
+    """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("amax", "dim", amax, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("amax", "dim", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("amax", amax, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AmaxBackward0()
@@ -6043,23 +4777,14 @@ def amax(
     return result
 
 
-def amin(
-    input: Any,
-    dim: Any = (),
-    keepdim: Any = False,
-) -> Tensor:
-    """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
-
-    forward: c_order(amin_kernel(self, dim, keepdim))
-    """
+def amin(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
+    """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("amin", "dim", amin, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("amin", "dim", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("amin", amin, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AminBackward0()
@@ -6088,25 +4813,16 @@ def amin(
 
 
 def nansum(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(np.nansum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nansum", "dim", nansum, self, dim, keepdim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("nansum", "dim", nansum, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "nansum", "input", 1)
     dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "nansum", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nansum", nansum, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NansumBackward0()
@@ -6144,23 +4860,14 @@ def nansum(
     return result
 
 
-def dist(
-    input: Any,
-    other: Any,
-    p: Any = 2,
-) -> Tensor:
-    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
-
-    forward: c_order(vector_norm(np.subtract(self, other), p, None, False))
-    """
+def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
+    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("dist", "elementwise", dist, self, other, p)
+    if interposition.active and interposed(self, other):
+        return interpose("dist", "elementwise", dist, self, other, p)
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("dist", dist, (self, other, p))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -6196,23 +4903,14 @@ def dist(
     return result
 
 
-def logsumexp(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
-
-    forward: logsumexp(self, dim, keepdim)
-    """
+def logsumexp(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logsumexp", "dim", logsumexp, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("logsumexp", "dim", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logsumexp", logsumexp, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogsumexpBackward0()
@@ -6242,21 +4940,13 @@ def logsumexp(
     return result
 
 
-def cummax(
-    input: Any,
-    dim: Any,
-) -> Any:
-    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
-
-    forward: cummaxmin(self, dim, True)
-    """
+def cummax(input: Any, dim: Any) -> Any:
+    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cummax", "dim", cummax, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("cummax", "dim", cummax, self, dim)
     self_ = tensor_arg(self, "cummax", "input", 1)
     dim = int_arg(dim, "cummax", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cummax", cummax, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CummaxBackward0()
@@ -6283,21 +4973,13 @@ def cummax(
     return return_type("cummax", ("values", "indices"))(*outputs)
 
 
-def cummin(
-    input: Any,
-    dim: Any,
-) -> Any:
-    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`
-
-    forward: cummaxmin(self, dim, False)
-    """
+def cummin(input: Any, dim: Any) -> Any:
+    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cummin", "dim", cummin, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("cummin", "dim", cummin, self, dim)
     self_ = tensor_arg(self, "cummin", "input", 1)
     dim = int_arg(dim, "cummin", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cummin", cummin, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumminBackward0()
@@ -6324,24 +5006,14 @@ def cummin(
     return return_type("cummin", ("values", "indices"))(*outputs)
 
 
-def cumsum(
-    input: Any,
-    dim: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(cumsum(self, dim, dtype))
-    """
+def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cumsum", "dim", cumsum, self, dim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("cumsum", "dim", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cumsum", cumsum, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumsumBackward0()
@@ -6362,24 +5034,14 @@ def cumsum(
     return result
 
 
-def cumprod(
-    input: Any,
-    dim: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(cumprod(self, dim, dtype))
-    """
+def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cumprod", "dim", cumprod, self, dim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("cumprod", "dim", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cumprod", cumprod, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumprodBackward0()
@@ -6405,23 +5067,14 @@ def cumprod(
     return result
 
 
-def _softmax(
-    input: Any,
-    dim: Any,
-    half_to_float: Any,
-) -> Tensor:
-    """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-
-    forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
-    """
+def _softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
+    """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_softmax", "dim", _softmax, self, dim, half_to_float)
+    if interposition.active and interposed(self):
+        return interpose("_softmax", "dim", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_softmax", _softmax, (self, dim, half_to_float))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftmaxBackward0()
@@ -6455,27 +5108,14 @@ def _softmax(
     return result
 
 
-def _log_softmax(
-    input: Any,
-    dim: Any,
-    half_to_float: Any,
-) -> Tensor:
-    """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-
-    forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
-    """
+def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
+    """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "_log_softmax", "dim", _log_softmax, self, dim, half_to_float
-        )
+    if interposition.active and interposed(self):
+        return interpose("_log_softmax", "dim", _log_softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_log_softmax", _log_softmax, (self, dim, half_to_float)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSoftmaxBackward0()
@@ -6513,15 +5153,8 @@ def _log_softmax(
     return result
 
 
-def softmax_int(
-    input: Any,
-    dim: Any,
-    dtype: Any = None,
-) -> Tensor:
-    """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
-
-    composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
-    """
+def softmax_int(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _softmax(
@@ -6538,15 +5171,8 @@ def softmax_int(
         raise
 
 
-def log_softmax_int(
-    input: Any,
-    dim: Any,
-    dtype: Any = None,
-) -> Tensor:
-    """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
-
-    composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
-    """
+def log_softmax_int(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _log_softmax(
@@ -6563,25 +5189,15 @@ def log_softmax_int(
         raise
 
 
-def count_nonzero_dim_IntList(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
-
-    forward: count_nonzero_kernel(self, dim)
-    """
+def count_nonzero_dim_IntList(input: Any, dim: Any) -> Tensor:
+    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "count_nonzero.dim_IntList", "dim", count_nonzero_dim_IntList, self, dim
         )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "count_nonzero_dim_IntList", count_nonzero_dim_IntList, (self, dim)
-        )
     try:
         result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
     except ValueError as kernel_failure:
@@ -6589,23 +5205,13 @@ def count_nonzero_dim_IntList(
     return result
 
 
-def count_nonzero_default(
-    input: Any,
-    dim: Any = None,
-) -> Tensor:
-    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`
-
-    forward: count_nonzero_kernel(self, None if dim is None else (dim,))
-    """
+def count_nonzero_default(input: Any, dim: Any = None) -> Tensor:
+    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("count_nonzero", "dim", count_nonzero_default, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("count_nonzero", "dim", count_nonzero_default, self, dim)
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "count_nonzero_default", count_nonzero_default, (self, dim)
-        )
     try:
         result = Tensor._make(
             reductions.count_nonzero_kernel(self_, None if dim is None else (dim,))
@@ -6615,23 +5221,14 @@ def count_nonzero_default(
     return result
 
 
-def argmax(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: argmax(self, dim, keepdim)
-    """
+def argmax(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("argmax", "dim", argmax, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("argmax", "dim", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("argmax", argmax, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmax(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -6641,23 +5238,14 @@ def argmax(
     return result
 
 
-def argmin(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: argmin(self, dim, keepdim)
-    """
+def argmin(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("argmin", "dim", argmin, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("argmin", "dim", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("argmin", argmin, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmin(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -6667,19 +5255,12 @@ def argmin(
     return result
 
 
-def all_default(
-    input: Any,
-) -> Tensor:
-    """`all(Tensor self) -> Tensor`
-
-    forward: np.all(self)
-    """
+def all_default(input: Any) -> Tensor:
+    """`all(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all", "", all_default, self)
+    if interposition.active and interposed(self):
+        return interpose("all", "", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_default", all_default, (self,))
     try:
         result = Tensor._make(np.all(self_))
     except ValueError as kernel_failure:
@@ -6687,23 +5268,14 @@ def all_default(
     return result
 
 
-def all_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
-
-    forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
-    """
+def all_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dim", "dim", all_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("all.dim", "dim", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_dim", all_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -6717,23 +5289,14 @@ def all_dim(
     return result
 
 
-def all_dims(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
-    """
+def all_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dims", "dim", all_dims, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("all.dims", "dim", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_dims", all_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -6743,19 +5306,12 @@ def all_dims(
     return result
 
 
-def any_default(
-    input: Any,
-) -> Tensor:
-    """`any(Tensor self) -> Tensor`
-
-    forward: np.any(self)
-    """
+def any_default(input: Any) -> Tensor:
+    """`any(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any", "", any_default, self)
+    if interposition.active and interposed(self):
+        return interpose("any", "", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_default", any_default, (self,))
     try:
         result = Tensor._make(np.any(self_))
     except ValueError as kernel_failure:
@@ -6763,23 +5319,14 @@ def any_default(
     return result
 
 
-def any_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
-
-    forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
-    """
+def any_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dim", "dim", any_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("any.dim", "dim", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_dim", any_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -6793,23 +5340,14 @@ def any_dim(
     return result
 
 
-def any_dims(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
-    """
+def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dims", "dim", any_dims, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("any.dims", "dim", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_dims", any_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -6819,25 +5357,15 @@ def any_dims(
     return result
 
 
-def kthvalue(
-    input: Any,
-    k: Any,
-    dim: Any = -1,
-    keepdim: Any = False,
-) -> Any:
-    """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: kthvalue_along(self, k, dim, keepdim)
-    """
+def kthvalue(input: Any, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+    """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
     self_ = tensor_arg(self, "kthvalue", "input", 1)
     k = int_arg(k, "kthvalue", "k", 2)
     dim = int_arg(dim, "kthvalue", "dim", 3)
     keepdim = bool_arg(keepdim, "kthvalue", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("kthvalue", kthvalue, (self, k, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = KthvalueBackward0()
@@ -6870,19 +5398,12 @@ def kthvalue(
     return return_type("kthvalue", ("values", "indices"))(*outputs)
 
 
-def median_default(
-    input: Any,
-) -> Tensor:
-    """`median(Tensor self) -> Tensor`
-
-    forward: median_all(self, False)
-    """
+def median_default(input: Any) -> Tensor:
+    """`median(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("median", "", median_default, self)
+    if interposition.active and interposed(self):
+        return interpose("median", "", median_default, self)
     self_ = tensor_arg(self, "median", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("median_default", median_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MedianBackward0()
@@ -6904,19 +5425,12 @@ def median_default(
     return result
 
 
-def nanmedian_default(
-    input: Any,
-) -> Tensor:
-    """`nanmedian(Tensor self) -> Tensor`
-
-    forward: median_all(self, True)
-    """
+def nanmedian_default(input: Any) -> Tensor:
+    """`nanmedian(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nanmedian", "", nanmedian_default, self)
+    if interposition.active and interposed(self):
+        return interpose("nanmedian", "", nanmedian_default, self)
     self_ = tensor_arg(self, "nanmedian", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nanmedian_default", nanmedian_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanmedianBackward0()
@@ -6940,23 +5454,14 @@ def nanmedian_default(
     return result
 
 
-def median_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: median_along(self, dim, keepdim, False)
-    """
+def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("median.dim", "dim", median_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("median.dim", "dim", median_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("median_dim", median_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MedianBackward1()
@@ -6989,23 +5494,14 @@ def median_dim(
     return return_type("median", ("values", "indices"))(*outputs)
 
 
-def nanmedian_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: median_along(self, dim, keepdim, True)
-    """
+def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nanmedian_dim", nanmedian_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanmedianBackward1()
@@ -7038,23 +5534,14 @@ def nanmedian_dim(
     return return_type("nanmedian", ("values", "indices"))(*outputs)
 
 
-def mode(
-    input: Any,
-    dim: Any = -1,
-    keepdim: Any = False,
-) -> Any:
-    """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: mode_along(self, dim, keepdim)
-    """
+def mode(input: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+    """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mode", "dim", mode, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("mode", "dim", mode, self, dim, keepdim)
     self_ = tensor_arg(self, "mode", "input", 1)
     dim = int_arg(dim, "mode", "dim", 2)
     keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mode", mode, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ModeBackward0()
@@ -7082,25 +5569,14 @@ def mode(
     return return_type("mode", ("values", "indices"))(*outputs)
 
 
-def sort_default(
-    input: Any,
-    dim: Any = -1,
-    descending: Any = False,
-) -> Any:
-    """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
-
-    forward: sort_along(self, dim, descending)
-    """
+def sort_default(input: Any, dim: Any = -1, descending: Any = False) -> Any:
+    """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sort", "dim", sort_default, self, dim, descending)
+    if interposition.active and interposed(self):
+        return interpose("sort", "dim", sort_default, self, dim, descending)
     self_ = tensor_arg(self, "sort", "input", 1)
     dim = int_arg(dim, "sort", "dim", 2)
     descending = bool_arg(descending, "sort", "descending", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sort_default", sort_default, (self, dim, descending)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SortBackward0()
@@ -7132,29 +5608,18 @@ def sort_default(
 
 
 def sort_stable(
-    input: Any,
-    *,
-    stable: Any,
-    dim: Any = -1,
-    descending: Any = False,
+    input: Any, *, stable: Any, dim: Any = -1, descending: Any = False
 ) -> Any:
-    """`sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
-
-    forward: sort_along(self, dim, descending)
-    """
+    """`sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "sort.stable", "dim", sort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sort_stable", sort_stable, (self, stable, dim, descending)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SortBackward1()
@@ -7190,25 +5655,14 @@ def sort_stable(
     return return_type("sort", ("values", "indices"))(*outputs)
 
 
-def argsort_default(
-    input: Any,
-    dim: Any = -1,
-    descending: Any = False,
-) -> Tensor:
-    """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
-
-    forward: sort_along(self, dim, descending)[1]
-    """
+def argsort_default(input: Any, dim: Any = -1, descending: Any = False) -> Tensor:
+    """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("argsort", "dim", argsort_default, self, dim, descending)
+    if interposition.active and interposed(self):
+        return interpose("argsort", "dim", argsort_default, self, dim, descending)
     self_ = tensor_arg(self, "argsort", "input", 1)
     dim = int_arg(dim, "argsort", "dim", 2)
     descending = bool_arg(descending, "argsort", "descending", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "argsort_default", argsort_default, (self, dim, descending)
-        )
     try:
         result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
     except ValueError as kernel_failure:
@@ -7219,29 +5673,18 @@ def argsort_default(
 
 
 def argsort_stable(
-    input: Any,
-    *,
-    stable: Any,
-    dim: Any = -1,
-    descending: Any = False,
+    input: Any, *, stable: Any, dim: Any = -1, descending: Any = False
 ) -> Tensor:
-    """`argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
-
-    forward: sort_along(self, dim, descending)[1]
-    """
+    """`argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "argsort.stable", "dim", argsort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "argsort_stable", argsort_stable, (self, stable, dim, descending)
-        )
     try:
         result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
     except ValueError as kernel_failure:
@@ -7256,13 +5699,8 @@ def argsort_stable(
     return result
 
 
-def msort(
-    input: Any,
-) -> Tensor:
-    """`msort(Tensor self) -> Tensor`
-
-    composite: sort(self, 0)[0]
-    """
+def msort(input: Any) -> Tensor:
+    """`msort(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sort(self, 0)[0]
@@ -7272,26 +5710,17 @@ def msort(
 
 
 def topk(
-    input: Any,
-    k: Any,
-    dim: Any = -1,
-    largest: Any = True,
-    sorted: Any = True,
+    input: Any, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True
 ) -> Any:
-    """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
-
-    forward: topk_along(self, k, dim, largest, sorted)
-    """
+    """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("topk", "dim", topk, self, k, dim, largest, sorted)
+    if interposition.active and interposed(self):
+        return interpose("topk", "dim", topk, self, k, dim, largest, sorted)
     self_ = tensor_arg(self, "topk", "input", 1)
     k = int_arg(k, "topk", "k", 2)
     dim = int_arg(dim, "topk", "dim", 3)
     largest = bool_arg(largest, "topk", "largest", 4)
     sorted = bool_arg(sorted, "topk", "sorted", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("topk", topk, (self, k, dim, largest, sorted))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TopkBackward0()
@@ -7342,13 +5771,10 @@ def unique_dim(
     return_inverse: Any = False,
     return_counts: Any = False,
 ) -> Any:
-    """`unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_dim_sorted(self, dim, sorted, return_inverse, return_counts)
-    """
+    """`unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unique_dim",
             "dim",
             unique_dim,
@@ -7363,10 +5789,6 @@ def unique_dim(
     sorted = bool_arg(sorted, "unique_dim", "sorted", 3)
     return_inverse = bool_arg(return_inverse, "unique_dim", "return_inverse", 4)
     return_counts = bool_arg(return_counts, "unique_dim", "return_counts", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unique_dim", unique_dim, (self, dim, sorted, return_inverse, return_counts)
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -7388,18 +5810,12 @@ def unique_dim(
 
 
 def unique_consecutive(
-    input: Any,
-    return_inverse: Any = False,
-    return_counts: Any = False,
-    dim: Any = None,
+    input: Any, return_inverse: Any = False, return_counts: Any = False, dim: Any = None
 ) -> Any:
-    """`unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_consecutive_along(self, return_inverse, return_counts, dim)
-    """
+    """`unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unique_consecutive",
             "dim",
             unique_consecutive,
@@ -7412,12 +5828,6 @@ def unique_consecutive(
     return_inverse = bool_arg(return_inverse, "unique_consecutive", "return_inverse", 2)
     return_counts = bool_arg(return_counts, "unique_consecutive", "return_counts", 3)
     dim = optional_int_arg(dim, "unique_consecutive", "dim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unique_consecutive",
-            unique_consecutive,
-            (self, return_inverse, return_counts, dim),
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -7443,23 +5853,16 @@ def _unique2(
     return_inverse: Any = False,
     return_counts: Any = False,
 ) -> Any:
-    """`_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_sorted(self, sorted, return_inverse, return_counts)
-    """
+    """`_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "_unique2", "", _unique2, self, sorted, return_inverse, return_counts
         )
     self_ = tensor_arg(self, "_unique2", "input", 1)
     sorted = bool_arg(sorted, "_unique2", "sorted", 2)
     return_inverse = bool_arg(return_inverse, "_unique2", "return_inverse", 3)
     return_counts = bool_arg(return_counts, "_unique2", "return_counts", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_unique2", _unique2, (self, sorted, return_inverse, return_counts)
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -7479,24 +5882,13 @@ def _unique2(
     return tuple(outputs)
 
 
-def bernoulli_default(
-    input: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
-
-    forward: bernoulli_draw(self, self, generator)
-    """
+def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
+    """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("bernoulli", "", bernoulli_default, self, generator)
+    if interposition.active and interposed(self):
+        return interpose("bernoulli", "", bernoulli_default, self, generator)
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bernoulli_default", bernoulli_default, (self, generator)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = BernoulliBackward0()
@@ -7515,24 +5907,14 @@ def bernoulli_default(
     return result
 
 
-def bernoulli_p(
-    input: Any,
-    p: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
-
-    forward: bernoulli_draw(self, p, generator)
-    """
+def bernoulli_p(input: Any, p: Any, *, generator: Any = None) -> Tensor:
+    """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("bernoulli.p", "", bernoulli_p, self, p, generator)
+    if interposition.active and interposed(self):
+        return interpose("bernoulli.p", "", bernoulli_p, self, p, generator)
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     p = float_arg(p, "bernoulli", "p", 2)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bernoulli_p", bernoulli_p, (self, p, generator))
     try:
         result = Tensor._make(random_draws.bernoulli_draw(self_, p, generator))
     except ValueError as kernel_failure:
@@ -7543,25 +5925,16 @@ def bernoulli_p(
 
 
 def normal_(
-    input: Any,
-    mean: Any = 0,
-    std: Any = 1,
-    *,
-    generator: Any = None,
+    input: Any, mean: Any = 0, std: Any = 1, *, generator: Any = None
 ) -> Tensor:
-    """`normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
-
-    forward: normal_fill(self, mean, std, generator)
-    """
+    """`normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("normal_", "", normal_, self, mean, std, generator)
+    if interposition.active and interposed(self):
+        return interpose("normal_", "", normal_, self, mean, std, generator)
     self_ = tensor_arg(self, "normal_", "input", 1)
     mean = float_arg(mean, "normal_", "mean", 2)
     std = float_arg(std, "normal_", "std", 3)
     generator = optional_generator_arg(generator, "normal_", "generator", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("normal_", normal_, (self, mean, std, generator))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -7590,27 +5963,15 @@ def normal_(
     return result
 
 
-def normal_Tensor_float(
-    mean: Any,
-    std: Any = 1,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(mean):
-        return call_batched(
+def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Tensor:
+    """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(mean):
+        return interpose(
             "normal.Tensor_float", "", normal_Tensor_float, mean, std, generator
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_Tensor_float", normal_Tensor_float, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(mean):
         grad_fn = NormalBackward1()
@@ -7631,27 +5992,15 @@ def normal_Tensor_float(
     return result
 
 
-def normal_float_Tensor(
-    mean: Any,
-    std: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(std):
-        return call_batched(
+def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
+    """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(std):
+        return interpose(
             "normal.float_Tensor", "", normal_float_Tensor, mean, std, generator
         )
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_float_Tensor", normal_float_Tensor, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(std):
         grad_fn = NormalBackward2()
@@ -7672,27 +6021,15 @@ def normal_float_Tensor(
     return result
 
 
-def normal_Tensor_Tensor(
-    mean: Any,
-    std: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(mean, std):
-        return call_batched(
+def normal_Tensor_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
+    """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(mean, std):
+        return interpose(
             "normal.Tensor_Tensor", "", normal_Tensor_Tensor, mean, std, generator
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_Tensor_Tensor", normal_Tensor_Tensor, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(mean, std):
         grad_fn = NormalBackward3()
@@ -7712,21 +6049,13 @@ def normal_Tensor_Tensor(
     return result
 
 
-def mm(
-    input: Any,
-    mat2: Any,
-) -> Tensor:
-    """`mm(Tensor self, Tensor mat2) -> Tensor`
-
-    forward: mm_kernel(self, mat2)
-    """
+def mm(input: Any, mat2: Any) -> Tensor:
+    """`mm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("mm", "", mm, self, mat2)
+    if interposition.active and interposed(self, mat2):
+        return interpose("mm", "", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mm", mm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = MmBackward0()
@@ -7750,14 +6079,8 @@ def mm(
     return result
 
 
-def matmul(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`matmul(Tensor self, Tensor other) -> Tensor`
-
-    composite: linalg.matmul_by_rank(self, other)
-    """
+def matmul(input: Any, other: Any) -> Tensor:
+    """`matmul(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg.matmul_by_rank(self, other)
@@ -7772,21 +6095,13 @@ def matmul(
         raise
 
 
-def dot(
-    input: Any,
-    tensor: Any,
-) -> Tensor:
-    """`dot(Tensor self, Tensor tensor) -> Tensor`
-
-    forward: dot_kernel(self, tensor)
-    """
+def dot(input: Any, tensor: Any) -> Tensor:
+    """`dot(Tensor self, Tensor tensor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor):
-        return call_batched("dot", "", dot, self, tensor)
+    if interposition.active and interposed(self, tensor):
+        return interpose("dot", "", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("dot", dot, (self, tensor))
     grad_fn = None
     if compute_requires_grad(self, tensor):
         grad_fn = DotBackward0()
@@ -7810,21 +6125,13 @@ def dot(
     return result
 
 
-def mv(
-    input: Any,
-    vec: Any,
-) -> Tensor:
-    """`mv(Tensor self, Tensor vec) -> Tensor`
-
-    forward: mv_kernel(self, vec)
-    """
+def mv(input: Any, vec: Any) -> Tensor:
+    """`mv(Tensor self, Tensor vec) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec):
-        return call_batched("mv", "", mv, self, vec)
+    if interposition.active and interposed(self, vec):
+        return interpose("mv", "", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mv", mv, (self, vec))
     grad_fn = None
     if compute_requires_grad(self, vec):
         grad_fn = MvBackward0()
@@ -7848,21 +6155,13 @@ def mv(
     return result
 
 
-def bmm(
-    input: Any,
-    mat2: Any,
-) -> Tensor:
-    """`bmm(Tensor self, Tensor mat2) -> Tensor`
-
-    forward: bmm_kernel(self, mat2)
-    """
+def bmm(input: Any, mat2: Any) -> Tensor:
+    """`bmm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("bmm", "", bmm, self, mat2)
+    if interposition.active and interposed(self, mat2):
+        return interpose("bmm", "", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bmm", bmm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = BmmBackward0()
@@ -7886,14 +6185,8 @@ def bmm(
     return result
 
 
-def outer(
-    input: Any,
-    vec2: Any,
-) -> Tensor:
-    """`outer(Tensor self, Tensor vec2) -> Tensor`
-
-    composite: mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
-    """
+def outer(input: Any, vec2: Any) -> Tensor:
+    """`outer(Tensor self, Tensor vec2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
@@ -7908,28 +6201,16 @@ def outer(
         raise
 
 
-def addmm(
-    input: Any,
-    mat1: Any,
-    mat2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addmm_kernel(self, mat1, mat2, beta, alpha)
-    """
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat1, mat2):
-        return call_batched("addmm", "", addmm, self, mat1, mat2, beta, alpha)
+    if interposition.active and interposed(self, mat1, mat2):
+        return interpose("addmm", "", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmm", addmm, (self, mat1, mat2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0()
@@ -7966,28 +6247,16 @@ def addmm(
     return result
 
 
-def addmv(
-    input: Any,
-    mat: Any,
-    vec: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addmv_kernel(self, mat, vec, beta, alpha)
-    """
+def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat, vec):
-        return call_batched("addmv", "", addmv, self, mat, vec, beta, alpha)
+    if interposition.active and interposed(self, mat, vec):
+        return interpose("addmv", "", addmv, self, mat, vec, beta, alpha)
     self_ = tensor_arg(self, "addmv", "input", 1)
     mat_ = tensor_arg(mat, "addmv", "mat", 2)
     vec_ = tensor_arg(vec, "addmv", "vec", 3)
     beta = scalar_arg(beta, "addmv", "beta", 4)
     alpha = scalar_arg(alpha, "addmv", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmv", addmv, (self, mat, vec, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat, vec):
         grad_fn = AddmvBackward0()
@@ -8026,28 +6295,16 @@ def addmv(
     return result
 
 
-def addr(
-    input: Any,
-    vec1: Any,
-    vec2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addr_kernel(self, vec1, vec2, beta, alpha)
-    """
+def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec1, vec2):
-        return call_batched("addr", "", addr, self, vec1, vec2, beta, alpha)
+    if interposition.active and interposed(self, vec1, vec2):
+        return interpose("addr", "", addr, self, vec1, vec2, beta, alpha)
     self_ = tensor_arg(self, "addr", "input", 1)
     vec1_ = tensor_arg(vec1, "addr", "vec1", 2)
     vec2_ = tensor_arg(vec2, "addr", "vec2", 3)
     beta = scalar_arg(beta, "addr", "beta", 4)
     alpha = scalar_arg(alpha, "addr", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addr", addr, (self, vec1, vec2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, vec1, vec2):
         grad_fn = AddrBackward0()
@@ -8093,29 +6350,17 @@ def addr(
 
 
 def addbmm(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("addbmm", "", addbmm, self, batch1, batch2, beta, alpha)
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("addbmm", "", addbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "addbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "addbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "addbmm", "batch2", 3)
     beta = scalar_arg(beta, "addbmm", "beta", 4)
     alpha = scalar_arg(alpha, "addbmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addbmm", addbmm, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = AddbmmBackward0()
@@ -8164,21 +6409,13 @@ def addbmm(
     return result
 
 
-def vdot(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`vdot(Tensor self, Tensor other) -> Tensor`
-
-    forward: dot_kernel(self, other)
-    """
+def vdot(input: Any, other: Any) -> Tensor:
+    """`vdot(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("vdot", "", vdot, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("vdot", "", vdot, self, other)
     self_ = tensor_arg(self, "vdot", "input", 1)
     other_ = tensor_arg(other, "vdot", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("vdot", vdot, (self, other))
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = VdotBackward0()
@@ -8207,29 +6444,17 @@ def vdot(
 
 
 def baddbmm(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "baddbmm", baddbmm, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0()
@@ -8270,19 +6495,12 @@ def baddbmm(
     return result
 
 
-def trace(
-    input: Any,
-) -> Tensor:
-    """`trace(Tensor self) -> Tensor`
-
-    forward: trace(self)
-    """
+def trace(input: Any) -> Tensor:
+    """`trace(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trace", "", trace, self)
+    if interposition.active and interposed(self):
+        return interpose("trace", "", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trace", trace, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TraceBackward0()
@@ -8302,21 +6520,12 @@ def trace(
     return result
 
 
-def linalg_inv_ex(
-    A: Any,
-    *,
-    check_errors: Any = False,
-) -> Any:
-    """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`
-
-    forward: linalg_inv_ex(A, check_errors)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
+def linalg_inv_ex(A: Any, *, check_errors: Any = False) -> Any:
+    """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_inv_ex", linalg_inv_ex, (A, check_errors))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgInvExBackward0()
@@ -8347,13 +6556,8 @@ def linalg_inv_ex(
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
-def linalg_inv(
-    A: Any,
-) -> Tensor:
-    """`linalg_inv(Tensor A) -> Tensor`
-
-    composite: linalg_inv_ex(A)[0]
-    """
+def linalg_inv(A: Any) -> Tensor:
+    """`linalg_inv(Tensor A) -> Tensor`"""
     try:
         return linalg_inv_ex(A)[0]
     except (AttributeError, TypeError):
@@ -8361,18 +6565,11 @@ def linalg_inv(
         raise
 
 
-def linalg_det(
-    A: Any,
-) -> Tensor:
-    """`linalg_det(Tensor A) -> Tensor`
-
-    forward: np.linalg.det(A)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_det", "", linalg_det, A)
+def linalg_det(A: Any) -> Tensor:
+    """`linalg_det(Tensor A) -> Tensor`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_det", "", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_det", linalg_det, (A,))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
@@ -8394,16 +6591,8 @@ def linalg_det(
     return result
 
 
-def einsum(
-    equation: Any,
-    tensors: Any,
-    *,
-    path: Any = None,
-) -> Tensor:
-    """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
-
-    composite: composites.einsum_via_ops(equation, tensors)
-    """
+def einsum(equation: Any, tensors: Any, *, path: Any = None) -> Tensor:
+    """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`"""
     try:
         return composites.einsum_via_ops(equation, tensors)
     except (AttributeError, TypeError):
@@ -8411,19 +6600,12 @@ def einsum(
         raise
 
 
-def t(
-    input: Any,
-) -> Tensor:
-    """`t(Tensor(a) self) -> Tensor(a)`
-
-    forward: transpose_2d(self)
-    """
+def t(input: Any) -> Tensor:
+    """`t(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("t", "", t, self)
+    if interposition.active and interposed(self):
+        return interpose("t", "", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("t", t, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -8443,23 +6625,14 @@ def t(
     return result
 
 
-def transpose_int(
-    input: Any,
-    dim0: Any,
-    dim1: Any,
-) -> Tensor:
-    """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
-
-    forward: transpose_kernel(self, dim0, dim1)
-    """
+def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("transpose.int", "", transpose_int, self, dim0, dim1)
+    if interposition.active and interposed(self):
+        return interpose("transpose.int", "", transpose_int, self, dim0, dim1)
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("transpose_int", transpose_int, (self, dim0, dim1))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TransposeBackward0()
@@ -8483,21 +6656,13 @@ def transpose_int(
     return result
 
 
-def permute_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`
-
-    forward: np.transpose(self, dims)
-    """
+def permute_default(input: Any, dims: Any) -> Tensor:
+    """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("permute", "", permute_default, self, dims)
+    if interposition.active and interposed(self):
+        return interpose("permute", "", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("permute_default", permute_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
@@ -8518,21 +6683,13 @@ def permute_default(
     return result
 
 
-def view_default(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
-
-    forward: view_kernel(self, size)
-    """
+def view_default(input: Any, size: Any) -> Tensor:
+    """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("view", "", view_default, self, size)
+    if interposition.active and interposed(self):
+        return interpose("view", "", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("view_default", view_default, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ViewBackward0()
@@ -8553,14 +6710,8 @@ def view_default(
     return result
 
 
-def reshape_default(
-    input: Any,
-    shape: Any,
-) -> Tensor:
-    """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
-
-    composite: composites.reshape_by_strides(self, shape)
-    """
+def reshape_default(input: Any, shape: Any) -> Tensor:
+    """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.reshape_by_strides(self, shape)
@@ -8569,26 +6720,14 @@ def reshape_default(
         raise
 
 
-def expand_default(
-    input: Any,
-    size: Any,
-    *,
-    implicit: Any = False,
-) -> Tensor:
-    """`expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
-
-    forward: np.broadcast_to(self, expand_shape(self.shape, size))
-    """
+def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
+    """`expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expand", "", expand_default, self, size, implicit)
+    if interposition.active and interposed(self):
+        return interpose("expand", "", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "expand_default", expand_default, (self, size, implicit)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -8613,20 +6752,12 @@ def expand_default(
     return result
 
 
-def cat(
-    tensors: Any,
-    dim: Any = 0,
-) -> Tensor:
-    """`cat(Tensor[] tensors, int dim=0) -> Tensor`
-
-    forward: c_order(np.concatenate(tensors, axis=dim))
-    """
-    if vmap_hook.levels and is_batched(tensors):
-        return call_batched("cat", "", cat, tensors, dim)
+def cat(tensors: Any, dim: Any = 0) -> Tensor:
+    """`cat(Tensor[] tensors, int dim=0) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("cat", "", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cat", cat, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -8647,20 +6778,12 @@ def cat(
     return result
 
 
-def stack(
-    tensors: Any,
-    dim: Any = 0,
-) -> Tensor:
-    """`stack(Tensor[] tensors, int dim=0) -> Tensor`
-
-    forward: c_order(np.stack(tensors, axis=dim))
-    """
-    if vmap_hook.levels and is_batched(tensors):
-        return call_batched("stack", "", stack, tensors, dim)
+def stack(tensors: Any, dim: Any = 0) -> Tensor:
+    """`stack(Tensor[] tensors, int dim=0) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("stack", "", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("stack", stack, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -8681,23 +6804,14 @@ def stack(
     return result
 
 
-def select_int(
-    input: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`
-
-    forward: select_kernel(self, dim, index)
-    """
+def select_int(input: Any, dim: Any, index: Any) -> Tensor:
+    """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("select.int", "dim", select_int, self, dim, index)
+    if interposition.active and interposed(self):
+        return interpose("select.int", "dim", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("select_int", select_int, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SelectBackward0()
@@ -8720,18 +6834,10 @@ def select_int(
     return result
 
 
-def select_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`
-
-    forward: select_backward_kernel(grad_output, input_sizes, dim, index)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) -> Tensor:
+    """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "select_backward",
             "dim",
             select_backward,
@@ -8744,10 +6850,6 @@ def select_backward(
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "select_backward", select_backward, (grad_output, input_sizes, dim, index)
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -8780,19 +6882,12 @@ def select_backward(
 
 
 def slice_Tensor(
-    input: Any,
-    dim: Any = 0,
-    start: Any = None,
-    end: Any = None,
-    step: Any = 1,
+    input: Any, dim: Any = 0, start: Any = None, end: Any = None, step: Any = 1
 ) -> Tensor:
-    """`slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
-
-    forward: slice_kernel(self, dim, start, end, step)
-    """
+    """`slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "slice.Tensor", "dim", slice_Tensor, self, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice", "input", 1)
@@ -8800,10 +6895,6 @@ def slice_Tensor(
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
     step = int_arg(step, "slice", "step", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_Tensor", slice_Tensor, (self, dim, start, end, step)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SliceBackward0()
@@ -8839,19 +6930,11 @@ def slice_Tensor(
 
 
 def slice_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    dim: Any,
-    start: Any,
-    end: Any,
-    step: Any,
+    grad_output: Any, input_sizes: Any, dim: Any, start: Any, end: Any, step: Any
 ) -> Tensor:
-    """`slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`
-
-    forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+    """`slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "slice_backward",
             "dim",
             slice_backward,
@@ -8868,12 +6951,6 @@ def slice_backward(
     start = int_arg(start, "slice_backward", "start", 4)
     end = int_arg(end, "slice_backward", "end", 5)
     step = int_arg(step, "slice_backward", "step", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_backward",
-            slice_backward,
-            (grad_output, input_sizes, dim, start, end, step),
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -8916,25 +6993,14 @@ def slice_backward(
     return result
 
 
-def split_Tensor(
-    input: Any,
-    split_size: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
-
-    forward: split_kernel(self, split_size, dim)
-    """
+def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("split.Tensor", "dim", split_Tensor, self, split_size, dim)
+    if interposition.active and interposed(self):
+        return interpose("split.Tensor", "dim", split_Tensor, self, split_size, dim)
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "split_Tensor", split_Tensor, (self, split_size, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitBackward0()
@@ -8961,15 +7027,8 @@ def split_Tensor(
     return tuple(outputs)
 
 
-def split_sizes(
-    input: Any,
-    split_size: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
-
-    composite: split_with_sizes(self, split_size, dim)
-    """
+def split_sizes(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return split_with_sizes(self, split_size, dim)
@@ -8978,15 +7037,8 @@ def split_sizes(
         raise
 
 
-def chunk(
-    input: Any,
-    chunks: Any,
-    dim: Any = 0,
-) -> Any:
-    """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
-
-    composite: split(self, shapes.chunk_size(self.shape, chunks, dim), dim) if shapes.chunk_size(self.shape, chunks, dim) else split_with_sizes(self, [0] * chunks, dim)
-    """
+def chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
+    """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -8999,27 +7051,16 @@ def chunk(
         raise
 
 
-def split_with_sizes(
-    input: Any,
-    split_sizes: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
-
-    forward: split_with_sizes_kernel(self, split_sizes, dim)
-    """
+def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "split_with_sizes", "dim", split_with_sizes, self, split_sizes, dim
         )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "split_with_sizes", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "split_with_sizes", split_with_sizes, (self, split_sizes, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitWithSizesBackward0()
@@ -9051,21 +7092,13 @@ def split_with_sizes(
     return tuple(outputs)
 
 
-def unbind_int(
-    input: Any,
-    dim: Any = 0,
-) -> Any:
-    """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
-
-    forward: unbind_kernel(self, dim)
-    """
+def unbind_int(input: Any, dim: Any = 0) -> Any:
+    """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unbind.int", "dim", unbind_int, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("unbind.int", "dim", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unbind_int", unbind_int, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnbindBackward0()
@@ -9086,22 +7119,13 @@ def unbind_int(
     return tuple(outputs)
 
 
-def _to_copy(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: cast(self, dtype)
-    """
+def _to_copy(input: Any, *, dtype: Any = None) -> Tensor:
+    """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_to_copy", "", _to_copy, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("_to_copy", "", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_to_copy", _to_copy, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
@@ -9121,21 +7145,13 @@ def _to_copy(
     return result
 
 
-def flip_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`flip(Tensor self, int[] dims) -> Tensor`
-
-    forward: flip_kernel(self, dims)
-    """
+def flip_default(input: Any, dims: Any) -> Tensor:
+    """`flip(Tensor self, int[] dims) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("flip", "", flip_default, self, dims)
+    if interposition.active and interposed(self):
+        return interpose("flip", "", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("flip_default", flip_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FlipBackward0()
@@ -9155,21 +7171,13 @@ def flip_default(
     return result
 
 
-def tril(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
-
-    forward: c_order(triangle(self, diagonal, False))
-    """
+def tril(input: Any, diagonal: Any = 0) -> Tensor:
+    """`tril(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tril", "", tril, self, diagonal)
+    if interposition.active and interposed(self):
+        return interpose("tril", "", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tril", tril, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TrilBackward0()
@@ -9189,21 +7197,13 @@ def tril(
     return result
 
 
-def triu(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
-
-    forward: c_order(triangle(self, diagonal, True))
-    """
+def triu(input: Any, diagonal: Any = 0) -> Tensor:
+    """`triu(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("triu", "", triu, self, diagonal)
+    if interposition.active and interposed(self):
+        return interpose("triu", "", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("triu", triu, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TriuBackward0()
@@ -9223,25 +7223,15 @@ def triu(
     return result
 
 
-def diagonal(
-    input: Any,
-    offset: Any = 0,
-    dim1: Any = 0,
-    dim2: Any = 1,
-) -> Tensor:
-    """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
-
-    forward: diagonal_view(self, offset, dim1, dim2)
-    """
+def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+    """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("diagonal", "", diagonal, self, offset, dim1, dim2)
+    if interposition.active and interposed(self):
+        return interpose("diagonal", "", diagonal, self, offset, dim1, dim2)
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("diagonal", diagonal, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagonalBackward0()
@@ -9267,25 +7257,15 @@ def diagonal(
     return result
 
 
-def diag_embed(
-    input: Any,
-    offset: Any = 0,
-    dim1: Any = -2,
-    dim2: Any = -1,
-) -> Tensor:
-    """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
-
-    forward: c_order(diag_embed(self, offset, dim1, dim2))
-    """
+def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
+    """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("diag_embed", "", diag_embed, self, offset, dim1, dim2)
+    if interposition.active and interposed(self):
+        return interpose("diag_embed", "", diag_embed, self, offset, dim1, dim2)
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("diag_embed", diag_embed, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagEmbedBackward0()
@@ -9317,18 +7297,11 @@ def diag_embed(
 
 
 def diagonal_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    offset: Any,
-    dim1: Any,
-    dim2: Any,
+    grad_output: Any, input_sizes: Any, offset: Any, dim1: Any, dim2: Any
 ) -> Tensor:
-    """`diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`
-
-    forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+    """`diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "diagonal_backward",
             "",
             diagonal_backward,
@@ -9343,12 +7316,6 @@ def diagonal_backward(
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "diagonal_backward",
-            diagonal_backward,
-            (grad_output, input_sizes, offset, dim1, dim2),
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = DiagonalBackwardBackward0()
@@ -9387,16 +7354,9 @@ def diagonal_backward(
 
 
 def linalg_diagonal(
-    A: Any,
-    *,
-    offset: Any = 0,
-    dim1: Any = -2,
-    dim2: Any = -1,
+    A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1
 ) -> Tensor:
-    """`linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`
-
-    composite: diagonal(A, offset, dim1, dim2)
-    """
+    """`linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`"""
     try:
         return diagonal(A, offset, dim1, dim2)
     except (AttributeError, TypeError):
@@ -9404,14 +7364,8 @@ def linalg_diagonal(
         raise
 
 
-def diag(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`diag(Tensor self, int diagonal=0) -> Tensor`
-
-    composite: diag_embed(self, diagonal) if linalg.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
-    """
+def diag(input: Any, diagonal: Any = 0) -> Tensor:
+    """`diag(Tensor self, int diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -9424,25 +7378,15 @@ def diag(
         raise
 
 
-def unfold(
-    input: Any,
-    dimension: Any,
-    size: Any,
-    step: Any,
-) -> Tensor:
-    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
-
-    forward: unfold_kernel(self, dimension, size, step)
-    """
+def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
+    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unfold", "", unfold, self, dimension, size, step)
+    if interposition.active and interposed(self):
+        return interpose("unfold", "", unfold, self, dimension, size, step)
     self_ = tensor_arg(self, "unfold", "input", 1)
     dimension = int_arg(dimension, "unfold", "dimension", 2)
     size = int_arg(size, "unfold", "size", 3)
     step = int_arg(step, "unfold", "step", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unfold", unfold, (self, dimension, size, step))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnfoldBackward0()
@@ -9478,18 +7422,11 @@ def unfold(
 
 
 def unfold_backward(
-    grad_in: Any,
-    input_sizes: Any,
-    dim: Any,
-    size: Any,
-    step: Any,
+    grad_in: Any, input_sizes: Any, dim: Any, size: Any, step: Any
 ) -> Tensor:
-    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
-
-    forward: unfold_backward_kernel(grad_in, input_sizes, dim, size, step)
-    """
-    if vmap_hook.levels and is_batched(grad_in):
-        return call_batched(
+    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`"""
+    if interposition.active and interposed(grad_in):
+        return interpose(
             "unfold_backward",
             "dim",
             unfold_backward,
@@ -9504,10 +7441,6 @@ def unfold_backward(
     dim = int_arg(dim, "unfold_backward", "dim", 3)
     size = int_arg(size, "unfold_backward", "size", 4)
     step = int_arg(step, "unfold_backward", "step", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unfold_backward", unfold_backward, (grad_in, input_sizes, dim, size, step)
-        )
     grad_fn = None
     if compute_requires_grad(grad_in):
         grad_fn = UnfoldBackwardBackward0()
@@ -9549,15 +7482,8 @@ def unfold_backward(
     return result
 
 
-def flatten_using_ints(
-    input: Any,
-    start_dim: Any = 0,
-    end_dim: Any = -1,
-) -> Tensor:
-    """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
-
-    composite: self if shapes.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, shapes.flatten_shape(self.shape, start_dim, end_dim))
-    """
+def flatten_using_ints(input: Any, start_dim: Any = 0, end_dim: Any = -1) -> Tensor:
+    """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -9570,15 +7496,8 @@ def flatten_using_ints(
         raise
 
 
-def unflatten_int(
-    input: Any,
-    dim: Any,
-    sizes: Any,
-) -> Tensor:
-    """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
-
-    composite: view(self, shapes.unflatten_shape(self.shape, dim, sizes))
-    """
+def unflatten_int(input: Any, dim: Any, sizes: Any) -> Tensor:
+    """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return view(self, shapes.unflatten_shape(self.shape, dim, sizes))
@@ -9587,15 +7506,8 @@ def unflatten_int(
         raise
 
 
-def movedim_intlist(
-    input: Any,
-    source: Any,
-    destination: Any,
-) -> Tensor:
-    """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
-
-    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
-    """
+def movedim_intlist(input: Any, source: Any, destination: Any) -> Tensor:
+    """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -9608,15 +7520,8 @@ def movedim_intlist(
         raise
 
 
-def movedim_int(
-    input: Any,
-    source: Any,
-    destination: Any,
-) -> Tensor:
-    """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
-
-    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
-    """
+def movedim_int(input: Any, source: Any, destination: Any) -> Tensor:
+    """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -9629,14 +7534,8 @@ def movedim_int(
         raise
 
 
-def expand_as(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
-
-    composite: expand(self, other.shape)
-    """
+def expand_as(input: Any, other: Any) -> Tensor:
+    """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, other.shape)
@@ -9651,14 +7550,8 @@ def expand_as(
         raise
 
 
-def broadcast_to_default(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
-
-    composite: expand(self, size)
-    """
+def broadcast_to_default(input: Any, size: Any) -> Tensor:
+    """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, size)
@@ -9667,19 +7560,12 @@ def broadcast_to_default(
         raise
 
 
-def squeeze_default(
-    input: Any,
-) -> Tensor:
-    """`squeeze(Tensor(a) self) -> Tensor(a)`
-
-    forward: squeeze_dims(self, None)
-    """
+def squeeze_default(input: Any) -> Tensor:
+    """`squeeze(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze", "", squeeze_default, self)
+    if interposition.active and interposed(self):
+        return interpose("squeeze", "", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_default", squeeze_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward0()
@@ -9700,21 +7586,13 @@ def squeeze_default(
     return result
 
 
-def squeeze_dim(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze_dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dim", "dim", squeeze_dim, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze.dim", "dim", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_dim", squeeze_dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward1()
@@ -9735,21 +7613,13 @@ def squeeze_dim(
     return result
 
 
-def squeeze_dims(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze_dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dims", "dim", squeeze_dims, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze.dims", "dim", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_dims", squeeze_dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward2()
@@ -9770,19 +7640,12 @@ def squeeze_dims(
     return result
 
 
-def squeeze__default(
-    input: Any,
-) -> Tensor:
-    """`squeeze_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, None)
-    """
+def squeeze__default(input: Any) -> Tensor:
+    """`squeeze_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_", "", squeeze__default, self)
+    if interposition.active and interposed(self):
+        return interpose("squeeze_", "", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__default", squeeze__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9805,21 +7668,13 @@ def squeeze__default(
     return result
 
 
-def squeeze__dim(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze__dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dim", "dim", squeeze__dim, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze_.dim", "dim", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__dim", squeeze__dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9842,21 +7697,13 @@ def squeeze__dim(
     return result
 
 
-def squeeze__dims(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze__dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dims", "dim", squeeze__dims, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze_.dims", "dim", squeeze__dims, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__dims", squeeze__dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9879,21 +7726,13 @@ def squeeze__dims(
     return result
 
 
-def unsqueeze(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
-
-    forward: np.expand_dims(self, dim)
-    """
+def unsqueeze(input: Any, dim: Any) -> Tensor:
+    """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unsqueeze", "dim", unsqueeze, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("unsqueeze", "dim", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unsqueeze", unsqueeze, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
@@ -9914,21 +7753,13 @@ def unsqueeze(
     return result
 
 
-def index_Tensor(
-    input: Any,
-    indices: Any,
-) -> Tensor:
-    """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
-
-    forward: index_tensor(self, indices)
-    """
+def index_Tensor(input: Any, indices: Any) -> Tensor:
+    """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("index.Tensor", "", index_Tensor, self, indices)
+    if interposition.active and interposed(self):
+        return interpose("index.Tensor", "", index_Tensor, self, indices)
     self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_Tensor", index_Tensor, (self, indices))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -9949,23 +7780,14 @@ def index_Tensor(
     return result
 
 
-def rot90(
-    input: Any,
-    k: Any = 1,
-    dims: Any = (0, 1),
-) -> Tensor:
-    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`
-
-    forward: rot90_kernel(self, k, dims)
-    """
+def rot90(input: Any, k: Any = 1, dims: Any = (0, 1)) -> Tensor:
+    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rot90", "", rot90, self, k, dims)
+    if interposition.active and interposed(self):
+        return interpose("rot90", "", rot90, self, k, dims)
     self_ = tensor_arg(self, "rot90", "input", 1)
     k = int_arg(k, "rot90", "k", 2)
     dims = int_list_arg(dims, "rot90", "dims", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rot90", rot90, (self, k, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Rot90Backward0()
@@ -9988,21 +7810,13 @@ def rot90(
     return result
 
 
-def take(
-    input: Any,
-    index: Any,
-) -> Tensor:
-    """`take(Tensor self, Tensor index) -> Tensor`
-
-    forward: take_kernel(self, index)
-    """
+def take(input: Any, index: Any) -> Tensor:
+    """`take(Tensor self, Tensor index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("take", "", take, self, index)
+    if interposition.active and interposed(self, index):
+        return interpose("take", "", take, self, index)
     self_ = tensor_arg(self, "take", "input", 1)
     index_ = tensor_arg(index, "take", "index", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("take", take, (self, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TakeBackward0()
@@ -10033,13 +7847,10 @@ def slice_scatter(
     end: Any = None,
     step: Any = 1,
 ) -> Tensor:
-    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
-
-    forward: slice_scatter_kernel(self, src, dim, start, end, step)
-    """
+    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched(
+    if interposition.active and interposed(self, src):
+        return interpose(
             "slice_scatter", "", slice_scatter, self, src, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice_scatter", "input", 1)
@@ -10048,10 +7859,6 @@ def slice_scatter(
     start = optional_int_arg(start, "slice_scatter", "start", 4)
     end = optional_int_arg(end, "slice_scatter", "end", 5)
     step = int_arg(step, "slice_scatter", "step", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_scatter", slice_scatter, (self, src, dim, start, end, step)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = SliceScatterBackward0()
@@ -10099,27 +7906,15 @@ def slice_scatter(
     return result
 
 
-def select_scatter(
-    input: Any,
-    src: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
-
-    forward: select_scatter_kernel(self, src, dim, index)
-    """
+def select_scatter(input: Any, src: Any, dim: Any, index: Any) -> Tensor:
+    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched("select_scatter", "", select_scatter, self, src, dim, index)
+    if interposition.active and interposed(self, src):
+        return interpose("select_scatter", "", select_scatter, self, src, dim, index)
     self_ = tensor_arg(self, "select_scatter", "input", 1)
     src_ = tensor_arg(src, "select_scatter", "src", 2)
     dim = int_arg(dim, "select_scatter", "dim", 3)
     index = int_arg(index, "select_scatter", "index", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "select_scatter", select_scatter, (self, src, dim, index)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = SelectScatterBackward0()
@@ -10150,19 +7945,12 @@ def select_scatter(
 
 
 def diagonal_scatter(
-    input: Any,
-    src: Any,
-    offset: Any = 0,
-    dim1: Any = 0,
-    dim2: Any = 1,
+    input: Any, src: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1
 ) -> Tensor:
-    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
-
-    forward: diagonal_scatter_kernel(self, src, offset, dim1, dim2)
-    """
+    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched(
+    if interposition.active and interposed(self, src):
+        return interpose(
             "diagonal_scatter", "", diagonal_scatter, self, src, offset, dim1, dim2
         )
     self_ = tensor_arg(self, "diagonal_scatter", "input", 1)
@@ -10170,10 +7958,6 @@ def diagonal_scatter(
     offset = int_arg(offset, "diagonal_scatter", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_scatter", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_scatter", "dim2", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "diagonal_scatter", diagonal_scatter, (self, src, offset, dim1, dim2)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = DiagonalScatterBackward0()
@@ -10218,25 +8002,15 @@ def diagonal_scatter(
     return result
 
 
-def index_copy(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-) -> Tensor:
-    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
-
-    forward: index_copy_kernel(self, dim, index, source)
-    """
+def index_copy(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
+    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_copy", "", index_copy, self, dim, index, source)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_copy", "", index_copy, self, dim, index, source)
     self_ = tensor_arg(self, "index_copy", "input", 1)
     dim = int_arg(dim, "index_copy", "dim", 2)
     index_ = tensor_arg(index, "index_copy", "index", 3)
     source_ = tensor_arg(source, "index_copy", "source", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_copy", index_copy, (self, dim, index, source))
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexCopyBackward0()
@@ -10271,29 +8045,17 @@ def index_copy(
     return result
 
 
-def index_fill_int_Scalar(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
-
-    forward: index_fill_kernel(self, dim, index, value)
-    """
+def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
+    if interposition.active and interposed(self, index):
+        return interpose(
             "index_fill.int_Scalar", "", index_fill_int_Scalar, self, dim, index, value
         )
     self_ = tensor_arg(self, "index_fill", "input", 1)
     dim = int_arg(dim, "index_fill", "dim", 2)
     index_ = tensor_arg(index, "index_fill", "index", 3)
     value = scalar_arg(value, "index_fill", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_fill_int_Scalar", index_fill_int_Scalar, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexFillBackward0()
@@ -10320,25 +8082,15 @@ def index_fill_int_Scalar(
     return result
 
 
-def put(
-    input: Any,
-    index: Any,
-    source: Any,
-    accumulate: Any = False,
-) -> Tensor:
-    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
-
-    forward: put_kernel(self, index, source, accumulate)
-    """
+def put(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
+    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("put", "", put, self, index, source, accumulate)
+    if interposition.active and interposed(self, index, source):
+        return interpose("put", "", put, self, index, source, accumulate)
     self_ = tensor_arg(self, "put", "input", 1)
     index_ = tensor_arg(index, "put", "index", 2)
     source_ = tensor_arg(source, "put", "source", 3)
     accumulate = bool_arg(accumulate, "put", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("put", put, (self, index, source, accumulate))
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = PutBackward0()
@@ -10380,23 +8132,14 @@ def put(
     return result
 
 
-def index_select(
-    input: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`index_select(Tensor self, int dim, Tensor index) -> Tensor`
-
-    forward: index_select(self, dim, index)
-    """
+def index_select(input: Any, dim: Any, index: Any) -> Tensor:
+    """`index_select(Tensor self, int dim, Tensor index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("index_select", "", index_select, self, dim, index)
+    if interposition.active and interposed(self, index):
+        return interpose("index_select", "", index_select, self, dim, index)
     self_ = tensor_arg(self, "index_select", "input", 1)
     dim = int_arg(dim, "index_select", "dim", 2)
     index_ = tensor_arg(index, "index_select", "index", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_select", index_select, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexSelectBackward0()
@@ -10420,26 +8163,15 @@ def index_select(
     return result
 
 
-def gather(
-    input: Any,
-    dim: Any,
-    index: Any,
-    *,
-    sparse_grad: Any = False,
-) -> Tensor:
-    """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
-
-    forward: c_order(gather(self, dim, index))
-    """
+def gather(input: Any, dim: Any, index: Any, *, sparse_grad: Any = False) -> Tensor:
+    """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("gather", "", gather, self, dim, index, sparse_grad)
+    if interposition.active and interposed(self, index):
+        return interpose("gather", "", gather, self, dim, index, sparse_grad)
     self_ = tensor_arg(self, "gather", "input", 1)
     dim = int_arg(dim, "gather", "dim", 2)
     index_ = tensor_arg(index, "gather", "index", 3)
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gather", gather, (self, dim, index, sparse_grad))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GatherBackward0()
@@ -10470,25 +8202,15 @@ def gather(
     return result
 
 
-def scatter_src(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
-
-    forward: c_order(scatter(self, dim, index, src))
-    """
+def scatter_src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter.src", "", scatter_src, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter.src", "", scatter_src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     src_ = tensor_arg(src, "scatter", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("scatter_src", scatter_src, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -10515,27 +8237,15 @@ def scatter_src(
     return result
 
 
-def scatter_value(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
-
-    forward: c_order(scatter(self, dim, index, value))
-    """
+def scatter_value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("scatter.value", "", scatter_value, self, dim, index, value)
+    if interposition.active and interposed(self, index):
+        return interpose("scatter.value", "", scatter_value, self, dim, index, value)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     value = scalar_arg(value, "scatter", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_value", scatter_value, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ScatterBackward1()
@@ -10560,25 +8270,15 @@ def scatter_value(
     return result
 
 
-def scatter_add(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
-
-    forward: c_order(scatter_add(self, dim, index, src))
-    """
+def scatter_add(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_add", "", scatter_add, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_add", "", scatter_add, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add", "input", 1)
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_ = tensor_arg(index, "scatter_add", "index", 3)
     src_ = tensor_arg(src, "scatter_add", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("scatter_add", scatter_add, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterAddBackward0()
@@ -10606,29 +8306,17 @@ def scatter_add(
 
 
 def index_add(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-    *,
-    alpha: Any = 1,
+    input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1
 ) -> Tensor:
-    """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
-
-    forward: c_order(index_add(self, dim, index, source, alpha))
-    """
+    """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_add", "", index_add, self, dim, index, source, alpha)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_add", "", index_add, self, dim, index, source, alpha)
     self_ = tensor_arg(self, "index_add", "input", 1)
     dim = int_arg(dim, "index_add", "dim", 2)
     index_ = tensor_arg(index, "index_add", "index", 3)
     source_ = tensor_arg(source, "index_add", "source", 4)
     alpha = scalar_arg(alpha, "index_add", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_add", index_add, (self, dim, index, source, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexAddBackward0()
@@ -10664,27 +8352,16 @@ def index_add(
     return result
 
 
-def masked_fill_Scalar(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill_Scalar(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched(
+    if interposition.active and interposed(self, mask):
+        return interpose(
             "masked_fill.Scalar", "", masked_fill_Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill_Scalar", masked_fill_Scalar, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedFillBackward0()
@@ -10706,27 +8383,16 @@ def masked_fill_Scalar(
     return result
 
 
-def masked_fill_Tensor(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill_Tensor(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, value):
-        return call_batched(
+    if interposition.active and interposed(self, mask, value):
+        return interpose(
             "masked_fill.Tensor", "", masked_fill_Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value_ = tensor_arg(value, "masked_fill", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill_Tensor", masked_fill_Tensor, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -10754,21 +8420,13 @@ def masked_fill_Tensor(
     return result
 
 
-def masked_select(
-    input: Any,
-    mask: Any,
-) -> Tensor:
-    """`masked_select(Tensor self, Tensor mask) -> Tensor`
-
-    forward: masked_select(self, mask)
-    """
+def masked_select(input: Any, mask: Any) -> Tensor:
+    """`masked_select(Tensor self, Tensor mask) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched("masked_select", "", masked_select, self, mask)
+    if interposition.active and interposed(self, mask):
+        return interpose("masked_select", "", masked_select, self, mask)
     self_ = tensor_arg(self, "masked_select", "input", 1)
     mask_ = tensor_arg(mask, "masked_select", "mask", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("masked_select", masked_select, (self, mask))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
@@ -10789,15 +8447,8 @@ def masked_select(
     return result
 
 
-def take_along_dim(
-    input: Any,
-    indices: Any,
-    dim: Any = None,
-) -> Tensor:
-    """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`
-
-    composite: composites.take_along_dim_via_gather(self, indices, dim)
-    """
+def take_along_dim(input: Any, indices: Any, dim: Any = None) -> Tensor:
+    """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.take_along_dim_via_gather(self, indices, dim)
@@ -10812,13 +8463,8 @@ def take_along_dim(
         raise
 
 
-def hstack(
-    tensors: Any,
-) -> Tensor:
-    """`hstack(Tensor[] tensors) -> Tensor`
-
-    composite: cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
-    """
+def hstack(tensors: Any) -> Tensor:
+    """`hstack(Tensor[] tensors) -> Tensor`"""
     try:
         return cat(
             composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1
@@ -10828,13 +8474,8 @@ def hstack(
         raise
 
 
-def vstack(
-    tensors: Any,
-) -> Tensor:
-    """`vstack(Tensor[] tensors) -> Tensor`
-
-    composite: cat(composites.atleast_2d_each(tensors), 0)
-    """
+def vstack(tensors: Any) -> Tensor:
+    """`vstack(Tensor[] tensors) -> Tensor`"""
     try:
         return cat(composites.atleast_2d_each(tensors), 0)
     except (AttributeError, TypeError):
@@ -10842,16 +8483,8 @@ def vstack(
         raise
 
 
-def narrow(
-    input: Any,
-    dim: Any,
-    start: Any,
-    length: Any,
-) -> Tensor:
-    """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
-
-    composite: slice_Tensor(self, dim, shapes.narrow_start(self.shape, dim, start, length), shapes.narrow_start(self.shape, dim, start, length) + length, 1)
-    """
+def narrow(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
+    """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return slice_Tensor(
@@ -10866,23 +8499,14 @@ def narrow(
         raise
 
 
-def roll(
-    input: Any,
-    shifts: Any,
-    dims: Any = (),
-) -> Tensor:
-    """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
-
-    forward: c_order(roll(self, shifts, dims))
-    """
+def roll(input: Any, shifts: Any, dims: Any = ()) -> Tensor:
+    """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("roll", "", roll, self, shifts, dims)
+    if interposition.active and interposed(self):
+        return interpose("roll", "", roll, self, shifts, dims)
     self_ = tensor_arg(self, "roll", "input", 1)
     shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
     dims = int_list_arg(dims, "roll", "dims", 3, size=1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("roll", roll, (self, shifts, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RollBackward0()
@@ -10903,21 +8527,13 @@ def roll(
     return result
 
 
-def repeat_default(
-    input: Any,
-    repeats: Any,
-) -> Tensor:
-    """`repeat(Tensor self, SymInt[] repeats) -> Tensor`
-
-    forward: repeat(self, repeats)
-    """
+def repeat_default(input: Any, repeats: Any) -> Tensor:
+    """`repeat(Tensor self, SymInt[] repeats) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("repeat", "", repeat_default, self, repeats)
+    if interposition.active and interposed(self):
+        return interpose("repeat", "", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("repeat_default", repeat_default, (self, repeats))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RepeatBackward0()
@@ -10938,17 +8554,10 @@ def repeat_default(
     return result
 
 
-def repeat_interleave_Tensor(
-    repeats: Any,
-    *,
-    output_size: Any = None,
-) -> Tensor:
-    """`repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
-
-    forward: np.repeat(np.arange(repeats.shape[0]), repeats)
-    """
-    if vmap_hook.levels and is_batched(repeats):
-        return call_batched(
+def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor:
+    """`repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`"""
+    if interposition.active and interposed(repeats):
+        return interpose(
             "repeat_interleave.Tensor",
             "",
             repeat_interleave_Tensor,
@@ -10957,10 +8566,6 @@ def repeat_interleave_Tensor(
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "repeat_interleave_Tensor", repeat_interleave_Tensor, (repeats, output_size)
-        )
     try:
         result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
@@ -10974,16 +8579,9 @@ def repeat_interleave_Tensor(
 
 
 def repeat_interleave_self_Tensor(
-    input: Any,
-    repeats: Any,
-    dim: Any = None,
-    *,
-    output_size: Any = None,
+    input: Any, repeats: Any, dim: Any = None, *, output_size: Any = None
 ) -> Tensor:
-    """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
-
-    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)))
-    """
+    """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return index_select(
@@ -11003,16 +8601,9 @@ def repeat_interleave_self_Tensor(
 
 
 def repeat_interleave_self_int(
-    input: Any,
-    repeats: Any,
-    dim: Any = None,
-    *,
-    output_size: Any = None,
+    input: Any, repeats: Any, dim: Any = None, *, output_size: Any = None
 ) -> Tensor:
-    """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
-
-    composite: view(clone(expand(unsqueeze(flatten(self), 1), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, shapes.interleave_dim(dim, self.ndim) + 1), shapes.interleave_sizes(self.shape, repeats, dim)[0])), shapes.interleave_sizes(self.shape, repeats, dim)[1])
-    """
+    """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -11045,14 +8636,8 @@ def repeat_interleave_self_int(
         raise
 
 
-def tile_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`tile(Tensor self, SymInt[] dims) -> Tensor`
-
-    composite: repeat(self, shapes.tile_repeats(self.ndim, dims))
-    """
+def tile_default(input: Any, dims: Any) -> Tensor:
+    """`tile(Tensor self, SymInt[] dims) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return repeat(self, shapes.tile_repeats(self.ndim, dims))
@@ -11061,24 +8646,15 @@ def tile_default(
         raise
 
 
-def clone(
-    input: Any,
-    *,
-    memory_format: Any = None,
-) -> Tensor:
-    """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
-
-    forward: clone_kernel(self, memory_format)
-    """
+def clone(input: Any, *, memory_format: Any = None) -> Tensor:
+    """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clone", "", clone, self, memory_format)
+    if interposition.active and interposed(self):
+        return interpose("clone", "", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clone", clone, (self, memory_format))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CloneBackward0()
@@ -11099,15 +8675,8 @@ def clone(
     return result
 
 
-def contiguous(
-    input: Any,
-    *,
-    memory_format: Any = 0,
-) -> Tensor:
-    """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
-
-    composite: composites.contiguous_by_strides(self)
-    """
+def contiguous(input: Any, *, memory_format: Any = 0) -> Tensor:
+    """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.contiguous_by_strides(self)
@@ -11116,25 +8685,14 @@ def contiguous(
         raise
 
 
-def constant_pad_nd(
-    input: Any,
-    pad: Any,
-    value: Any = 0,
-) -> Tensor:
-    """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
-
-    forward: c_order(constant_pad_nd(self, pad, value))
-    """
+def constant_pad_nd(input: Any, pad: Any, value: Any = 0) -> Tensor:
+    """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("constant_pad_nd", "", constant_pad_nd, self, pad, value)
+    if interposition.active and interposed(self):
+        return interpose("constant_pad_nd", "", constant_pad_nd, self, pad, value)
     self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "constant_pad_nd", constant_pad_nd, (self, pad, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ConstantPadNdBackward0()
@@ -11161,15 +8719,9 @@ def constant_pad_nd(
 
 
 def pad_default(
-    input: Any,
-    pad: Any,
-    mode: Any = "constant",
-    value: Any = None,
+    input: Any, pad: Any, mode: Any = "constant", value: Any = None
 ) -> Tensor:
-    """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
-
-    composite: composites.pad_by_mode(self, pad, mode, value)
-    """
+    """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.pad_by_mode(self, pad, mode, value)
@@ -11178,16 +8730,8 @@ def pad_default(
         raise
 
 
-def tensordot(
-    input: Any,
-    other: Any,
-    dims_self: Any,
-    dims_other: Any,
-) -> Tensor:
-    """`tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
-
-    composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
-    """
+def tensordot(input: Any, other: Any, dims_self: Any, dims_other: Any) -> Tensor:
+    """`tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.tensordot_via_mm(self, other, dims_self, dims_other)
@@ -11202,21 +8746,13 @@ def tensordot(
         raise
 
 
-def _unsafe_view(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`
-
-    forward: view_kernel(self, size)
-    """
+def _unsafe_view(input: Any, size: Any) -> Tensor:
+    """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_unsafe_view", "", _unsafe_view, self, size)
+    if interposition.active and interposed(self):
+        return interpose("_unsafe_view", "", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_unsafe_view", _unsafe_view, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeViewBackward0()
@@ -11236,25 +8772,14 @@ def _unsafe_view(
     return result
 
 
-def _reshape_alias(
-    input: Any,
-    size: Any,
-    stride: Any,
-) -> Tensor:
-    """`_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
-
-    forward: reshape_alias_kernel(self, size, stride)
-    """
+def _reshape_alias(input: Any, size: Any, stride: Any) -> Tensor:
+    """`_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_reshape_alias", "", _reshape_alias, self, size, stride)
+    if interposition.active and interposed(self):
+        return interpose("_reshape_alias", "", _reshape_alias, self, size, stride)
     self_ = tensor_arg(self, "_reshape_alias", "input", 1)
     size = int_list_arg(size, "_reshape_alias", "size", 2)
     stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_reshape_alias", _reshape_alias, (self, size, stride)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReshapeAliasBackward0()
@@ -11277,19 +8802,12 @@ def _reshape_alias(
     return result
 
 
-def alias(
-    input: Any,
-) -> Tensor:
-    """`alias(Tensor(a) self) -> Tensor(a)`
-
-    forward: alias_kernel(self)
-    """
+def alias(input: Any) -> Tensor:
+    """`alias(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("alias", "", alias, self)
+    if interposition.active and interposed(self):
+        return interpose("alias", "", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("alias", alias, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AliasBackward0()
@@ -11309,26 +8827,14 @@ def alias(
     return result
 
 
-def add__Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
-    """
+def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "add_.Tensor", "elementwise", add__Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("add_.Tensor", "elementwise", add__Tensor, self, other, alpha)
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add__Tensor", add__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11362,26 +8868,14 @@ def add__Tensor(
     return result
 
 
-def sub__Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
-    """
+def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "sub_.Tensor", "elementwise", sub__Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("sub_.Tensor", "elementwise", sub__Tensor, self, other, alpha)
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub__Tensor", sub__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11415,21 +8909,13 @@ def sub__Tensor(
     return result
 
 
-def mul__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.multiply(self, other)
-    """
+def mul__Tensor(input: Any, other: Any) -> Tensor:
+    """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("mul_.Tensor", "elementwise", mul__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul__Tensor", mul__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11459,21 +8945,13 @@ def mul__Tensor(
     return result
 
 
-def div__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.true_divide(self, other)
-    """
+def div__Tensor(input: Any, other: Any) -> Tensor:
+    """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("div_.Tensor", "elementwise", div__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div__Tensor", div__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11501,21 +8979,13 @@ def div__Tensor(
     return result
 
 
-def pow__Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
-
-    forward: np.power(self, exponent)
-    """
+def pow__Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
+    if interposition.active and interposed(self):
+        return interpose("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow__Scalar", pow__Scalar, (self, exponent))
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11542,21 +9012,13 @@ def pow__Scalar(
     return result
 
 
-def pow__Tensor(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
-
-    forward: np.power(self, exponent)
-    """
+def pow__Tensor(input: Any, exponent: Any) -> Tensor:
+    """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, exponent):
-        return call_batched("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
+    if interposition.active and interposed(self, exponent):
+        return interpose("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow__Tensor", pow__Tensor, (self, exponent))
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -11594,19 +9056,12 @@ def pow__Tensor(
     return result
 
 
-def neg_(
-    input: Any,
-) -> Tensor:
-    """`neg_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.negative(self)
-    """
+def neg_(input: Any) -> Tensor:
+    """`neg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("neg_", "", neg_, self)
+    if interposition.active and interposed(self):
+        return interpose("neg_", "", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("neg_", neg_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11628,19 +9083,12 @@ def neg_(
     return result
 
 
-def reciprocal_(
-    input: Any,
-) -> Tensor:
-    """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.reciprocal(self)
-    """
+def reciprocal_(input: Any) -> Tensor:
+    """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reciprocal_", "elementwise", reciprocal_, self)
+    if interposition.active and interposed(self):
+        return interpose("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("reciprocal_", reciprocal_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11665,19 +9113,12 @@ def reciprocal_(
     return result
 
 
-def exp_(
-    input: Any,
-) -> Tensor:
-    """`exp_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.exp(self)
-    """
+def exp_(input: Any) -> Tensor:
+    """`exp_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp_", "elementwise", exp_, self)
+    if interposition.active and interposed(self):
+        return interpose("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp_", exp_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11702,19 +9143,12 @@ def exp_(
     return result
 
 
-def log_(
-    input: Any,
-) -> Tensor:
-    """`log_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log(self)
-    """
+def log_(input: Any) -> Tensor:
+    """`log_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log_", "elementwise", log_, self)
+    if interposition.active and interposed(self):
+        return interpose("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log_", log_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11740,19 +9174,12 @@ def log_(
     return result
 
 
-def sin_(
-    input: Any,
-) -> Tensor:
-    """`sin_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sin(self)
-    """
+def sin_(input: Any) -> Tensor:
+    """`sin_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sin_", "elementwise", sin_, self)
+    if interposition.active and interposed(self):
+        return interpose("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sin_", sin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11778,19 +9205,12 @@ def sin_(
     return result
 
 
-def cos_(
-    input: Any,
-) -> Tensor:
-    """`cos_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.cos(self)
-    """
+def cos_(input: Any) -> Tensor:
+    """`cos_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cos_", "elementwise", cos_, self)
+    if interposition.active and interposed(self):
+        return interpose("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cos_", cos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11816,19 +9236,12 @@ def cos_(
     return result
 
 
-def tanh_(
-    input: Any,
-) -> Tensor:
-    """`tanh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.tanh(self)
-    """
+def tanh_(input: Any) -> Tensor:
+    """`tanh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tanh_", "elementwise", tanh_, self)
+    if interposition.active and interposed(self):
+        return interpose("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tanh_", tanh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11853,19 +9266,12 @@ def tanh_(
     return result
 
 
-def sigmoid_(
-    input: Any,
-) -> Tensor:
-    """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: sigmoid(self)
-    """
+def sigmoid_(input: Any) -> Tensor:
+    """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sigmoid_", "elementwise", sigmoid_, self)
+    if interposition.active and interposed(self):
+        return interpose("sigmoid_", "elementwise", sigmoid_, self)
     self_ = tensor_arg(self, "sigmoid_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sigmoid_", sigmoid_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11890,19 +9296,12 @@ def sigmoid_(
     return result
 
 
-def relu_(
-    input: Any,
-) -> Tensor:
-    """`relu_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: relu(self)
-    """
+def relu_(input: Any) -> Tensor:
+    """`relu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("relu_", "", relu_, self)
+    if interposition.active and interposed(self):
+        return interpose("relu_", "", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("relu_", relu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11926,19 +9325,12 @@ def relu_(
     return result
 
 
-def sqrt_(
-    input: Any,
-) -> Tensor:
-    """`sqrt_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sqrt(self)
-    """
+def sqrt_(input: Any) -> Tensor:
+    """`sqrt_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sqrt_", "elementwise", sqrt_, self)
+    if interposition.active and interposed(self):
+        return interpose("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sqrt_", sqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11963,19 +9355,12 @@ def sqrt_(
     return result
 
 
-def abs_(
-    input: Any,
-) -> Tensor:
-    """`abs_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.abs(self)
-    """
+def abs_(input: Any) -> Tensor:
+    """`abs_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("abs_", "", abs_, self)
+    if interposition.active and interposed(self):
+        return interpose("abs_", "", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("abs_", abs_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12000,23 +9385,14 @@ def abs_(
     return result
 
 
-def clamp_(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_", "elementwise", clamp_, self, min, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_", "elementwise", clamp_, self, min, max)
     self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_", clamp_, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12044,23 +9420,13 @@ def clamp_(
     return result
 
 
-def clamp_min__default(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min__default(input: Any, min: Any) -> Tensor:
+    """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_min_", "elementwise", clamp_min__default, self, min)
+    if interposition.active and interposed(self):
+        return interpose("clamp_min_", "elementwise", clamp_min__default, self, min)
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min = scalar_arg(min, "clamp_min_", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "clamp_min__default", clamp_min__default, (self, min)
-        )
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12087,23 +9453,13 @@ def clamp_min__default(
     return result
 
 
-def clamp_max__default(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max__default(input: Any, max: Any) -> Tensor:
+    """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_max_", "elementwise", clamp_max__default, self, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_max_", "elementwise", clamp_max__default, self, max)
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max = scalar_arg(max, "clamp_max_", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "clamp_max__default", clamp_max__default, (self, max)
-        )
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12130,21 +9486,13 @@ def clamp_max__default(
     return result
 
 
-def fill_Scalar(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill.Scalar(Tensor self, Scalar value) -> Tensor`
-
-    forward: np.full_like(self, value)
-    """
+def fill_Scalar(input: Any, value: Any) -> Tensor:
+    """`fill.Scalar(Tensor self, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fill.Scalar", "", fill_Scalar, self, value)
+    if interposition.active and interposed(self):
+        return interpose("fill.Scalar", "", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill_Scalar", fill_Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
@@ -12163,21 +9511,13 @@ def fill_Scalar(
     return result
 
 
-def fill_Tensor(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill.Tensor(Tensor self, Tensor value) -> Tensor`
-
-    forward: np.full_like(self, value)
-    """
+def fill_Tensor(input: Any, value: Any) -> Tensor:
+    """`fill.Tensor(Tensor self, Tensor value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, value):
-        return call_batched("fill.Tensor", "", fill_Tensor, self, value)
+    if interposition.active and interposed(self, value):
+        return interpose("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill_Tensor", fill_Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
@@ -12198,21 +9538,13 @@ def fill_Tensor(
     return result
 
 
-def fill__Scalar(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
-
-    forward: np.full_like(self, value)
-    """
+def fill__Scalar(input: Any, value: Any) -> Tensor:
+    """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fill_.Scalar", "", fill__Scalar, self, value)
+    if interposition.active and interposed(self):
+        return interpose("fill_.Scalar", "", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill__Scalar", fill__Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12234,21 +9566,13 @@ def fill__Scalar(
     return result
 
 
-def fill__Tensor(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
-
-    forward: np.full_like(self, value)
-    """
+def fill__Tensor(input: Any, value: Any) -> Tensor:
+    """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, value):
-        return call_batched("fill_.Tensor", "", fill__Tensor, self, value)
+    if interposition.active and interposed(self, value):
+        return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill__Tensor", fill__Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -12272,19 +9596,12 @@ def fill__Tensor(
     return result
 
 
-def zero_(
-    input: Any,
-) -> Tensor:
-    """`zero_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.zeros_like(self)
-    """
+def zero_(input: Any) -> Tensor:
+    """`zero_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("zero_", "", zero_, self)
+    if interposition.active and interposed(self):
+        return interpose("zero_", "", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("zero_", zero_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12306,27 +9623,16 @@ def zero_(
     return result
 
 
-def masked_fill__Scalar(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill__Scalar(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched(
+    if interposition.active and interposed(self, mask):
+        return interpose(
             "masked_fill_.Scalar", "", masked_fill__Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill__Scalar", masked_fill__Scalar, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12351,27 +9657,16 @@ def masked_fill__Scalar(
     return result
 
 
-def masked_fill__Tensor(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill__Tensor(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, value):
-        return call_batched(
+    if interposition.active and interposed(self, mask, value):
+        return interpose(
             "masked_fill_.Tensor", "", masked_fill__Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value_ = tensor_arg(value, "masked_fill_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill__Tensor", masked_fill__Tensor, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -12401,31 +9696,17 @@ def masked_fill__Tensor(
 
 
 def index_add_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-    *,
-    alpha: Any = 1,
+    input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1
 ) -> Tensor:
-    """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: c_order(index_add(self, dim, index, source, alpha))
-    """
+    """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched(
-            "index_add_", "", index_add_, self, dim, index, source, alpha
-        )
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_add_", "", index_add_, self, dim, index, source, alpha)
     self_ = tensor_arg(self, "index_add_", "input", 1)
     dim = int_arg(dim, "index_add_", "dim", 2)
     index_ = tensor_arg(index, "index_add_", "index", 3)
     source_ = tensor_arg(source, "index_add_", "source", 4)
     alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_add_", index_add_, (self, dim, index, source, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -12464,27 +9745,15 @@ def index_add_(
     return result
 
 
-def scatter__src(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
-
-    forward: c_order(scatter(self, dim, index, src))
-    """
+def scatter__src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_.src", "", scatter__src, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_.src", "", scatter__src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     src_ = tensor_arg(src, "scatter_", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter__src", scatter__src, (self, dim, index, src)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -12512,29 +9781,15 @@ def scatter__src(
     return result
 
 
-def scatter__value(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
-
-    forward: c_order(scatter(self, dim, index, value))
-    """
+def scatter__value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
-            "scatter_.value", "", scatter__value, self, dim, index, value
-        )
+    if interposition.active and interposed(self, index):
+        return interpose("scatter_.value", "", scatter__value, self, dim, index, value)
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     value = scalar_arg(value, "scatter_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter__value", scatter__value, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12560,27 +9815,15 @@ def scatter__value(
     return result
 
 
-def scatter_add_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
-
-    forward: c_order(scatter_add(self, dim, index, src))
-    """
+def scatter_add_(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_add_", "", scatter_add_, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_add_", "", scatter_add_, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add_", "input", 1)
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_ = tensor_arg(index, "scatter_add_", "index", 3)
     src_ = tensor_arg(src, "scatter_add_", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_add_", scatter_add_, (self, dim, index, src)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -12610,19 +9853,11 @@ def scatter_add_(
     return result
 
 
-def div__Tensor_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "div_.Tensor_mode",
             "elementwise",
             div__Tensor_mode,
@@ -12633,10 +9868,6 @@ def div__Tensor_mode(
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div__Tensor_mode", div__Tensor_mode, (self, other, rounding_mode)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12681,30 +9912,17 @@ def div__Tensor_mode(
     return result
 
 
-def addcmul_(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
-
-    forward: np.add(self, value * tensor1 * tensor2)
-    """
+def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcmul_", "elementwise", addcmul_, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcmul_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addcmul_", addcmul_, (self, tensor1, tensor2, value)
-        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12743,30 +9961,17 @@ def addcmul_(
     return result
 
 
-def addcdiv_(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
-
-    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
-    """
+def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcdiv_", "elementwise", addcdiv_, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcdiv_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addcdiv_", addcdiv_, (self, tensor1, tensor2, value)
-        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12807,23 +10012,14 @@ def addcdiv_(
     return result
 
 
-def lerp__Scalar(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
+    if interposition.active and interposed(self, end):
+        return interpose("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp__Scalar", lerp__Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         check_inplace(self)
@@ -12847,23 +10043,14 @@ def lerp__Scalar(
     return result
 
 
-def lerp__Tensor(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
+    if interposition.active and interposed(self, end, weight):
+        return interpose("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp__Tensor", lerp__Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -12901,21 +10088,13 @@ def lerp__Tensor(
     return result
 
 
-def hypot_(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.hypot(self, other)
-    """
+def hypot_(input: Any, other: Any) -> Tensor:
+    """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("hypot_", "elementwise", hypot_, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hypot_", hypot_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12947,23 +10126,15 @@ def hypot_(
     return result
 
 
-def copysign__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.copysign(self, other)
-    """
+def copysign__Tensor(input: Any, other: Any) -> Tensor:
+    """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "copysign_.Tensor", "elementwise", copysign__Tensor, self, other
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign__Tensor", copysign__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12997,23 +10168,15 @@ def copysign__Tensor(
     return result
 
 
-def copysign__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.copysign(self, other)
-    """
+def copysign__Scalar(input: Any, other: Any) -> Tensor:
+    """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "copysign_.Scalar", "elementwise", copysign__Scalar, self, other
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign__Scalar", copysign__Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13043,25 +10206,15 @@ def copysign__Scalar(
     return result
 
 
-def remainder__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.remainder(self, other)
-    """
+def remainder__Scalar(input: Any, other: Any) -> Tensor:
+    """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "remainder__Scalar", remainder__Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13084,25 +10237,15 @@ def remainder__Scalar(
     return result
 
 
-def remainder__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.remainder(self, other)
-    """
+def remainder__Tensor(input: Any, other: Any) -> Tensor:
+    """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "remainder__Tensor", remainder__Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -13132,21 +10275,13 @@ def remainder__Tensor(
     return result
 
 
-def fmod__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.fmod(self, other)
-    """
+def fmod__Scalar(input: Any, other: Any) -> Tensor:
+    """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod__Scalar", fmod__Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13169,21 +10304,13 @@ def fmod__Scalar(
     return result
 
 
-def fmod__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.fmod(self, other)
-    """
+def fmod__Tensor(input: Any, other: Any) -> Tensor:
+    """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other_ = tensor_arg(other, "fmod_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod__Tensor", fmod__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -13213,21 +10340,13 @@ def fmod__Tensor(
     return result
 
 
-def xlogy__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: xlogy(self, other)
-    """
+def xlogy__Tensor(input: Any, other: Any) -> Tensor:
+    """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other_ = tensor_arg(other, "xlogy_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("xlogy__Tensor", xlogy__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -13261,25 +10380,15 @@ def xlogy__Tensor(
     return result
 
 
-def xlogy__Scalar_Other(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: xlogy(self, other)
-    """
+def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
+    """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
         )
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy__Scalar_Other", xlogy__Scalar_Other, (self, other)
-        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13312,23 +10421,15 @@ def xlogy__Scalar_Other(
     return result
 
 
-def clamp_min__Tensor(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min__Tensor(input: Any, min: Any) -> Tensor:
+    """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min):
-        return call_batched(
+    if interposition.active and interposed(self, min):
+        return interpose(
             "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
         )
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min_ = tensor_arg(min, "clamp_min_", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min__Tensor", clamp_min__Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -13358,23 +10459,15 @@ def clamp_min__Tensor(
     return result
 
 
-def clamp_max__Tensor(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max__Tensor(input: Any, max: Any) -> Tensor:
+    """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, max):
-        return call_batched(
+    if interposition.active and interposed(self, max):
+        return interpose(
             "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
         )
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max_ = tensor_arg(max, "clamp_max_", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max__Tensor", clamp_max__Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -13405,26 +10498,16 @@ def clamp_max__Tensor(
 
 
 def nan_to_num_(
-    input: Any,
-    nan: Any = None,
-    posinf: Any = None,
-    neginf: Any = None,
+    input: Any, nan: Any = None, posinf: Any = None, neginf: Any = None
 ) -> Tensor:
-    """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`
-
-    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
-    """
+    """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
+    if interposition.active and interposed(self):
+        return interpose("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nan_to_num_", nan_to_num_, (self, nan, posinf, neginf)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13461,21 +10544,13 @@ def nan_to_num_(
     return result
 
 
-def logit_(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
-
-    forward: logit(self, eps)
-    """
+def logit_(input: Any, eps: Any = None) -> Tensor:
+    """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logit_", "elementwise", logit_, self, eps)
+    if interposition.active and interposed(self):
+        return interpose("logit_", "elementwise", logit_, self, eps)
     self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logit_", logit_, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13502,22 +10577,13 @@ def logit_(
     return result
 
 
-def round__decimals(
-    input: Any,
-    *,
-    decimals: Any,
-) -> Tensor:
-    """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`
-
-    forward: np.round(self, decimals)
-    """
+def round__decimals(input: Any, *, decimals: Any) -> Tensor:
+    """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round_.decimals", "", round__decimals, self, decimals)
+    if interposition.active and interposed(self):
+        return interpose("round_.decimals", "", round__decimals, self, decimals)
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round__decimals", round__decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13539,19 +10605,12 @@ def round__decimals(
     return result
 
 
-def asin_(
-    input: Any,
-) -> Tensor:
-    """`asin_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arcsin(self)
-    """
+def asin_(input: Any) -> Tensor:
+    """`asin_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asin_", "elementwise", asin_, self)
+    if interposition.active and interposed(self):
+        return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asin_", asin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13577,19 +10636,12 @@ def asin_(
     return result
 
 
-def acos_(
-    input: Any,
-) -> Tensor:
-    """`acos_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arccos(self)
-    """
+def acos_(input: Any) -> Tensor:
+    """`acos_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acos_", "elementwise", acos_, self)
+    if interposition.active and interposed(self):
+        return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acos_", acos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13615,19 +10667,12 @@ def acos_(
     return result
 
 
-def atan_(
-    input: Any,
-) -> Tensor:
-    """`atan_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arctan(self)
-    """
+def atan_(input: Any) -> Tensor:
+    """`atan_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atan_", "elementwise", atan_, self)
+    if interposition.active and interposed(self):
+        return interpose("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan_", atan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13653,19 +10698,12 @@ def atan_(
     return result
 
 
-def sinh_(
-    input: Any,
-) -> Tensor:
-    """`sinh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sinh(self)
-    """
+def sinh_(input: Any) -> Tensor:
+    """`sinh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinh_", "elementwise", sinh_, self)
+    if interposition.active and interposed(self):
+        return interpose("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinh_", sinh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13691,19 +10729,12 @@ def sinh_(
     return result
 
 
-def cosh_(
-    input: Any,
-) -> Tensor:
-    """`cosh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.cosh(self)
-    """
+def cosh_(input: Any) -> Tensor:
+    """`cosh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cosh_", "elementwise", cosh_, self)
+    if interposition.active and interposed(self):
+        return interpose("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cosh_", cosh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13729,19 +10760,12 @@ def cosh_(
     return result
 
 
-def tan_(
-    input: Any,
-) -> Tensor:
-    """`tan_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.tan(self)
-    """
+def tan_(input: Any) -> Tensor:
+    """`tan_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tan_", "elementwise", tan_, self)
+    if interposition.active and interposed(self):
+        return interpose("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tan_", tan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13766,19 +10790,12 @@ def tan_(
     return result
 
 
-def log2_(
-    input: Any,
-) -> Tensor:
-    """`log2_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log2(self)
-    """
+def log2_(input: Any) -> Tensor:
+    """`log2_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log2_", "elementwise", log2_, self)
+    if interposition.active and interposed(self):
+        return interpose("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log2_", log2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13804,19 +10821,12 @@ def log2_(
     return result
 
 
-def log10_(
-    input: Any,
-) -> Tensor:
-    """`log10_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log10(self)
-    """
+def log10_(input: Any) -> Tensor:
+    """`log10_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log10_", "elementwise", log10_, self)
+    if interposition.active and interposed(self):
+        return interpose("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log10_", log10_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13842,19 +10852,12 @@ def log10_(
     return result
 
 
-def log1p_(
-    input: Any,
-) -> Tensor:
-    """`log1p_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log1p(self)
-    """
+def log1p_(input: Any) -> Tensor:
+    """`log1p_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log1p_", "elementwise", log1p_, self)
+    if interposition.active and interposed(self):
+        return interpose("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log1p_", log1p_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13880,19 +10883,12 @@ def log1p_(
     return result
 
 
-def expm1_(
-    input: Any,
-) -> Tensor:
-    """`expm1_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.expm1(self)
-    """
+def expm1_(input: Any) -> Tensor:
+    """`expm1_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expm1_", "elementwise", expm1_, self)
+    if interposition.active and interposed(self):
+        return interpose("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("expm1_", expm1_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13917,19 +10913,12 @@ def expm1_(
     return result
 
 
-def exp2_(
-    input: Any,
-) -> Tensor:
-    """`exp2_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.exp2(self)
-    """
+def exp2_(input: Any) -> Tensor:
+    """`exp2_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp2_", "elementwise", exp2_, self)
+    if interposition.active and interposed(self):
+        return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp2_", exp2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13954,19 +10943,12 @@ def exp2_(
     return result
 
 
-def rsqrt_(
-    input: Any,
-) -> Tensor:
-    """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.reciprocal(np.sqrt(self))
-    """
+def rsqrt_(input: Any) -> Tensor:
+    """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rsqrt_", "elementwise", rsqrt_, self)
+    if interposition.active and interposed(self):
+        return interpose("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsqrt_", rsqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13991,19 +10973,12 @@ def rsqrt_(
     return result
 
 
-def floor_(
-    input: Any,
-) -> Tensor:
-    """`floor_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.floor(self)
-    """
+def floor_(input: Any) -> Tensor:
+    """`floor_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("floor_", "", floor_, self)
+    if interposition.active and interposed(self):
+        return interpose("floor_", "", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("floor_", floor_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14025,19 +11000,12 @@ def floor_(
     return result
 
 
-def ceil_(
-    input: Any,
-) -> Tensor:
-    """`ceil_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.ceil(self)
-    """
+def ceil_(input: Any) -> Tensor:
+    """`ceil_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil_", "", ceil_, self)
+    if interposition.active and interposed(self):
+        return interpose("ceil_", "", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ceil_", ceil_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14059,19 +11027,12 @@ def ceil_(
     return result
 
 
-def round__default(
-    input: Any,
-) -> Tensor:
-    """`round_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.round(self)
-    """
+def round__default(input: Any) -> Tensor:
+    """`round_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round_", "", round__default, self)
+    if interposition.active and interposed(self):
+        return interpose("round_", "", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round__default", round__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14093,19 +11054,12 @@ def round__default(
     return result
 
 
-def trunc_(
-    input: Any,
-) -> Tensor:
-    """`trunc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.trunc(self)
-    """
+def trunc_(input: Any) -> Tensor:
+    """`trunc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc_", "", trunc_, self)
+    if interposition.active and interposed(self):
+        return interpose("trunc_", "", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trunc_", trunc_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14127,19 +11081,12 @@ def trunc_(
     return result
 
 
-def frac_(
-    input: Any,
-) -> Tensor:
-    """`frac_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self - np.trunc(self)
-    """
+def frac_(input: Any) -> Tensor:
+    """`frac_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("frac_", "", frac_, self)
+    if interposition.active and interposed(self):
+        return interpose("frac_", "", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("frac_", frac_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14161,19 +11108,12 @@ def frac_(
     return result
 
 
-def sign_(
-    input: Any,
-) -> Tensor:
-    """`sign_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sign(self)
-    """
+def sign_(input: Any) -> Tensor:
+    """`sign_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sign_", "", sign_, self)
+    if interposition.active and interposed(self):
+        return interpose("sign_", "", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sign_", sign_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14195,19 +11135,12 @@ def sign_(
     return result
 
 
-def erf_(
-    input: Any,
-) -> Tensor:
-    """`erf_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: erf(self)
-    """
+def erf_(input: Any) -> Tensor:
+    """`erf_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erf_", "elementwise", erf_, self)
+    if interposition.active and interposed(self):
+        return interpose("erf_", "elementwise", erf_, self)
     self_ = tensor_arg(self, "erf_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erf_", erf_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14235,19 +11168,12 @@ def erf_(
     return result
 
 
-def erfc_(
-    input: Any,
-) -> Tensor:
-    """`erfc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: erfc(self)
-    """
+def erfc_(input: Any) -> Tensor:
+    """`erfc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfc_", "elementwise", erfc_, self)
+    if interposition.active and interposed(self):
+        return interpose("erfc_", "elementwise", erfc_, self)
     self_ = tensor_arg(self, "erfc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfc_", erfc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14275,21 +11201,13 @@ def erfc_(
     return result
 
 
-def ldexp_(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: self * 2.0 ** other
-    """
+def ldexp_(input: Any, other: Any) -> Tensor:
+    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ldexp_", "elementwise", ldexp_, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ldexp_", "elementwise", ldexp_, self, other)
     self_ = tensor_arg(self, "ldexp_", "input", 1)
     other_ = tensor_arg(other, "ldexp_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ldexp_", ldexp_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -14323,19 +11241,12 @@ def ldexp_(
     return result
 
 
-def deg2rad_(
-    input: Any,
-) -> Tensor:
-    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self * 0.017453292519943295
-    """
+def deg2rad_(input: Any) -> Tensor:
+    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("deg2rad_", "elementwise", deg2rad_, self)
+    if interposition.active and interposed(self):
+        return interpose("deg2rad_", "elementwise", deg2rad_, self)
     self_ = tensor_arg(self, "deg2rad_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("deg2rad_", deg2rad_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14360,19 +11271,12 @@ def deg2rad_(
     return result
 
 
-def rad2deg_(
-    input: Any,
-) -> Tensor:
-    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self * 57.29577951308232
-    """
+def rad2deg_(input: Any) -> Tensor:
+    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rad2deg_", "elementwise", rad2deg_, self)
+    if interposition.active and interposed(self):
+        return interpose("rad2deg_", "elementwise", rad2deg_, self)
     self_ = tensor_arg(self, "rad2deg_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rad2deg_", rad2deg_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14397,19 +11301,12 @@ def rad2deg_(
     return result
 
 
-def sinc_(
-    input: Any,
-) -> Tensor:
-    """`sinc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: sinc(self)
-    """
+def sinc_(input: Any) -> Tensor:
+    """`sinc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinc_", "elementwise", sinc_, self)
+    if interposition.active and interposed(self):
+        return interpose("sinc_", "elementwise", sinc_, self)
     self_ = tensor_arg(self, "sinc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinc_", sinc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14435,28 +11332,16 @@ def sinc_(
     return result
 
 
-def addmv_(
-    input: Any,
-    mat: Any,
-    vec: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addmv_kernel(self, mat, vec, beta, alpha)
-    """
+def addmv_(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat, vec):
-        return call_batched("addmv_", "", addmv_, self, mat, vec, beta, alpha)
+    if interposition.active and interposed(self, mat, vec):
+        return interpose("addmv_", "", addmv_, self, mat, vec, beta, alpha)
     self_ = tensor_arg(self, "addmv_", "input", 1)
     mat_ = tensor_arg(mat, "addmv_", "mat", 2)
     vec_ = tensor_arg(vec, "addmv_", "vec", 3)
     beta = scalar_arg(beta, "addmv_", "beta", 4)
     alpha = scalar_arg(alpha, "addmv_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmv_", addmv_, (self, mat, vec, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat, vec):
         check_inplace(self)
@@ -14508,28 +11393,16 @@ def addmv_(
     return result
 
 
-def addr_(
-    input: Any,
-    vec1: Any,
-    vec2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addr_kernel(self, vec1, vec2, beta, alpha)
-    """
+def addr_(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec1, vec2):
-        return call_batched("addr_", "", addr_, self, vec1, vec2, beta, alpha)
+    if interposition.active and interposed(self, vec1, vec2):
+        return interpose("addr_", "", addr_, self, vec1, vec2, beta, alpha)
     self_ = tensor_arg(self, "addr_", "input", 1)
     vec1_ = tensor_arg(vec1, "addr_", "vec1", 2)
     vec2_ = tensor_arg(vec2, "addr_", "vec2", 3)
     beta = scalar_arg(beta, "addr_", "beta", 4)
     alpha = scalar_arg(alpha, "addr_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addr_", addr_, (self, vec1, vec2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, vec1, vec2):
         check_inplace(self)
@@ -14582,29 +11455,17 @@ def addr_(
 
 
 def addbmm_(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("addbmm_", "", addbmm_, self, batch1, batch2, beta, alpha)
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("addbmm_", "", addbmm_, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "addbmm_", "input", 1)
     batch1_ = tensor_arg(batch1, "addbmm_", "batch1", 2)
     batch2_ = tensor_arg(batch2, "addbmm_", "batch2", 3)
     beta = scalar_arg(beta, "addbmm_", "beta", 4)
     alpha = scalar_arg(alpha, "addbmm_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addbmm_", addbmm_, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         check_inplace(self)
@@ -14658,27 +11519,15 @@ def addbmm_(
     return result
 
 
-def index_copy_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-) -> Tensor:
-    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`
-
-    forward: index_copy_kernel(self, dim, index, source)
-    """
+def index_copy_(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
+    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_copy_", "", index_copy_, self, dim, index, source)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_copy_", "", index_copy_, self, dim, index, source)
     self_ = tensor_arg(self, "index_copy_", "input", 1)
     dim = int_arg(dim, "index_copy_", "dim", 2)
     index_ = tensor_arg(index, "index_copy_", "index", 3)
     source_ = tensor_arg(source, "index_copy_", "source", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_copy_", index_copy_, (self, dim, index, source)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -14718,19 +11567,11 @@ def index_copy_(
     return result
 
 
-def index_fill__int_Scalar(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
-
-    forward: index_fill_kernel(self, dim, index, value)
-    """
+def index_fill__int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
+    if interposition.active and interposed(self, index):
+        return interpose(
             "index_fill_.int_Scalar",
             "",
             index_fill__int_Scalar,
@@ -14743,10 +11584,6 @@ def index_fill__int_Scalar(
     dim = int_arg(dim, "index_fill_", "dim", 2)
     index_ = tensor_arg(index, "index_fill_", "index", 3)
     value = scalar_arg(value, "index_fill_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_fill__int_Scalar", index_fill__int_Scalar, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14783,25 +11620,15 @@ def index_fill__int_Scalar(
     return result
 
 
-def put_(
-    input: Any,
-    index: Any,
-    source: Any,
-    accumulate: Any = False,
-) -> Tensor:
-    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
-
-    forward: put_kernel(self, index, source, accumulate)
-    """
+def put_(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
+    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("put_", "", put_, self, index, source, accumulate)
+    if interposition.active and interposed(self, index, source):
+        return interpose("put_", "", put_, self, index, source, accumulate)
     self_ = tensor_arg(self, "put_", "input", 1)
     index_ = tensor_arg(index, "put_", "index", 2)
     source_ = tensor_arg(source, "put_", "source", 3)
     accumulate = bool_arg(accumulate, "put_", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("put_", put_, (self, index, source, accumulate))
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -14848,15 +11675,8 @@ def put_(
     return result
 
 
-def linear(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-) -> Tensor:
-    """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
-
-    composite: composites.linear_by_rank(input, weight, bias)
-    """
+def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
+    """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`"""
     try:
         return composites.linear_by_rank(input, weight, bias)
     except (AttributeError, TypeError):
@@ -14870,16 +11690,8 @@ def linear(
         raise
 
 
-def bilinear(
-    input1: Any,
-    input2: Any,
-    weight: Any,
-    bias: Any = None,
-) -> Tensor:
-    """`bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor`
-
-    composite: composites.bilinear_via_ops(input1, input2, weight, bias)
-    """
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Tensor:
+    """`bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor`"""
     try:
         return composites.bilinear_via_ops(input1, input2, weight, bias)
     except (AttributeError, TypeError):
@@ -14905,12 +11717,9 @@ def convolution(
     output_padding: Any,
     groups: Any,
 ) -> Tensor:
-    """`convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
-
-    forward: convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "convolution",
             "",
             convolution,
@@ -14933,22 +11742,6 @@ def convolution(
     transposed = bool_arg(transposed, "convolution", "transposed", 7)
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
     groups = int_arg(groups, "convolution", "groups", 9)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "convolution",
-            convolution,
-            (
-                input,
-                weight,
-                bias,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0()
@@ -15027,13 +11820,10 @@ def max_pool2d_with_indices(
     dilation: Any = 1,
     ceil_mode: Any = False,
 ) -> Any:
-    """`max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
-
-    forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
-    """
+    """`max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "max_pool2d_with_indices",
             "",
             max_pool2d_with_indices,
@@ -15052,12 +11842,6 @@ def max_pool2d_with_indices(
     padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4, size=2)
     dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5, size=2)
     ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "max_pool2d_with_indices",
-            max_pool2d_with_indices,
-            (self, kernel_size, stride, padding, dilation, ceil_mode),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxPool2DWithIndicesBackward0()
@@ -15112,10 +11896,7 @@ def max_pool2d(
     dilation: Any = 1,
     ceil_mode: Any = False,
 ) -> Tensor:
-    """`max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
-
-    composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
-    """
+    """`max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return max_pool2d_with_indices(
@@ -15135,13 +11916,10 @@ def avg_pool2d(
     count_include_pad: Any = True,
     divisor_override: Any = None,
 ) -> Tensor:
-    """`avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
-
-    forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    """
+    """`avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "avg_pool2d",
             "",
             avg_pool2d,
@@ -15164,20 +11942,6 @@ def avg_pool2d(
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "avg_pool2d",
-            avg_pool2d,
-            (
-                self,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AvgPool2DBackward0()
@@ -15231,29 +11995,17 @@ def avg_pool2d(
     return result
 
 
-def _adaptive_avg_pool2d_default(
-    input: Any,
-    output_size: Any,
-) -> Tensor:
-    """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
-
-    forward: adaptive_avg_pool2d_kernel(self, output_size)
-    """
+def _adaptive_avg_pool2d_default(input: Any, output_size: Any) -> Tensor:
+    """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "_adaptive_avg_pool2d", "", _adaptive_avg_pool2d_default, self, output_size
         )
     self_ = tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     output_size = int_list_arg(
         output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_adaptive_avg_pool2d_default",
-            _adaptive_avg_pool2d_default,
-            (self, output_size),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveAvgPool2DBackward0()
@@ -15278,18 +12030,11 @@ def _adaptive_avg_pool2d_default(
 
 
 def native_layer_norm(
-    input: Any,
-    normalized_shape: Any,
-    weight: Any,
-    bias: Any,
-    eps: Any,
+    input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any
 ) -> Any:
-    """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: c_order(native_layer_norm_kernel(input, normalized_shape, weight, bias, eps))
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "native_layer_norm",
             "",
             native_layer_norm,
@@ -15306,12 +12051,6 @@ def native_layer_norm(
     weight_ = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
     bias_ = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_layer_norm",
-            native_layer_norm,
-            (input, normalized_shape, weight, bias, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0()
@@ -15381,12 +12120,11 @@ def native_batch_norm(
     momentum: Any,
     eps: Any,
 ) -> Any:
-    """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: c_order(native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps))
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias, running_mean, running_var):
-        return call_batched(
+    """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input, weight, bias, running_mean, running_var
+    ):
+        return interpose(
             "native_batch_norm",
             "",
             native_batch_norm,
@@ -15413,12 +12151,6 @@ def native_batch_norm(
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
     check_no_requires_grad(running_var, "running_var", "native_batch_norm")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_batch_norm",
-            native_batch_norm,
-            (input, weight, bias, running_mean, running_var, training, momentum, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0()
@@ -15504,21 +12236,11 @@ def native_batch_norm(
 
 
 def native_group_norm(
-    input: Any,
-    weight: Any,
-    bias: Any,
-    N: Any,
-    C: Any,
-    HxW: Any,
-    group: Any,
-    eps: Any,
+    input: Any, weight: Any, bias: Any, N: Any, C: Any, HxW: Any, group: Any, eps: Any
 ) -> Any:
-    """`native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps)
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "native_group_norm",
             "",
             native_group_norm,
@@ -15539,12 +12261,6 @@ def native_group_norm(
     HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
     group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_group_norm",
-            native_group_norm,
-            (input, weight, bias, N, C, HxW, group, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0()
@@ -15618,12 +12334,9 @@ def embedding(
     scale_grad_by_freq: Any = False,
     sparse: Any = False,
 ) -> Tensor:
-    """`embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
-
-    forward: embedding_kernel(weight, indices)
-    """
-    if vmap_hook.levels and is_batched(weight, indices):
-        return call_batched(
+    """`embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`"""
+    if interposition.active and interposed(weight, indices):
+        return interpose(
             "embedding",
             "",
             embedding,
@@ -15640,12 +12353,6 @@ def embedding(
         scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
     sparse = bool_arg(sparse, "embedding", "sparse", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "embedding",
-            embedding,
-            (weight, indices, padding_idx, scale_grad_by_freq, sparse),
-        )
     grad_fn = None
     if compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0()
@@ -15682,23 +12389,13 @@ def embedding(
     return result
 
 
-def reflection_pad1d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 1)
-    """
+def reflection_pad1d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad1d", "", reflection_pad1d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad1d", "", reflection_pad1d, self, padding)
     self_ = tensor_arg(self, "reflection_pad1d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad1d", "padding", 2, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad1d", reflection_pad1d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad1DBackward0()
@@ -15723,23 +12420,13 @@ def reflection_pad1d(
     return result
 
 
-def reflection_pad2d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 2)
-    """
+def reflection_pad2d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad2d", "", reflection_pad2d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad2d", "", reflection_pad2d, self, padding)
     self_ = tensor_arg(self, "reflection_pad2d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad2d", "padding", 2, size=4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad2d", reflection_pad2d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad2DBackward0()
@@ -15764,23 +12451,13 @@ def reflection_pad2d(
     return result
 
 
-def reflection_pad3d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 3)
-    """
+def reflection_pad3d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad3d", "", reflection_pad3d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad3d", "", reflection_pad3d, self, padding)
     self_ = tensor_arg(self, "reflection_pad3d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad3d", "padding", 2, size=6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad3d", reflection_pad3d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad3DBackward0()
@@ -15805,23 +12482,13 @@ def reflection_pad3d(
     return result
 
 
-def replication_pad1d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 1)
-    """
+def replication_pad1d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad1d", "", replication_pad1d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad1d", "", replication_pad1d, self, padding)
     self_ = tensor_arg(self, "replication_pad1d", "input", 1)
     padding = int_list_arg(padding, "replication_pad1d", "padding", 2, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad1d", replication_pad1d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad1DBackward0()
@@ -15848,23 +12515,13 @@ def replication_pad1d(
     return result
 
 
-def replication_pad2d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 2)
-    """
+def replication_pad2d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad2d", "", replication_pad2d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad2d", "", replication_pad2d, self, padding)
     self_ = tensor_arg(self, "replication_pad2d", "input", 1)
     padding = int_list_arg(padding, "replication_pad2d", "padding", 2, size=4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad2d", replication_pad2d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad2DBackward0()
@@ -15891,23 +12548,13 @@ def replication_pad2d(
     return result
 
 
-def replication_pad3d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 3)
-    """
+def replication_pad3d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad3d", "", replication_pad3d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad3d", "", replication_pad3d, self, padding)
     self_ = tensor_arg(self, "replication_pad3d", "input", 1)
     padding = int_list_arg(padding, "replication_pad3d", "padding", 2, size=6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad3d", replication_pad3d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad3DBackward0()
@@ -15935,18 +12582,12 @@ def replication_pad3d(
 
 
 def upsample_linear1d(
-    input: Any,
-    output_size: Any,
-    align_corners: Any,
-    scales: Any = None,
+    input: Any, output_size: Any, align_corners: Any, scales: Any = None
 ) -> Tensor:
-    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales])
-    """
+    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_linear1d",
             "",
             upsample_linear1d,
@@ -15961,12 +12602,6 @@ def upsample_linear1d(
     )
     align_corners = bool_arg(align_corners, "upsample_linear1d", "align_corners", 3)
     scales = optional_float_arg(scales, "upsample_linear1d", "scales", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_linear1d",
-            upsample_linear1d,
-            (self, output_size, align_corners, scales),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleLinear1DBackward0()
@@ -16016,13 +12651,10 @@ def upsample_bilinear2d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_h, scales_w])
-    """
+    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_bilinear2d",
             "",
             upsample_bilinear2d,
@@ -16039,12 +12671,6 @@ def upsample_bilinear2d(
     align_corners = bool_arg(align_corners, "upsample_bilinear2d", "align_corners", 3)
     scales_h = optional_float_arg(scales_h, "upsample_bilinear2d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_bilinear2d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_bilinear2d",
-            upsample_bilinear2d,
-            (self, output_size, align_corners, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleBilinear2DBackward0()
@@ -16097,13 +12723,10 @@ def upsample_bicubic2d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_bicubic_kernel(self, output_size, align_corners, [scales_h, scales_w])
-    """
+    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_bicubic2d",
             "",
             upsample_bicubic2d,
@@ -16120,12 +12743,6 @@ def upsample_bicubic2d(
     align_corners = bool_arg(align_corners, "upsample_bicubic2d", "align_corners", 3)
     scales_h = optional_float_arg(scales_h, "upsample_bicubic2d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_bicubic2d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_bicubic2d",
-            upsample_bicubic2d,
-            (self, output_size, align_corners, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleBicubic2DBackward0()
@@ -16179,13 +12796,10 @@ def upsample_trilinear3d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_d, scales_h, scales_w])
-    """
+    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_trilinear3d",
             "",
             upsample_trilinear3d,
@@ -16204,12 +12818,6 @@ def upsample_trilinear3d(
     scales_d = optional_float_arg(scales_d, "upsample_trilinear3d", "scales_d", 4)
     scales_h = optional_float_arg(scales_h, "upsample_trilinear3d", "scales_h", 5)
     scales_w = optional_float_arg(scales_w, "upsample_trilinear3d", "scales_w", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_trilinear3d",
-            upsample_trilinear3d,
-            (self, output_size, align_corners, scales_d, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleTrilinear3DBackward0()
@@ -16258,18 +12866,11 @@ def upsample_trilinear3d(
     return result
 
 
-def upsample_nearest1d(
-    input: Any,
-    output_size: Any,
-    scales: Any = None,
-) -> Tensor:
-    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales])
-    """
+def upsample_nearest1d(input: Any, output_size: Any, scales: Any = None) -> Tensor:
+    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest1d", "", upsample_nearest1d, self, output_size, scales
         )
     self_ = tensor_arg(self, "upsample_nearest1d", "input", 1)
@@ -16277,10 +12878,6 @@ def upsample_nearest1d(
         output_size, "upsample_nearest1d", "output_size", 2, size=1
     )
     scales = optional_float_arg(scales, "upsample_nearest1d", "scales", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest1d", upsample_nearest1d, (self, output_size, scales)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest1DBackward0()
@@ -16315,18 +12912,12 @@ def upsample_nearest1d(
 
 
 def upsample_nearest2d(
-    input: Any,
-    output_size: Any,
-    scales_h: Any = None,
-    scales_w: Any = None,
+    input: Any, output_size: Any, scales_h: Any = None, scales_w: Any = None
 ) -> Tensor:
-    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales_h, scales_w])
-    """
+    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest2d",
             "",
             upsample_nearest2d,
@@ -16341,12 +12932,6 @@ def upsample_nearest2d(
     )
     scales_h = optional_float_arg(scales_h, "upsample_nearest2d", "scales_h", 3)
     scales_w = optional_float_arg(scales_w, "upsample_nearest2d", "scales_w", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest2d",
-            upsample_nearest2d,
-            (self, output_size, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest2DBackward0()
@@ -16394,13 +12979,10 @@ def upsample_nearest3d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales_d, scales_h, scales_w])
-    """
+    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest3d",
             "",
             upsample_nearest3d,
@@ -16417,12 +12999,6 @@ def upsample_nearest3d(
     scales_d = optional_float_arg(scales_d, "upsample_nearest3d", "scales_d", 3)
     scales_h = optional_float_arg(scales_h, "upsample_nearest3d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_nearest3d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest3d",
-            upsample_nearest3d,
-            (self, output_size, scales_d, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest3DBackward0()
@@ -16468,23 +13044,13 @@ def upsample_nearest3d(
     return result
 
 
-def pixel_shuffle(
-    input: Any,
-    upscale_factor: Any,
-) -> Tensor:
-    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`
-
-    forward: pixel_shuffle_kernel(self, upscale_factor)
-    """
+def pixel_shuffle(input: Any, upscale_factor: Any) -> Tensor:
+    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("pixel_shuffle", "", pixel_shuffle, self, upscale_factor)
+    if interposition.active and interposed(self):
+        return interpose("pixel_shuffle", "", pixel_shuffle, self, upscale_factor)
     self_ = tensor_arg(self, "pixel_shuffle", "input", 1)
     upscale_factor = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pixel_shuffle", pixel_shuffle, (self, upscale_factor)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PixelShuffleBackward0()
@@ -16510,27 +13076,15 @@ def pixel_shuffle(
     return result
 
 
-def pixel_unshuffle(
-    input: Any,
-    downscale_factor: Any,
-) -> Tensor:
-    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`
-
-    forward: pixel_unshuffle_kernel(self, downscale_factor)
-    """
+def pixel_unshuffle(input: Any, downscale_factor: Any) -> Tensor:
+    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "pixel_unshuffle", "", pixel_unshuffle, self, downscale_factor
-        )
+    if interposition.active and interposed(self):
+        return interpose("pixel_unshuffle", "", pixel_unshuffle, self, downscale_factor)
     self_ = tensor_arg(self, "pixel_unshuffle", "input", 1)
     downscale_factor = int_arg(
         downscale_factor, "pixel_unshuffle", "downscale_factor", 2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pixel_unshuffle", pixel_unshuffle, (self, downscale_factor)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PixelUnshuffleBackward0()
@@ -16561,21 +13115,13 @@ def pixel_unshuffle(
     return result
 
 
-def channel_shuffle(
-    input: Any,
-    groups: Any,
-) -> Tensor:
-    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`
-
-    forward: channel_shuffle_kernel(self, groups)
-    """
+def channel_shuffle(input: Any, groups: Any) -> Tensor:
+    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("channel_shuffle", "", channel_shuffle, self, groups)
+    if interposition.active and interposed(self):
+        return interpose("channel_shuffle", "", channel_shuffle, self, groups)
     self_ = tensor_arg(self, "channel_shuffle", "input", 1)
     groups = int_arg(groups, "channel_shuffle", "groups", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("channel_shuffle", channel_shuffle, (self, groups))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ChannelShuffleBackward0()
@@ -16605,13 +13151,10 @@ def col2im(
     padding: Any,
     stride: Any,
 ) -> Tensor:
-    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-
-    forward: col2im_kernel(self, output_size, kernel_size, dilation, padding, stride)
-    """
+    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "col2im",
             "",
             col2im,
@@ -16628,12 +13171,6 @@ def col2im(
     dilation = int_list_arg(dilation, "col2im", "dilation", 4, size=2)
     padding = int_list_arg(padding, "col2im", "padding", 5, size=2)
     stride = int_list_arg(stride, "col2im", "stride", 6, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "col2im",
-            col2im,
-            (self, output_size, kernel_size, dilation, padding, stride),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Col2ImBackward0()
@@ -16681,19 +13218,12 @@ def col2im(
 
 
 def im2col(
-    input: Any,
-    kernel_size: Any,
-    dilation: Any,
-    padding: Any,
-    stride: Any,
+    input: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any
 ) -> Tensor:
-    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-
-    forward: im2col_kernel(self, kernel_size, dilation, padding, stride)
-    """
+    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "im2col", "", im2col, self, kernel_size, dilation, padding, stride
         )
     self_ = tensor_arg(self, "im2col", "input", 1)
@@ -16701,10 +13231,6 @@ def im2col(
     dilation = int_list_arg(dilation, "im2col", "dilation", 3, size=2)
     padding = int_list_arg(padding, "im2col", "padding", 4, size=2)
     stride = int_list_arg(stride, "im2col", "stride", 5, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "im2col", im2col, (self, kernel_size, dilation, padding, stride)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Im2ColBackward0()
@@ -16748,22 +13274,13 @@ def im2col(
     return result
 
 
-def gelu(
-    input: Any,
-    *,
-    approximate: Any = "none",
-) -> Tensor:
-    """`gelu(Tensor self, *, str approximate="none") -> Tensor`
-
-    forward: gelu_kernel(self, approximate)
-    """
+def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
+    """`gelu(Tensor self, *, str approximate="none") -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("gelu", "", gelu, self, approximate)
+    if interposition.active and interposed(self):
+        return interpose("gelu", "", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gelu", gelu, (self, approximate))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GeluBackward0()
@@ -16784,19 +13301,12 @@ def gelu(
     return result
 
 
-def silu(
-    input: Any,
-) -> Tensor:
-    """`silu(Tensor self) -> Tensor`
-
-    forward: silu_kernel(self)
-    """
+def silu(input: Any) -> Tensor:
+    """`silu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("silu", "", silu, self)
+    if interposition.active and interposed(self):
+        return interpose("silu", "", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("silu", silu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SiluBackward0()
@@ -16816,19 +13326,12 @@ def silu(
     return result
 
 
-def mish(
-    input: Any,
-) -> Tensor:
-    """`mish(Tensor self) -> Tensor`
-
-    forward: mish_kernel(self)
-    """
+def mish(input: Any) -> Tensor:
+    """`mish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mish", "", mish, self)
+    if interposition.active and interposed(self):
+        return interpose("mish", "", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mish", mish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MishBackward0()
@@ -16848,23 +13351,14 @@ def mish(
     return result
 
 
-def softplus(
-    input: Any,
-    beta: Any = 1,
-    threshold: Any = 20,
-) -> Tensor:
-    """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
-
-    forward: softplus_kernel(self, beta, threshold)
-    """
+def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
+    """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("softplus", "", softplus, self, beta, threshold)
+    if interposition.active and interposed(self):
+        return interpose("softplus", "", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("softplus", softplus, (self, beta, threshold))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftplusBackward0()
@@ -16888,25 +13382,15 @@ def softplus(
     return result
 
 
-def elu(
-    input: Any,
-    alpha: Any = 1,
-    scale: Any = 1,
-    input_scale: Any = 1,
-) -> Tensor:
-    """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
-
-    forward: elu_kernel(self, alpha, scale, input_scale)
-    """
+def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Tensor:
+    """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("elu", "", elu, self, alpha, scale, input_scale)
+    if interposition.active and interposed(self):
+        return interpose("elu", "", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("elu", elu, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = EluBackward0()
@@ -16936,13 +13420,8 @@ def elu(
     return result
 
 
-def selu(
-    input: Any,
-) -> Tensor:
-    """`selu(Tensor self) -> Tensor`
-
-    composite: elu(self, 1.6732632423543772, 1.0507009873554805)
-    """
+def selu(input: Any) -> Tensor:
+    """`selu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return elu(self, 1.6732632423543772, 1.0507009873554805)
@@ -16951,21 +13430,13 @@ def selu(
         raise
 
 
-def celu(
-    input: Any,
-    alpha: Any = 1.0,
-) -> Tensor:
-    """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`
-
-    forward: celu_kernel(self, alpha)
-    """
+def celu(input: Any, alpha: Any = 1.0) -> Tensor:
+    """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("celu", "", celu, self, alpha)
+    if interposition.active and interposed(self):
+        return interpose("celu", "", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("celu", celu, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeluBackward0()
@@ -16986,21 +13457,13 @@ def celu(
     return result
 
 
-def leaky_relu(
-    input: Any,
-    negative_slope: Any = 0.01,
-) -> Tensor:
-    """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
-
-    forward: leaky_relu_kernel(self, negative_slope)
-    """
+def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
+    """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu", "", leaky_relu, self, negative_slope)
+    if interposition.active and interposed(self):
+        return interpose("leaky_relu", "", leaky_relu, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("leaky_relu", leaky_relu, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LeakyReluBackward0()
@@ -17023,23 +13486,14 @@ def leaky_relu(
     return result
 
 
-def hardtanh(
-    input: Any,
-    min_val: Any = -1,
-    max_val: Any = 1,
-) -> Tensor:
-    """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
-
-    forward: hardtanh_kernel(self, min_val, max_val)
-    """
+def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
+    """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh", "", hardtanh, self, min_val, max_val)
+    if interposition.active and interposed(self):
+        return interpose("hardtanh", "", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardtanh", hardtanh, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardtanhBackward0()
@@ -17063,19 +13517,12 @@ def hardtanh(
     return result
 
 
-def hardswish(
-    input: Any,
-) -> Tensor:
-    """`hardswish(Tensor self) -> Tensor`
-
-    forward: hardswish_kernel(self)
-    """
+def hardswish(input: Any) -> Tensor:
+    """`hardswish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish", "", hardswish, self)
+    if interposition.active and interposed(self):
+        return interpose("hardswish", "", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardswish", hardswish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardswishBackward0()
@@ -17095,19 +13542,12 @@ def hardswish(
     return result
 
 
-def hardsigmoid(
-    input: Any,
-) -> Tensor:
-    """`hardsigmoid(Tensor self) -> Tensor`
-
-    forward: hardsigmoid_kernel(self)
-    """
+def hardsigmoid(input: Any) -> Tensor:
+    """`hardsigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid", "", hardsigmoid, self)
+    if interposition.active and interposed(self):
+        return interpose("hardsigmoid", "", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardsigmoidBackward0()
@@ -17127,19 +13567,12 @@ def hardsigmoid(
     return result
 
 
-def log_sigmoid(
-    input: Any,
-) -> Tensor:
-    """`log_sigmoid(Tensor self) -> Tensor`
-
-    forward: c_order(log_sigmoid_kernel(self))
-    """
+def log_sigmoid(input: Any) -> Tensor:
+    """`log_sigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log_sigmoid", "", log_sigmoid, self)
+    if interposition.active and interposed(self):
+        return interpose("log_sigmoid", "", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
@@ -17159,21 +13592,13 @@ def log_sigmoid(
     return result
 
 
-def glu(
-    input: Any,
-    dim: Any = -1,
-) -> Tensor:
-    """`glu(Tensor self, int dim=-1) -> Tensor`
-
-    forward: glu_kernel(self, dim)
-    """
+def glu(input: Any, dim: Any = -1) -> Tensor:
+    """`glu(Tensor self, int dim=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("glu", "dim", glu, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("glu", "dim", glu, self, dim)
     self_ = tensor_arg(self, "glu", "input", 1)
     dim = int_arg(dim, "glu", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("glu", glu, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GluBackward0()
@@ -17194,21 +13619,13 @@ def glu(
     return result
 
 
-def hardshrink(
-    input: Any,
-    lambd: Any = 0.5,
-) -> Tensor:
-    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
-
-    forward: hardshrink_kernel(self, lambd)
-    """
+def hardshrink(input: Any, lambd: Any = 0.5) -> Tensor:
+    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardshrink", "", hardshrink, self, lambd)
+    if interposition.active and interposed(self):
+        return interpose("hardshrink", "", hardshrink, self, lambd)
     self_ = tensor_arg(self, "hardshrink", "input", 1)
     lambd = scalar_arg(lambd, "hardshrink", "lambd", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardshrink", hardshrink, (self, lambd))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardshrinkBackward0()
@@ -17231,21 +13648,13 @@ def hardshrink(
     return result
 
 
-def softshrink(
-    input: Any,
-    lambd: Any = 0.5,
-) -> Tensor:
-    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
-
-    forward: softshrink_kernel(self, lambd)
-    """
+def softshrink(input: Any, lambd: Any = 0.5) -> Tensor:
+    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("softshrink", "", softshrink, self, lambd)
+    if interposition.active and interposed(self):
+        return interpose("softshrink", "", softshrink, self, lambd)
     self_ = tensor_arg(self, "softshrink", "input", 1)
     lambd = scalar_arg(lambd, "softshrink", "lambd", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("softshrink", softshrink, (self, lambd))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftshrinkBackward0()
@@ -17268,25 +13677,14 @@ def softshrink(
     return result
 
 
-def threshold_default(
-    input: Any,
-    threshold: Any,
-    value: Any,
-) -> Tensor:
-    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
-
-    forward: threshold_kernel(self, threshold, value)
-    """
+def threshold_default(input: Any, threshold: Any, value: Any) -> Tensor:
+    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("threshold", "", threshold_default, self, threshold, value)
+    if interposition.active and interposed(self):
+        return interpose("threshold", "", threshold_default, self, threshold, value)
     self_ = tensor_arg(self, "threshold", "input", 1)
     threshold = scalar_arg(threshold, "threshold", "threshold", 2)
     value = scalar_arg(value, "threshold", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "threshold_default", threshold_default, (self, threshold, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ThresholdBackward0()
@@ -17313,23 +13711,14 @@ def threshold_default(
     return result
 
 
-def threshold_(
-    input: Any,
-    threshold: Any,
-    value: Any,
-) -> Tensor:
-    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`
-
-    forward: threshold_kernel(self, threshold, value)
-    """
+def threshold_(input: Any, threshold: Any, value: Any) -> Tensor:
+    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("threshold_", "", threshold_, self, threshold, value)
+    if interposition.active and interposed(self):
+        return interpose("threshold_", "", threshold_, self, threshold, value)
     self_ = tensor_arg(self, "threshold_", "input", 1)
     threshold = scalar_arg(threshold, "threshold_", "threshold", 2)
     value = scalar_arg(value, "threshold_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("threshold_", threshold_, (self, threshold, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17362,21 +13751,13 @@ def threshold_(
     return result
 
 
-def leaky_relu_(
-    input: Any,
-    negative_slope: Any = 0.01,
-) -> Tensor:
-    """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
-
-    forward: leaky_relu_kernel(self, negative_slope)
-    """
+def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
+    """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu_", "", leaky_relu_, self, negative_slope)
+    if interposition.active and interposed(self):
+        return interpose("leaky_relu_", "", leaky_relu_, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("leaky_relu_", leaky_relu_, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17403,25 +13784,15 @@ def leaky_relu_(
     return result
 
 
-def elu_(
-    input: Any,
-    alpha: Any = 1,
-    scale: Any = 1,
-    input_scale: Any = 1,
-) -> Tensor:
-    """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`
-
-    forward: elu_kernel(self, alpha, scale, input_scale)
-    """
+def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Tensor:
+    """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("elu_", "", elu_, self, alpha, scale, input_scale)
+    if interposition.active and interposed(self):
+        return interpose("elu_", "", elu_, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("elu_", elu_, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17457,21 +13828,13 @@ def elu_(
     return result
 
 
-def celu_(
-    input: Any,
-    alpha: Any = 1.0,
-) -> Tensor:
-    """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`
-
-    forward: celu_kernel(self, alpha)
-    """
+def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
+    """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("celu_", "", celu_, self, alpha)
+    if interposition.active and interposed(self):
+        return interpose("celu_", "", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("celu_", celu_, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17498,23 +13861,14 @@ def celu_(
     return result
 
 
-def hardtanh_(
-    input: Any,
-    min_val: Any = -1,
-    max_val: Any = 1,
-) -> Tensor:
-    """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
-
-    forward: hardtanh_kernel(self, min_val, max_val)
-    """
+def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
+    """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh_", "", hardtanh_, self, min_val, max_val)
+    if interposition.active and interposed(self):
+        return interpose("hardtanh_", "", hardtanh_, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardtanh_", hardtanh_, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17545,19 +13899,12 @@ def hardtanh_(
     return result
 
 
-def silu_(
-    input: Any,
-) -> Tensor:
-    """`silu_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: silu_kernel(self)
-    """
+def silu_(input: Any) -> Tensor:
+    """`silu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("silu_", "", silu_, self)
+    if interposition.active and interposed(self):
+        return interpose("silu_", "", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("silu_", silu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17582,19 +13929,12 @@ def silu_(
     return result
 
 
-def mish_(
-    input: Any,
-) -> Tensor:
-    """`mish_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: mish_kernel(self)
-    """
+def mish_(input: Any) -> Tensor:
+    """`mish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mish_", "", mish_, self)
+    if interposition.active and interposed(self):
+        return interpose("mish_", "", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mish_", mish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17619,19 +13959,12 @@ def mish_(
     return result
 
 
-def hardswish_(
-    input: Any,
-) -> Tensor:
-    """`hardswish_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: hardswish_kernel(self)
-    """
+def hardswish_(input: Any) -> Tensor:
+    """`hardswish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish_", "", hardswish_, self)
+    if interposition.active and interposed(self):
+        return interpose("hardswish_", "", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardswish_", hardswish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17656,19 +13989,12 @@ def hardswish_(
     return result
 
 
-def hardsigmoid_(
-    input: Any,
-) -> Tensor:
-    """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: hardsigmoid_kernel(self)
-    """
+def hardsigmoid_(input: Any) -> Tensor:
+    """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid_", "", hardsigmoid_, self)
+    if interposition.active and interposed(self):
+        return interpose("hardsigmoid_", "", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17693,23 +14019,14 @@ def hardsigmoid_(
     return result
 
 
-def mse_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-) -> Tensor:
-    """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
-
-    forward: mse_loss_kernel(self, target, reduction)
-    """
+def mse_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched("mse_loss", "", mse_loss, self, target, reduction)
+    if interposition.active and interposed(self, target):
+        return interpose("mse_loss", "", mse_loss, self, target, reduction)
     self_ = tensor_arg(self, "mse_loss", "input", 1)
     target_ = tensor_arg(target, "mse_loss", "target", 2)
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mse_loss", mse_loss, (self, target, reduction))
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = MseLossBackward0()
@@ -17741,28 +14058,18 @@ def mse_loss(
 
 
 def smooth_l1_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-    beta: Any = 1.0,
+    input: Any, target: Any, reduction: Any = 1, beta: Any = 1.0
 ) -> Tensor:
-    """`smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
-
-    forward: smooth_l1_loss_kernel(self, target, reduction, beta)
-    """
+    """`smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
+    if interposition.active and interposed(self, target):
+        return interpose(
             "smooth_l1_loss", "", smooth_l1_loss, self, target, reduction, beta
         )
     self_ = tensor_arg(self, "smooth_l1_loss", "input", 1)
     target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "smooth_l1_loss", smooth_l1_loss, (self, target, reduction, beta)
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = SmoothL1LossBackward0()
@@ -17801,29 +14108,15 @@ def smooth_l1_loss(
     return result
 
 
-def huber_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-    delta: Any = 1.0,
-) -> Tensor:
-    """`huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
-
-    forward: huber_loss_kernel(self, target, reduction, delta)
-    """
+def huber_loss(input: Any, target: Any, reduction: Any = 1, delta: Any = 1.0) -> Tensor:
+    """`huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
-            "huber_loss", "", huber_loss, self, target, reduction, delta
-        )
+    if interposition.active and interposed(self, target):
+        return interpose("huber_loss", "", huber_loss, self, target, reduction, delta)
     self_ = tensor_arg(self, "huber_loss", "input", 1)
     target_ = tensor_arg(target, "huber_loss", "target", 2)
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "huber_loss", huber_loss, (self, target, reduction, delta)
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = HuberLossBackward0()
@@ -17868,18 +14161,12 @@ def huber_loss(
 
 
 def binary_cross_entropy(
-    input: Any,
-    target: Any,
-    weight: Any = None,
-    reduction: Any = 1,
+    input: Any, target: Any, weight: Any = None, reduction: Any = 1
 ) -> Tensor:
-    """`binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
-
-    forward: binary_cross_entropy_kernel(self, target, weight, reduction)
-    """
+    """`binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "binary_cross_entropy",
             "",
             binary_cross_entropy,
@@ -17893,12 +14180,6 @@ def binary_cross_entropy(
     weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
     reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "binary_cross_entropy",
-            binary_cross_entropy,
-            (self, target, weight, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyBackward0()
@@ -17950,13 +14231,10 @@ def binary_cross_entropy_with_logits(
     pos_weight: Any = None,
     reduction: Any = 1,
 ) -> Tensor:
-    """`binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
-
-    forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
-    """
+    """`binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight, pos_weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight, pos_weight):
+        return interpose(
             "binary_cross_entropy_with_logits",
             "",
             binary_cross_entropy_with_logits,
@@ -17977,12 +14255,6 @@ def binary_cross_entropy_with_logits(
     reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "binary_cross_entropy_with_logits",
-            binary_cross_entropy_with_logits,
-            (self, target, weight, pos_weight, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0()
@@ -18034,19 +14306,12 @@ def binary_cross_entropy_with_logits(
 
 
 def nll_loss_forward(
-    input: Any,
-    target: Any,
-    weight: Any,
-    reduction: Any,
-    ignore_index: Any,
+    input: Any, target: Any, weight: Any, reduction: Any, ignore_index: Any
 ) -> Any:
-    """`nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-
-    forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
-    """
+    """`nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "nll_loss_forward",
             "",
             nll_loss_forward,
@@ -18062,12 +14327,6 @@ def nll_loss_forward(
     reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nll_loss_forward",
-            nll_loss_forward,
-            (self, target, weight, reduction, ignore_index),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLossBackward0()
@@ -18115,19 +14374,12 @@ def nll_loss_forward(
 
 
 def nll_loss2d_forward(
-    input: Any,
-    target: Any,
-    weight: Any,
-    reduction: Any,
-    ignore_index: Any,
+    input: Any, target: Any, weight: Any, reduction: Any, ignore_index: Any
 ) -> Any:
-    """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-
-    forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
-    """
+    """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "nll_loss2d_forward",
             "",
             nll_loss2d_forward,
@@ -18143,12 +14395,6 @@ def nll_loss2d_forward(
     reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nll_loss2d_forward",
-            nll_loss2d_forward,
-            (self, target, weight, reduction, ignore_index),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLoss2DBackward0()
@@ -18204,10 +14450,7 @@ def nll_loss(
     reduction: Any = 1,
     ignore_index: Any = -100,
 ) -> Tensor:
-    """`nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
-
-    composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
-    """
+    """`nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
@@ -18229,10 +14472,7 @@ def nll_loss2d(
     reduction: Any = 1,
     ignore_index: Any = -100,
 ) -> Tensor:
-    """`nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
-
-    composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
-    """
+    """`nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]

@@ -740,7 +740,6 @@ def _load_entry(
     return DifferentiabilityInfo(
         func=func,
         forward=forward,
-        original_forward=canonical(entry["forward"]) if composite is None else "",
         composite=composite,
         derivatives=tuple(derivatives),
         non_differentiable=tuple(non_differentiable),

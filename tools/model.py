@@ -539,7 +539,6 @@ class DifferentiabilityInfo:
 
     func: FunctionSchema
     forward: str  # checked, with tensor arguments renamed to their ndarray locals
-    original_forward: str
     composite: str | None  # instead of forward: a checked call of other ops
     derivatives: tuple[Derivative, ...]
     non_differentiable: tuple[str, ...]  # tensor inputs declared non_differentiable

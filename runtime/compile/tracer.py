@@ -2,7 +2,7 @@
 
 The function runs eagerly, under no_grad, on copies of its tensor arguments
 (`TracerTensor`s, so an in-place op on an argument changes nothing yet). Each
-generated wrapper hands its call to `Tracer.record` (runtime/wrappers/tracing.py),
+generated wrapper hands its call to `Tracer.record` (runtime/wrappers/interposition.py),
 which runs it and notes the entry, a graph Value for each tensor argument, the
 other arguments by value, and the outputs. Because every op really runs, Python
 control flow over shapes, dtypes and arguments just happens; only a value read
@@ -46,7 +46,7 @@ from yamlgrad.runtime.compile.graph import (
     Value,
 )
 from yamlgrad.runtime.errors import ERR_LEAF_INPLACE
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import tracing
 from yamlgrad.runtime.wrappers.variable_type_utils import promote_operands
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -11,7 +11,7 @@ import numpy as np
 
 from yamlgrad.runtime.errors import ERR_VMAP_DIFFERENT_RANDOMNESS, ERR_VMAP_RANDOM
 from yamlgrad.runtime.generator import Generator, default_generator
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import tracing
 
 __all__ = ["draw_rng", "vmap_randomness"]
 
