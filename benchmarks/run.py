@@ -78,6 +78,17 @@ class Compiled:
     def trace_seconds(self) -> float:
         return sum(sum(f.trace_seconds) for f in self.functions)
 
+    def traced_calls(self) -> int:
+        """The recorded calls of every graph, before the passes: the size that
+        tracing and code generation are linear in."""
+        return sum(
+            g.traced_calls
+            for f in self.functions
+            for graphs in f.graphs.values()
+            if isinstance(graphs, list)
+            for g in graphs
+        )
+
 
 def _optional(name: str) -> Any:
     if ONLY and name.split(".")[0] != ONLY:
@@ -823,9 +834,16 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
             row.target = _verdict(row, workload.compiled_target)
     compiled = workload.runners.get(COMPILED)
     if isinstance(compiled, Compiled):
-        seconds = compiled.trace_seconds()
+        seconds, calls = compiled.trace_seconds(), compiled.traced_calls()
+        # Per recorded call: equal across workloads 1 and 4 (200 and 100,000
+        # calls) when the compile time is linear in the graph's size.
+        per_call = (
+            f" ({seconds / calls * 1e6:.0f} us x {calls:,} calls)" if calls else ""
+        )
         row = Row(
-            workload.name, f"{COMPILED}: trace + codegen", f"{seconds * 1e3:.1f} ms"
+            workload.name,
+            f"{COMPILED}: trace + codegen",
+            f"{seconds * 1e3:.1f} ms{per_call}",
         )
         row.median, row.unit = seconds, "s"
         rows.append(row)
@@ -846,6 +864,7 @@ def _rows(
     checks: dict[str, str],
     target: Target,
     unit: str,
+    compiled_target: Target | None = None,
 ) -> list[Row]:
     rows = []
     for framework, check in checks.items():
@@ -866,6 +885,8 @@ def _rows(
         row.median, row.unit = median, "s" if unit == "time" else "MB"
         if framework == "yamlgrad":
             row.target = _verdict(row, target)
+        if framework == COMPILED and compiled_target is not None:
+            row.target = _verdict(row, compiled_target)
         rows.append(row)
     return rows
 
@@ -888,7 +909,9 @@ def peak_memory(size: int, repeats: int) -> list[Row]:
             if float(error) > 1e-8 * 10:
                 checks[framework] = f"WRONG ({float(error):.2e})"
     name = f"5. peak RSS of workload 3 ({size:,}), fresh process"
-    return _rows(name, samples, checks, Target(1.05, "numpy"), "MB")
+    # The compiled step reuses its dead arrays and releases each at its last use.
+    compiled = Target(1.0, "numpy")
+    return _rows(name, samples, checks, Target(1.05, "numpy"), "MB", compiled)
 
 
 def _peak_rss_kib() -> int:
@@ -1007,7 +1030,61 @@ def machine() -> list[str]:
 
 
 # The numbers of the workloads, in the order they run.
-WORKLOADS = range(1, 9)
+def compile_costs(smoke: bool, repeats: int) -> list[Row]:
+    """Workload 9: yg.compile's own costs. The per-call guard check (the
+    signature of the arguments, then each external tensor's identity, shape,
+    dtype and requires_grad), and the trace + codegen of a long chain, in CPU
+    time (the machine may be shared)."""
+    rows = []
+    for n_inputs in (4, 353):
+        args = [yg.tensor([1.0], requires_grad=True) for _ in range(n_inputs)]
+        params = [yg.ones(3, requires_grad=True) for _ in range(4)]
+        step = yg.compile(lambda *a: (a[0] * params[0] + params[1]).sum())
+        step(*args)
+        number = 200 if smoke else 20_000 // n_inputs + 200
+        samples = []
+        for _ in range(1 if smoke else max(repeats, 5)):
+            start = time.process_time()
+            for _ in range(number):
+                step.guard(*args)
+            samples.append((time.process_time() - start) / number)
+        seconds = statistics.median(samples)
+        n = n_inputs + len(params)
+        limit = 5 + 0.3 * n
+        rows.append(
+            Row(
+                f"9. yg.compile guard check, {n_inputs} inputs + 4 externals",
+                COMPILED,
+                f"{seconds * 1e6:.2f} us",
+                target=f"<= {limit:.1f} us: {'met' if seconds * 1e6 <= limit else 'missed'}",
+                median=seconds,
+                unit="s",
+            )
+        )
+    n_ops = 100 if smoke else 10_000
+
+    def long_chain(x: Any) -> Any:
+        for i in range(n_ops):
+            x = x * 1.001 if i % 2 else x + 0.5
+        return x.sum()
+
+    start = time.process_time()
+    yg.compile(long_chain)(yg.ones(16, dtype=yg.float64, requires_grad=True))
+    seconds = time.process_time() - start
+    rows.append(
+        Row(
+            f"9. yg.compile trace + codegen, chain of {n_ops:,} ops (CPU time)",
+            COMPILED,
+            f"{seconds:.2f} s",
+            target=f"<= 2 s: {'met' if seconds <= 2.0 else 'missed'}",
+            median=seconds,
+            unit="s",
+        )
+    )
+    return rows
+
+
+WORKLOADS = range(1, 10)
 
 HEADER = [
     "| workload | framework | median | x numpy floor | x torch | gradient | target |",
@@ -1051,6 +1128,8 @@ def measured(
         yield measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats, calls)
     elif number == 8:
         yield tooling(1 if smoke else 5)
+    elif number == 9:
+        yield compile_costs(smoke, repeats)
 
 
 def report(rows: list[Row], repeats: int, calls: int | None) -> str:

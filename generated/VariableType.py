@@ -31,6 +31,7 @@ from yamlgrad.runtime.ops import (
     shapes,
     sorting,
     special,
+    special_polynomials,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -4044,6 +4045,466 @@ def special_exp2(input: Any) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("special_exp2", (("input", "Tensor", 1, self),))
         raise
+
+
+def special_airy_ai(x: Any) -> Tensor:
+    """`special_airy_ai(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose("special_airy_ai", "elementwise", special_airy_ai, x)
+    x_ = tensor_arg(x, "special_airy_ai", "x", 1)
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_airy_ai(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_airy_ai", kernel_failure, x=x_)
+    return result
+
+
+def special_bessel_j0(input: Any) -> Tensor:
+    """`special_bessel_j0(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_j0", "elementwise", special_bessel_j0, self)
+    self_ = tensor_arg(self, "special_bessel_j0", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_j0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_j0", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_j1(input: Any) -> Tensor:
+    """`special_bessel_j1(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_j1", "elementwise", special_bessel_j1, self)
+    self_ = tensor_arg(self, "special_bessel_j1", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_j1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_j1", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_y0(input: Any) -> Tensor:
+    """`special_bessel_y0(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_y0", "elementwise", special_bessel_y0, self)
+    self_ = tensor_arg(self, "special_bessel_y0", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_y0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_y0", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_y1(input: Any) -> Tensor:
+    """`special_bessel_y1(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_y1", "elementwise", special_bessel_y1, self)
+    self_ = tensor_arg(self, "special_bessel_y1", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_y1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_y1", kernel_failure, self=self_)
+    return result
+
+
+def special_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_chebyshev_polynomial_t",
+            "elementwise",
+            special_chebyshev_polynomial_t,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_t", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_t", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_t(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_t", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_chebyshev_polynomial_u",
+            "elementwise",
+            special_chebyshev_polynomial_u,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_u", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_u", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_u(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_u", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_chebyshev_polynomial_v",
+            "elementwise",
+            special_chebyshev_polynomial_v,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_v", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_v", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_v(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_v", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_chebyshev_polynomial_w",
+            "elementwise",
+            special_chebyshev_polynomial_w,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_w", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_w", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_w(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_w", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_hermite_polynomial_h(x: Any, n: Any) -> Tensor:
+    """`special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_hermite_polynomial_h",
+            "elementwise",
+            special_hermite_polynomial_h,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_hermite_polynomial_h", "x", 1)
+    n_ = tensor_arg(n, "special_hermite_polynomial_h", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_hermite_polynomial_h(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_hermite_polynomial_h", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_hermite_polynomial_he(x: Any, n: Any) -> Tensor:
+    """`special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_hermite_polynomial_he",
+            "elementwise",
+            special_hermite_polynomial_he,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_hermite_polynomial_he", "x", 1)
+    n_ = tensor_arg(n, "special_hermite_polynomial_he", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_hermite_polynomial_he(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_hermite_polynomial_he", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_laguerre_polynomial_l(x: Any, n: Any) -> Tensor:
+    """`special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_laguerre_polynomial_l",
+            "elementwise",
+            special_laguerre_polynomial_l,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_laguerre_polynomial_l", "x", 1)
+    n_ = tensor_arg(n, "special_laguerre_polynomial_l", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_laguerre_polynomial_l(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_laguerre_polynomial_l", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_legendre_polynomial_p(x: Any, n: Any) -> Tensor:
+    """`special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_legendre_polynomial_p",
+            "elementwise",
+            special_legendre_polynomial_p,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_legendre_polynomial_p", "x", 1)
+    n_ = tensor_arg(n, "special_legendre_polynomial_p", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_legendre_polynomial_p(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_legendre_polynomial_p", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_modified_bessel_i0(input: Any) -> Tensor:
+    """`special_modified_bessel_i0(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "special_modified_bessel_i0",
+            "elementwise",
+            special_modified_bessel_i0,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_i0", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_i0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_i0", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_i1(input: Any) -> Tensor:
+    """`special_modified_bessel_i1(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "special_modified_bessel_i1",
+            "elementwise",
+            special_modified_bessel_i1,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_i1", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_i1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_i1", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_k0(input: Any) -> Tensor:
+    """`special_modified_bessel_k0(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "special_modified_bessel_k0",
+            "elementwise",
+            special_modified_bessel_k0,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_k0", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_k0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_k0", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_k1(input: Any) -> Tensor:
+    """`special_modified_bessel_k1(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "special_modified_bessel_k1",
+            "elementwise",
+            special_modified_bessel_k1,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_k1", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_k1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_k1", kernel_failure, self=self_)
+    return result
+
+
+def special_scaled_modified_bessel_k0(x: Any) -> Tensor:
+    """`special_scaled_modified_bessel_k0(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
+            "special_scaled_modified_bessel_k0",
+            "elementwise",
+            special_scaled_modified_bessel_k0,
+            x,
+        )
+    x_ = tensor_arg(x, "special_scaled_modified_bessel_k0", "x", 1)
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_scaled_modified_bessel_k0(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_scaled_modified_bessel_k0", kernel_failure, x=x_)
+    return result
+
+
+def special_scaled_modified_bessel_k1(x: Any) -> Tensor:
+    """`special_scaled_modified_bessel_k1(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
+            "special_scaled_modified_bessel_k1",
+            "elementwise",
+            special_scaled_modified_bessel_k1,
+            x,
+        )
+    x_ = tensor_arg(x, "special_scaled_modified_bessel_k1", "x", 1)
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_scaled_modified_bessel_k1(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_scaled_modified_bessel_k1", kernel_failure, x=x_)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_shifted_chebyshev_polynomial_t",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_t,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_t", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_t", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_t(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_t", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_shifted_chebyshev_polynomial_u",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_u,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_u", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_u", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_u(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_u", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_shifted_chebyshev_polynomial_v",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_v,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_v", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_v", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_v(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_v", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
+            "special_shifted_chebyshev_polynomial_w",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_w,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_w", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_w", "n", 2)
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_w(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_w", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_spherical_bessel_j0(x: Any) -> Tensor:
+    """`special_spherical_bessel_j0(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
+            "special_spherical_bessel_j0", "elementwise", special_spherical_bessel_j0, x
+        )
+    x_ = tensor_arg(x, "special_spherical_bessel_j0", "x", 1)
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_spherical_bessel_j0(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_spherical_bessel_j0", kernel_failure, x=x_)
+    return result
 
 
 def floor(input: Any) -> Tensor:
@@ -17215,6 +17676,98 @@ OVERLOADS = {
     },
     "special_exp2": {
         "default": schema_names(special_exp2, "special_exp2(Tensor self) -> Tensor"),
+    },
+    "special_airy_ai": {
+        "default": special_airy_ai,
+    },
+    "special_bessel_j0": {
+        "default": schema_names(
+            special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_j1": {
+        "default": schema_names(
+            special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_y0": {
+        "default": schema_names(
+            special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_y1": {
+        "default": schema_names(
+            special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor"
+        ),
+    },
+    "special_chebyshev_polynomial_t": {
+        "default": special_chebyshev_polynomial_t,
+    },
+    "special_chebyshev_polynomial_u": {
+        "default": special_chebyshev_polynomial_u,
+    },
+    "special_chebyshev_polynomial_v": {
+        "default": special_chebyshev_polynomial_v,
+    },
+    "special_chebyshev_polynomial_w": {
+        "default": special_chebyshev_polynomial_w,
+    },
+    "special_hermite_polynomial_h": {
+        "default": special_hermite_polynomial_h,
+    },
+    "special_hermite_polynomial_he": {
+        "default": special_hermite_polynomial_he,
+    },
+    "special_laguerre_polynomial_l": {
+        "default": special_laguerre_polynomial_l,
+    },
+    "special_legendre_polynomial_p": {
+        "default": special_legendre_polynomial_p,
+    },
+    "special_modified_bessel_i0": {
+        "default": schema_names(
+            special_modified_bessel_i0,
+            "special_modified_bessel_i0(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_i1": {
+        "default": schema_names(
+            special_modified_bessel_i1,
+            "special_modified_bessel_i1(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_k0": {
+        "default": schema_names(
+            special_modified_bessel_k0,
+            "special_modified_bessel_k0(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_k1": {
+        "default": schema_names(
+            special_modified_bessel_k1,
+            "special_modified_bessel_k1(Tensor self) -> Tensor",
+        ),
+    },
+    "special_scaled_modified_bessel_k0": {
+        "default": special_scaled_modified_bessel_k0,
+    },
+    "special_scaled_modified_bessel_k1": {
+        "default": special_scaled_modified_bessel_k1,
+    },
+    "special_shifted_chebyshev_polynomial_t": {
+        "default": special_shifted_chebyshev_polynomial_t,
+    },
+    "special_shifted_chebyshev_polynomial_u": {
+        "default": special_shifted_chebyshev_polynomial_u,
+    },
+    "special_shifted_chebyshev_polynomial_v": {
+        "default": special_shifted_chebyshev_polynomial_v,
+    },
+    "special_shifted_chebyshev_polynomial_w": {
+        "default": special_shifted_chebyshev_polynomial_w,
+    },
+    "special_spherical_bessel_j0": {
+        "default": special_spherical_bessel_j0,
     },
     "floor": {
         "default": schema_names(floor, "floor(Tensor self) -> Tensor"),

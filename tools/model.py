@@ -678,7 +678,7 @@ class DifferentiabilityInfo:
 
     @property
     def batched_inputs(self) -> str:
-        """The Tensor and Tensor[] arguments, as `is_batched` takes them."""
+        """The Tensor and Tensor[] arguments, as `interposed` takes them."""
         return ", ".join(
             a.name for a in self.func.arguments if a.is_tensor or a.is_tensor_list
         )

@@ -165,9 +165,10 @@ def _compute_dependencies(root: Node) -> dict[Node, int]:
             if child is None:
                 continue
             count = dependencies.get(child)
-            if count is None:  # first seen: walk it too
+            if count is None:  # first seen: walk it too (a leaf's has no edges)
                 dependencies[child] = 1
-                stack.append(child)
+                if child._next_edges:
+                    stack.append(child)
             else:
                 dependencies[child] = count + 1
     return dependencies
@@ -430,13 +431,17 @@ class _GraphTask:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
             elif node_hooks is None:  # _call_function without hooks, inlined
                 outputs = cls.apply(fn, inputs, raw)
-                if edges or outputs:  # else a leaf's: nothing to check
+                # (A leaf's has nothing to check; an exact node's is right.)
+                if (edges or outputs) and not (raw and cls._exact_outputs):
                     outputs = validate_outputs(edges, outputs, raw, fn)
             else:
                 outputs = _call_function(fn, inputs, raw)
             if releases and cls._saves:
                 cls.release_variables(fn)
             if edges:  # not a leaf's AccumulateGrad
+                # The node's inputs let go first: a leaf's AccumulateGrad run
+                # while delivering may then take a gradient no one else holds.
+                step = inputs = None  # type: ignore[assignment]
                 step = self._deliver(edges, outputs, raw) or pop()
             else:
                 step = pop()
@@ -461,6 +466,14 @@ class _GraphTask:
         ready = self.ready
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
+        # A leaf's AccumulateGrad that no hook watches, once its last gradient
+        # came, runs here rather than through the queue: it would run next
+        # anyway (it outranks every other node), and nothing can tell the order
+        # of two such leaves apart. A node with many leaves (a compiled graph's)
+        # then costs no queue entry per leaf.
+        direct = self.needed is None and not (
+            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
+        )
         # Taken off the list as delivered (a buffer then holds the only
         # reference to a fresh gradient; see `_add`).
         outputs.reverse()
@@ -491,6 +504,12 @@ class _GraphTask:
                 self._add(buffer, child, slot, grad, raw)
             if remaining:
                 continue
+            if direct and type(child) is AccumulateGrad and child._hooks is None:
+                leaf = child.variable
+                if not leaf._hooks and not leaf._post_accumulate_hooks:
+                    grad = None  # the buffer's is then the only reference
+                    AccumulateGrad.apply(child, buffer, raw)  # type: ignore[arg-type]
+                    continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:
                 heap = ready.heap

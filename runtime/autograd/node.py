@@ -96,6 +96,10 @@ class Node:
     # Whether the class frees saved values in release_variables (the engine calls
     # it only then); set for each subclass from whether it overrides it.
     _saves = False
+    # Whether apply's ndarray gradients always have their inputs' shapes and
+    # dtypes and are None for edges that lead nowhere (a compiled graph's
+    # backward, conformed when generated): the engine then skips checking them.
+    _exact_outputs = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

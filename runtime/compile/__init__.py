@@ -138,15 +138,31 @@ class CompiledFunction:
         if tracing.active and tracing.is_recording():
             return self.fn(*args, **kwargs)  # inside another trace: traced inline
         key, tensors = _signature(args, kwargs)
-        graphs = self.graphs.get(key)
-        if graphs is not None:
-            if graphs is _EAGER:
-                return self.fn(*args, **kwargs)
-            for graph in graphs:  # type: ignore[union-attr]
-                externals = graph.externals_now(key[0])
-                if externals is not None:
-                    return _build(graph.out_spec, graph.run(tensors + externals))
+        found = self._guarded(key, tensors)
+        if found is not None:
+            return _build(found[0].out_spec, found[0].run(found[1]))
+        if self.graphs.get(key) is _EAGER:
+            return self.fn(*args, **kwargs)
         return self._compile_and_run(key, tensors, args, kwargs)
+
+    def guard(self, *args: Any, **kwargs: Any) -> CompiledGraph | None:
+        """The per-call guard check alone: the graph a call with these arguments
+        would run, or None (it would trace, or run eagerly)."""
+        found = self._guarded(*_signature(args, kwargs))
+        return found[0] if found is not None else None
+
+    def _guarded(
+        self, key: tuple[Any, ...], tensors: list[Tensor]
+    ) -> tuple[CompiledGraph, list[Tensor]] | None:
+        """The graph whose guards the call passes, and the tensors it takes."""
+        graphs = self.graphs.get(key)
+        if graphs is None or graphs is _EAGER:
+            return None
+        for graph in graphs:  # type: ignore[union-attr]
+            externals = graph.externals_now(key[0])
+            if externals is not None:
+                return graph, tensors + externals if externals else tensors
+        return None
 
     @property
     def code(self) -> str:
@@ -239,11 +255,14 @@ class CompiledFunction:
         refs = tracer.finish()
         graph = tracer.graph
         origin = f"{self.__qualname__} ({user_line()})"
+        traced = len(graph.calls)
         code = generate(graph, origin, self.format_source)
         for v in graph.sources + [o for c in graph.calls for o in c.outputs if o]:
             v.example = None
         self.trace_seconds.append(time.perf_counter() - start)
-        return CompiledGraph(graph, code, refs, out_spec, key)
+        compiled = CompiledGraph(graph, code, refs, out_spec, key)
+        compiled.traced_calls = traced
+        return compiled
 
     def _reason(self, key: tuple[Any, ...]) -> str:
         for graphs in self.graphs.values():

@@ -29,6 +29,7 @@ from yamlgrad.runtime.compile.codegen import (
     value_expr,
 )
 from yamlgrad.runtime.compile.graph import Call, Const, Graph, Value
+from yamlgrad.runtime.compile.passes import simplify
 
 _SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
 
@@ -70,6 +71,13 @@ class BackwardBuilder:
         self.env: dict[str, Any] = {}
         self.temps = 0
         self.params: list[str] = []
+        # Each gradient's last contribution: (the call that gave it, its tree,
+        # its statement). The same again from the same call (x * x) is not
+        # computed twice (see `twice`).
+        self.created: dict[Value, tuple[int, ast.expr, Stmt]] = {}
+        self.current = 0
+        # The shape and dtype of each gradient name (runtime/compile/memory.py).
+        self.metas: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
 
     # -- the parts -------------------------------------------------------------------
 
@@ -135,6 +143,7 @@ class BackwardBuilder:
         names = self.formula_names(call)
         inputs = self._inputs(call)
         comment = f"{call.title}  ({call.where})"
+        self.current = id(call)
         for d in info.derivatives:
             specs = [inputs[n] for n in d.var_names]
             need = [any(v.requires_grad for v in _values(s)) for s in specs]
@@ -144,6 +153,9 @@ class BackwardBuilder:
                 [ast.Constant(n) for n in need], ast.Load()
             )
             tree, uses = substitute(d.formula, names)
+            if "maybe_multiply" in d.formula:
+                tree = simplify(tree)
+                uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
             result = self.probe(d.formula, names)
             if not d.is_multi and not d.is_list:
                 self.contribute(tree, uses, result, specs[0], comment)
@@ -244,7 +256,51 @@ class BackwardBuilder:
         if result is None:
             return  # the formula gives no gradient: nothing to add
         tree, fresh = self.conformed(tree, result, value)
+        first = self.created.get(value)
+        if (
+            first is not None
+            and first[0] == self.current
+            and ast.unparse(first[1]) == ast.unparse(tree)
+        ):
+            self.twice(value, first[2], comment)
+            return
         self.accumulate(value, tree, uses, fresh, comment)
+        self.created[value] = (self.current, tree, self.stmts[-1])
+
+    def twice(self, value: Value, earlier: Stmt, comment: str | None) -> None:
+        """A call's contribution given a second time (x * x): computed once.
+
+        The gradient's only contribution doubles, `g += g` (c + c is 2c, exact);
+        a contribution added to earlier ones goes to a temporary added twice,
+        in eager's order."""
+        del self.created[value]
+        name = self.grads[value]
+        if earlier.targets == [name] and earlier.op == "=" and name not in earlier.uses:
+            if name in self.owned:
+                self.stmts.append(stmt_of([name], _name(name), {name}, "+=", comment))
+            else:
+                total = ast.BinOp(_name(name), ast.Add(), _name(name))
+                self.stmts.append(stmt_of([name], total, {name}, comment=comment))
+                self.owned.add(name)
+            return
+        term = self.fresh("grad_term")
+        tree = earlier.tree
+        if earlier.op == "=":  # name = name + contribution
+            tree = tree.right  # type: ignore[union-attr]
+        index = next(i for i, s in enumerate(self.stmts) if s is earlier)
+        uses = set(earlier.uses) - ({name} if earlier.op == "=" else set())
+        self.stmts[index] = stmt_of([term], tree, uses, comment=earlier.comment)
+        again = [_name(term), _name(term)]
+        self.stmts.insert(index + 1, self._added(name, again[0], earlier.op))
+        self.stmts.append(self._added(name, again[1], "+=", comment))
+
+    def _added(
+        self, name: str, term: ast.expr, op: str, comment: str | None = None
+    ) -> Stmt:
+        if op == "+=":
+            return stmt_of([name], term, {term.id}, "+=", comment)  # type: ignore
+        total = ast.BinOp(_name(name), ast.Add(), term)
+        return stmt_of([name], total, {name, term.id}, comment=comment)  # type: ignore
 
     def conformed(self, tree: ast.expr, result: Any, value: Value) -> tuple[Any, bool]:
         """`tree` reduced and cast to `value`'s shape and dtype, statically."""
@@ -266,7 +322,12 @@ class BackwardBuilder:
             keywords = [ast.keyword("axis", literal(tuple(dims), self.ns))]
             if not only_lead:
                 keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+            negated = type(tree) is ast.UnaryOp and type(tree.op) is ast.USub
+            if negated:  # -sum(g) is sum(-g), exactly: negate the smaller array
+                tree = tree.operand  # type: ignore[attr-defined]
             tree = ast.Call(_attribute("np.add.reduce"), [tree], keywords)
+            if negated:
+                tree = ast.UnaryOp(ast.USub(), tree)
             if not only_lead and len(got_shape) != len(shape):
                 reshape = ast.Attribute(tree, "reshape", ast.Load())
                 tree = ast.Call(reshape, [literal(shape, self.ns)], [])
@@ -285,6 +346,7 @@ class BackwardBuilder:
         fresh: bool,
         comment: str | None = None,
     ) -> None:
+        self.created.pop(value, None)
         name = self.grads.get(value)
         if name is None:
             name = self.grads[value] = f"grad_{value.name}"
@@ -298,6 +360,7 @@ class BackwardBuilder:
             self.stmts.append(stmt_of([name], total, uses | {name}, comment=comment))
             self.owned.add(name)
         self.env[name] = _probe_grad(value)
+        self.metas[name] = (value.shape, value.dtype)
 
 
 def _probe_grad(value: Value) -> np.ndarray:

@@ -45,6 +45,7 @@ class Stmt:
     op: str = "="
     comment: str | None = None  # printed above it: the entry and the user's line
     unpack: bool = False  # the expression gives a sequence: `a, b = ...`
+    tree: ast.expr | None = None  # the expression's tree, when built from one
 
     def text(self) -> str:
         target = ", ".join(self.targets)
@@ -77,7 +78,11 @@ class Namespace:
 
 @functools.lru_cache(maxsize=None)
 def base_namespace() -> dict[str, Any]:
-    """np, every runtime/ops module by its name, every backward helper by its."""
+    """np, every runtime/ops module by its name, every backward helper by its.
+
+    The generated code runs on ndarrays only (a replay on Tensors calls the
+    wrappers): a helper that only forwards to the array namespace is bound to
+    its ndarray side directly."""
     import importlib
 
     from yamlgrad.tools.load import helper_catalog
@@ -87,8 +92,58 @@ def base_namespace() -> dict[str, Any]:
     for module in catalog.modules:
         values[module] = importlib.import_module(f"yamlgrad.runtime.ops.{module}")
     for name, module in catalog.backward_helpers.items():
-        values[name] = getattr(values[module], name)
+        values[name] = _ndarray_side(name, getattr(values[module], name))
     return values
+
+
+def _ndarray_side(name: str, helper: Any) -> Any:
+    """`NUMPY_NAMESPACE.<name>` for a helper written as exactly
+    `def name(a, b): return array_namespace(a, ...).name(a, b)`, which is what it
+    calls on ndarrays; the helper itself otherwise."""
+    import inspect
+    import textwrap
+
+    from yamlgrad.runtime.ops.namespace import NUMPY_NAMESPACE
+
+    code = getattr(helper, "__code__", None)
+    if code is None or "array_namespace" not in code.co_names:
+        return helper
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(helper))).body[0]
+    except (OSError, TypeError, SyntaxError):
+        return helper
+    if not isinstance(tree, ast.FunctionDef) or tree.decorator_list:
+        return helper
+    body = [
+        s
+        for s in tree.body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    params = [a.arg for a in tree.args.posonlyargs + tree.args.args]
+    arguments = tree.args
+    if (
+        len(body) != 1
+        or not isinstance(body[0], ast.Return)
+        or arguments.vararg
+        or arguments.kwarg
+        or arguments.kwonlyargs
+        or arguments.defaults
+    ):
+        return helper
+    call = body[0].value
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == name
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "array_namespace"
+        and not call.keywords
+        and [getattr(a, "id", None) for a in call.args] == params
+    ):
+        return helper
+    kernel = getattr(NUMPY_NAMESPACE, name, None)
+    return helper if kernel is None else kernel
 
 
 def literal(value: Any, namespace: Namespace) -> ast.expr:
@@ -224,7 +279,7 @@ def stmt_of(
     op: str = "=",
     comment: str | None = None,
 ) -> Stmt:
-    return Stmt(targets, ast.unparse(tree), frozenset(uses), op, comment)
+    return Stmt(targets, ast.unparse(tree), frozenset(uses), op, comment, tree=tree)
 
 
 def names_in(text: str) -> frozenset[str]:

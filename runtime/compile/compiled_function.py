@@ -25,11 +25,10 @@ from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.compiler import CompiledCode
 from yamlgrad.runtime.compile.graph import Graph, Value
-from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE
-from yamlgrad.runtime.wrappers.variable_type_utils import (
-    collect_next_edges,
-    set_history,
-)
+from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
+from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, pruned_tasks
+from yamlgrad.runtime.wrappers.variable_type_utils import set_history
 
 
 class CompiledGraph:
@@ -48,6 +47,7 @@ class CompiledGraph:
         self.out_spec = out_spec
         self.key = key
         self.externals = externals
+        self.traced_calls = len(graph.calls)  # set to the count before the passes
         # (weak ref, shape, dtype, requires_grad) of each external: the guards.
         self.external_guards = [
             (ref, v.shape, v.dtype, v.requires_grad)
@@ -98,7 +98,7 @@ class CompiledGraph:
         if code.backward is not None:
             saved = results[n + code.n_writebacks :]
             node = CompiledFunctionBackward(self, saved, tensors)
-            node.set_next_edges(collect_next_edges(*tensors))
+            node.set_next_edges(_edges(tensors))
             for i in code.grad_outputs:
                 set_history(outputs[i], node)
             # An output backward reads, changed in place later, must be caught.
@@ -108,10 +108,27 @@ class CompiledGraph:
         return outputs
 
 
+def _edges(tensors: list[Tensor]) -> tuple[Any, ...]:
+    """collect_next_edges(*tensors), in one pass however many there are."""
+    edges: list[Any] = []
+    for t in tensors:
+        grad_fn = t.grad_fn
+        if grad_fn is not None:
+            edges += (grad_fn, t.output_nr)
+        elif t._requires_grad:
+            edges += (grad_accumulator(t), 0)
+        else:
+            edges += INVALID_EDGE
+    return tuple(edges)
+
+
 class CompiledFunctionBackward(Node):
     """The backward of a compiled graph: one node for all of it."""
 
-    __slots__ = ("_graph", "_saved", "_sources", "_outputs")
+    __slots__ = ("_graph", "_saved", "_sources", "_versions", "_read", "_outputs")
+    # Its gradients are reduced and cast to each input's shape and dtype when
+    # generated, and None for inputs that do not require grad.
+    _exact_outputs = True
 
     def __init__(
         self, graph: CompiledGraph, saved: tuple[Any, ...], sources: list[Tensor]
@@ -119,7 +136,14 @@ class CompiledFunctionBackward(Node):
         Node.__init__(self)
         self._graph = graph
         self._saved: tuple[Any, ...] | None = saved
-        self._sources = [SavedVariable(t, False) for t in sources]
+        # The inputs: those backward reads are saved variables (a change in
+        # place raises, naming them); all are kept with their versions, which a
+        # replay (create_graph=True) checks, since it recomputes from them.
+        self._sources: list[Tensor] | None = sources
+        self._versions = [_version(t) for t in sources]
+        self._read = [
+            SavedVariable(sources[i], False) for i in graph.code.saved_sources
+        ]
         self._outputs: list[SavedVariable] = []
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -127,16 +151,38 @@ class CompiledFunctionBackward(Node):
             raise RuntimeError(ERR_BACKWARD_TWICE)
         code = self._graph.code
         grads = self.materialize_grads(grads, raw)
-        sources = [s.unpack(self, raw) for s in self._sources]  # version checks
+        for s in self._read:  # version checks
+            s.unpack(self, True)
         for s in self._outputs:
             s.unpack(self, True)
         if not raw:
-            return self._replay(grads, sources)
+            return self._replay(grads, self._unchanged_sources())
         result = code.backward(*grads, *self._saved)
+        if not pruned_tasks[0]:  # no task leaves an edge out
+            return list(result)
         return [
             g if self.task_should_compute_output(i) else None
             for i, g in enumerate(result)
         ]
+
+    def _unchanged_sources(self) -> list[Tensor]:
+        sources = self._sources
+        assert sources is not None
+        for t, version in zip(sources, self._versions):
+            if _version(t) != version:
+                dtype = t._data.dtype
+                type_name = {"float32": "FloatTensor", "float64": "DoubleTensor"}
+                raise RuntimeError(
+                    modified_by_inplace(
+                        type_name.get(dtype.name, f"{dtype.name}Tensor"),
+                        t._data.shape,
+                        t.output_nr,
+                        None,
+                        _version(t),
+                        version,
+                    )
+                )
+        return sources
 
     def _replay(self, grads: list[Tensor], sources: list[Tensor]) -> list[Any]:
         """The recorded entries run again as eager ops, and differentiated."""
@@ -162,8 +208,14 @@ class CompiledFunctionBackward(Node):
 
     def release_variables(self) -> None:
         self._saved = None
-        for s in (*self._sources, *self._outputs):
+        self._sources = None
+        for s in (*self._read, *self._outputs):
             s.reset_data()
+
+
+def _version(t: Tensor) -> int:
+    counter = t._version_counter
+    return 0 if counter is None else counter.value
 
 
 def replay(graph: Graph, sources: list[Tensor]) -> list[Tensor]:

@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from yamlgrad.runtime.compile.backward import BackwardBuilder
 from yamlgrad.runtime.compile.codegen import (
     Namespace,
@@ -22,7 +24,9 @@ from yamlgrad.runtime.compile.codegen import (
     insert_deletes,
     value_expr,
 )
-from yamlgrad.runtime.compile.graph import Graph, Value
+from yamlgrad.runtime.compile.graph import Call, Graph, Value
+from yamlgrad.runtime.compile.memory import reuse_buffers
+from yamlgrad.runtime.compile.passes import optimize
 
 _TEMPLATES = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -44,6 +48,7 @@ class CompiledCode:
     grad_outputs: tuple[int, ...]  # the outputs backward takes a gradient for
     grad_sources: tuple[bool, ...]  # which sources backward returns a gradient for
     saved_outputs: tuple[int, ...] = ()  # outputs backward reads: version-checked
+    saved_sources: tuple[int, ...] = ()  # inputs backward reads: version-checked
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,7 +67,9 @@ def _template() -> Any:
 
 
 def generate(graph: Graph, origin: str, format_source: bool = False) -> CompiledCode:
-    """Render, compile and load the code of `graph`."""
+    """Render, compile and load the code of `graph` (after the whole-graph
+    passes of runtime/compile/passes.py, which change it in place)."""
+    optimize(graph)
     namespace = Namespace(values=dict(base_namespace()))
     builder = None
     if graph.requires_grad:
@@ -86,6 +93,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
         keep = {r for r in returns if r is not None}
         params = builder.params + [v.name for v in saved]
         context["backward_params"] = params
+        reuse_buffers(builder.stmts, builder.metas, params, keep, _never)
         context["backward_lines"] = insert_deletes(builder.stmts, keep, params)
         context["backward_returns"] = [str(r) for r in returns]
         grad_sources = tuple(r is not None for r in returns)
@@ -105,6 +113,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
         grad_outputs=tuple(i for i, v in enumerate(graph.outputs) if v.requires_grad),
         grad_sources=grad_sources,
         saved_outputs=tuple(i for i, v in enumerate(graph.outputs) if v in saved),
+        saved_sources=tuple(i for i, v in enumerate(graph.sources) if v in saved),
     )
 
 
@@ -141,12 +150,48 @@ def _forward(
     zero_dim = {
         o.name for call in kept for o in call.outputs if o is not None and not o.shape
     }
-    stmts = [
-        s for call in reversed(kept) for s in forward_stmts(call, namespace, zero_dim)
-    ]
+    stmts, fresh = [], set()
+    metas: dict[str, tuple[tuple[int, ...], Any]] = {}
+    for call in reversed(kept):
+        lines = forward_stmts(call, namespace, zero_dim)
+        if _makes_its_own_array(call):
+            fresh.add(id(lines[0]))
+        for o in call.outputs:
+            if o is not None and _row_major(o.example):
+                metas[o.name] = (o.shape, o.dtype)
+        stmts += lines
     returns = [value_expr(v, namespace) for v in graph.outputs]
     returns += [value_expr(final, namespace) for _, final in graph.writebacks]
     returns += [value_expr(v, namespace) for v in saved]
     texts = [r.id for r in returns]  # type: ignore[attr-defined]
     params = [v.name for v in graph.sources]
+    reuse_buffers(stmts, metas, params, set(texts), lambda s: id(s) in fresh)
     return insert_deletes(stmts, set(texts), params), texts
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+def _row_major(example: Any) -> bool:
+    return type(example) is np.ndarray and example.flags.c_contiguous
+
+
+def _makes_its_own_array(call: Call) -> bool:
+    """Whether the call's one output was, when traced, an array of its own: not
+    a view, not one of its inputs (its kernel does the same on every call the
+    guards let through)."""
+    if call.detach or call.info.inplace or len(call.outputs) != 1:
+        return False
+    out = call.outputs[0]
+    example = out.example if out is not None else None
+    if type(example) is not np.ndarray or not example.flags.owndata:
+        return False
+    if not example.flags.writeable:
+        return False
+    for spec in call.args.values():
+        for v in spec if isinstance(spec, list) else [spec]:
+            source = getattr(v, "example", None)
+            if isinstance(source, np.ndarray) and np.may_share_memory(example, source):
+                return False
+    return True

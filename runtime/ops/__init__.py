@@ -2,7 +2,8 @@
 
 elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
 (gather/scatter, advanced indexing), conv_pool, normalization, activations, losses,
-composites (bodies of composite entries), special (scipy.special's functions), and common (private helpers several
+composites (bodies of composite entries), special (scipy.special's functions),
+special_polynomials (torch.special's orthogonal polynomials), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order

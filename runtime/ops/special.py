@@ -1,6 +1,7 @@
 """Special functions: scipy.special's kernels for erfinv, lgamma, digamma,
 polygamma, the modified Bessel functions, erfcx, ndtri, log_ndtr, entr, xlog1py
-and sinc, and the backward helpers of their formulas.
+and sinc, and the backward helpers of their formulas; and torch.special's Bessel
+and Airy functions, which PyTorch does not differentiate (kernels only).
 
 scipy is imported on the first call (`_special`), so `import yamlgrad` does not
 load it. Its ufuncs have float32 loops, so a float32 input stays float32;
@@ -40,6 +41,18 @@ KERNELS = (
     "special_entr",
     "special_xlog1py",
     "sinc",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_spherical_bessel_j0",
 )
 BACKWARD_HELPERS = (
     "erfinv",
@@ -105,6 +118,54 @@ def special_xlog1py(x: Any, y: Any) -> Any:
 def sinc(x: Any) -> Any:
     """sin(pi x) / (pi x), 1 at 0 (numpy's sinc), in x's float dtype."""
     return np.sinc(x)
+
+
+def _no_gradient(name: str, scipy_name: str, doc: str) -> Any:
+    def kernel(x: Any) -> Any:
+        return _special_fn(scipy_name)(x)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"{doc} (scipy.special.{scipy_name})."
+    return kernel
+
+
+special_bessel_j0 = _no_gradient("special_bessel_j0", "j0", "The Bessel function J0")
+special_bessel_j1 = _no_gradient("special_bessel_j1", "j1", "The Bessel function J1")
+special_bessel_y0 = _no_gradient("special_bessel_y0", "y0", "The Bessel function Y0")
+special_bessel_y1 = _no_gradient("special_bessel_y1", "y1", "The Bessel function Y1")
+special_modified_bessel_i0 = _no_gradient("special_modified_bessel_i0", "i0", "I0")
+special_modified_bessel_i1 = _no_gradient("special_modified_bessel_i1", "i1", "I1")
+special_modified_bessel_k0 = _no_gradient("special_modified_bessel_k0", "k0", "K0")
+special_modified_bessel_k1 = _no_gradient("special_modified_bessel_k1", "k1", "K1")
+special_scaled_modified_bessel_k0 = _no_gradient(
+    "special_scaled_modified_bessel_k0", "k0e", "exp(x) * K0(x)"
+)
+special_scaled_modified_bessel_k1 = _no_gradient(
+    "special_scaled_modified_bessel_k1", "k1e", "exp(x) * K1(x)"
+)
+
+
+def special_airy_ai(x: Any) -> Any:
+    """The Airy function Ai (the first of scipy.special.airy's four values)."""
+    return _special().airy(x)[0]
+
+
+# The Taylor coefficients of sin(x) / x in x**2, highest first (PyTorch's).
+_SPHERICAL_J0_SERIES = (1 / 6227020800, -1 / 39916800, 1 / 362880, -1 / 5040)
+_SPHERICAL_J0_SERIES += (1 / 120, -1 / 6)
+
+
+def special_spherical_bessel_j0(x: Any) -> Any:
+    """sin(x) / x, by its Taylor series below |x| = 0.5 (as PyTorch's kernel), 0
+    at +-inf; in x's dtype."""
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+        x2 = x * x
+        series = _SPHERICAL_J0_SERIES[0]
+        for coefficient in _SPHERICAL_J0_SERIES[1:]:
+            series = coefficient + x2 * series
+        out = np.where(np.abs(x) < 0.5, 1 + x2 * series, np.sin(x) / x)
+    return np.where(np.isinf(x), 0, out).astype(x.dtype, copy=False)
 
 
 def _eps(x: Any) -> float:

@@ -228,6 +228,29 @@ def test_an_input_changed_in_place_after_forward_is_caught() -> None:
         y.backward()
 
 
+def test_an_input_backward_does_not_read_may_change_but_not_before_a_replay() -> None:
+    w = _leaf(3)
+    f = yg.compile(lambda w: (w * 3.0).exp().sum())  # w's gradient needs no w
+    y = f(w)
+    with yg.no_grad():
+        w.add_(1.0)  # as an optimizer step would
+    y.backward(retain_graph=True)  # first order: as eager, nothing to check
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        yg.autograd.grad(y, w, create_graph=True)  # a replay recomputes from w
+
+
+def test_leaves_with_hooks_and_many_leaves_get_their_gradients() -> None:
+    leaves = [_leaf(1, seed=i) for i in range(40)]
+    seen: list[int] = []
+    leaves[3].register_post_accumulate_grad_hook(lambda t: seen.append(3))
+    leaves[5].register_hook(lambda g: g * 10)
+    total = yg.compile(lambda *xs: sum(x * float(i) for i, x in enumerate(xs)))
+    total(*leaves).sum().backward()
+    assert seen == [3]
+    got = [t.grad.numpy()[0] for t in leaves]
+    assert got == [float(i) * (10 if i == 5 else 1) for i in range(40)]
+
+
 def test_an_output_changed_in_place_after_forward_is_caught() -> None:
     y = yg.compile(lambda x: x.exp())(_leaf(3))
     y.mul_(2)
