@@ -358,6 +358,7 @@ class _GraphTask:
     __slots__ = (
         "dependencies",
         "needed",
+        "direct",
         "should_execute",
         "captures",
         "captured",
@@ -376,6 +377,11 @@ class _GraphTask:
     ) -> None:
         self.dependencies = dependencies
         self.needed = needed  # None: every node runs
+        # Whether a leaf's AccumulateGrad may run as its gradient is delivered
+        # (see _deliver): decided once per task, not on every delivery.
+        self.direct = needed is None and not (
+            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
+        )
         self.should_execute = should_execute  # needed, plus the capture nodes
         self.captures = captures
         self.captured = captured
@@ -471,9 +477,7 @@ class _GraphTask:
         # anyway (it outranks every other node), and nothing can tell the order
         # of two such leaves apart. A node with many leaves (a compiled graph's)
         # then costs no queue entry per leaf.
-        direct = self.needed is None and not (
-            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
-        )
+        direct = self.direct
         # Taken off the list as delivered (a buffer then holds the only
         # reference to a fresh gradient; see `_add`).
         outputs.reverse()
