@@ -49,6 +49,10 @@ import numpy as np  # noqa: E402
 
 # A workload-5 child imports only the framework it measures.
 ONLY = os.environ.get("YAMLGRAD_BENCH_ONLY", "")
+# What a sample's time is read from: wall time, or with --cpu-time this
+# process's CPU time (steadier on a machine other work shares; every framework
+# here runs on this process's one thread).
+CLOCK = time.perf_counter
 yg: Any = None
 if ONLY.split(" ")[0] in ("", "yamlgrad"):
     import yamlgrad as yg
@@ -795,9 +799,9 @@ def calls_per_sample(runners: dict[str, Runner], fixed: int | None) -> int:
         return fixed
     slowest = 0.0
     for run in runners.values():
-        start = time.perf_counter()
+        start = CLOCK()
         run()
-        slowest = max(slowest, time.perf_counter() - start)
+        slowest = max(slowest, CLOCK() - start)
     return max(1, min(MAX_CALLS, round(SAMPLE_SECONDS / max(slowest, 1e-9))))
 
 
@@ -823,10 +827,10 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
             run = runners[name]
-            start = time.perf_counter()
+            start = CLOCK()
             for _ in range(number):
                 run()
-            times[name].append((time.perf_counter() - start) / number)
+            times[name].append((CLOCK() - start) / number)
     rows = _rows(workload.name, times, checks, workload.target, "time")
     for row in rows:
         row.ops = workload.ops
@@ -1182,6 +1186,11 @@ def parser() -> argparse.ArgumentParser:
         help="also write the rows to PATH as JSON (medians in seconds or MB)",
     )
     parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time samples in this process's CPU time, not wall time",
+    )
+    parser.add_argument(
         "--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"), help=argparse.SUPPRESS
     )
     return parser
@@ -1189,6 +1198,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
     if args.rss:
         _rss_child(args.rss[0], int(args.rss[1]))
         return 0

@@ -105,6 +105,15 @@ from yamlgrad.runtime.ops.linalg import (
     tril,
     triu,
 )
+from yamlgrad.runtime.ops.linalg_decompositions import (
+    cholesky_backward,
+    cholesky_inverse_backward,
+    cholesky_solve_backward,
+    linalg_cross,
+    linalg_matrix_exp_differential,
+    linalg_qr_backward,
+    linalg_solve_triangular_backward,
+)
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
     binary_cross_entropy_target_backward,
@@ -174,6 +183,7 @@ from yamlgrad.runtime.ops.shapes import (
 )
 from yamlgrad.runtime.ops.special import (
     digamma,
+    erfinv,
     i1_backward,
     i1e_backward,
     polygamma,
@@ -335,6 +345,14 @@ __all__ = [
     "TraceBackward0",
     "LinalgInvExBackward0",
     "LinalgDetBackward0",
+    "CholeskyBackward0",
+    "LinalgCholeskyExBackward0",
+    "CholeskySolveBackward0",
+    "CholeskyInverseBackward0",
+    "LinalgCrossBackward0",
+    "LinalgMatrixExpBackward0",
+    "LinalgQrBackward0",
+    "LinalgSolveTriangularBackward0",
     "TBackward0",
     "TransposeBackward0",
     "PermuteBackward0",
@@ -2950,27 +2968,29 @@ class ErfcBackward0(Node):
 class ErfinvBackward0(Node):
     """Backward of `erfinv(Tensor self) -> Tensor`.
 
-    self: 0.886226925452758 * exp(result * result) * grad
+    self: 0.886226925452758 * exp(erfinv(self) * erfinv(self)) * grad
     """
 
-    __slots__ = ("_raw_saved_result",)
+    __slots__ = ("_raw_saved_self",)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = 0.886226925452758 * exp(result * result) * grad
+            grad_inputs[0] = (
+                0.886226925452758 * exp(erfinv(self_) * erfinv(self_)) * grad
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
-        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
     @property
-    def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack_wrapped(self)
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LgammaBackward0(Node):
@@ -5324,6 +5344,331 @@ class LinalgDetBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+
+class CholeskyBackward0(Node):
+    """Backward of `cholesky(Tensor self, bool upper=False) -> Tensor`.
+
+    self: cholesky_backward(grad, upper, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cholesky_backward(grad, upper, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LinalgCholeskyExBackward0(Node):
+    """Backward of `linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`.
+
+    self: cholesky_backward(grad, upper, L)
+    """
+
+    __slots__ = (
+        "_raw_saved_L",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        L = self._raw_saved_L.unpack(self, raw)
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cholesky_backward(grad, upper, L)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_L.reset_data()
+
+    @property
+    def _saved_L(self) -> Any:
+        return self._raw_saved_L.unpack_wrapped(self)
+
+
+class CholeskySolveBackward0(Node):
+    """Backward of `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`.
+
+    self, input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_input2",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_saved_upper",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input2: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        input2 = self._raw_saved_input2.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        upper = self._saved_upper
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = cholesky_solve_backward(
+                grad, self_, input2, result, upper, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input2.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_input2(self) -> Any:
+        return self._raw_saved_input2.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class CholeskyInverseBackward0(Node):
+    """Backward of `cholesky_inverse(Tensor self, bool upper=False) -> Tensor`.
+
+    self: cholesky_inverse_backward(grad, self, upper, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cholesky_inverse_backward(grad, self_, upper, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgCrossBackward0(Node):
+    """Backward of `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`.
+
+    self: linalg_cross(other, grad, dim)
+    other: linalg_cross(grad, self, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_cross(other, grad, dim)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = linalg_cross(grad, self_, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgMatrixExpBackward0(Node):
+    """Backward of `linalg_matrix_exp(Tensor self) -> Tensor`.
+
+    self: linalg_matrix_exp_differential(self, grad, True)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_matrix_exp_differential(self_, grad, True)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgQrBackward0(Node):
+    """Backward of `linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`.
+
+    A: linalg_qr_backward(grads, Q, R, mode)
+    """
+
+    __slots__ = (
+        "_raw_saved_Q",
+        "_raw_saved_R",
+        "_saved_mode",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        Q = self._raw_saved_Q.unpack(self, raw)
+        R = self._raw_saved_R.unpack(self, raw)
+        mode = self._saved_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_qr_backward(grads, Q, R, mode)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_Q.reset_data()
+        self._raw_saved_R.reset_data()
+
+    @property
+    def _saved_Q(self) -> Any:
+        return self._raw_saved_Q.unpack_wrapped(self)
+
+    @property
+    def _saved_R(self) -> Any:
+        return self._raw_saved_R.unpack_wrapped(self)
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """Backward of `linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`.
+
+    self, B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_left",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_saved_unitriangular",
+        "_saved_upper",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        left = self._saved_left
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        unitriangular = self._saved_unitriangular
+        upper = self._saved_upper
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = linalg_solve_triangular_backward(
+                grad, self_, result, upper, left, unitriangular, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class TBackward0(Node):

@@ -23,6 +23,7 @@ from yamlgrad.runtime.ops import (
     elementwise,
     indexing,
     linalg,
+    linalg_decompositions,
     losses,
     normalization,
     random_draws,
@@ -254,6 +255,14 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    CholeskyBackward0,
+    LinalgCholeskyExBackward0,
+    CholeskySolveBackward0,
+    CholeskyInverseBackward0,
+    LinalgCrossBackward0,
+    LinalgMatrixExpBackward0,
+    LinalgQrBackward0,
+    LinalgSolveTriangularBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -512,6 +521,16 @@ __all__ = [
     "linalg_inv_ex",
     "linalg_inv",
     "linalg_det",
+    "cholesky",
+    "linalg_cholesky_ex",
+    "linalg_cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "linalg_cross",
+    "linalg_matrix_exp",
+    "matrix_exp",
+    "linalg_qr",
+    "linalg_solve_triangular",
     "einsum",
     "t",
     "transpose",
@@ -1686,7 +1705,7 @@ def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
-        return interpose("lerp.Scalar", "", lerp_Scalar, self, end, weight)
+        return interpose("lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
@@ -1714,7 +1733,7 @@ def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
-        return interpose("lerp.Tensor", "", lerp_Tensor, self, end, weight)
+        return interpose("lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
@@ -2039,7 +2058,9 @@ def nan_to_num(
     """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
+        return interpose(
+            "nan_to_num", "elementwise", nan_to_num, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -2258,7 +2279,7 @@ def isnan(input: Any) -> Tensor:
     """`isnan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("isnan", "", isnan, self)
+        return interpose("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
     try:
         result = Tensor._make(np.isnan(self_))
@@ -2271,7 +2292,7 @@ def isinf(input: Any) -> Tensor:
     """`isinf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("isinf", "", isinf, self)
+        return interpose("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
     try:
         result = Tensor._make(np.isinf(self_))
@@ -2284,7 +2305,7 @@ def isfinite(input: Any) -> Tensor:
     """`isfinite(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("isfinite", "", isfinite, self)
+        return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
     try:
         result = Tensor._make(np.isfinite(self_))
@@ -2297,7 +2318,7 @@ def logical_not(input: Any) -> Tensor:
     """`logical_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("logical_not", "", logical_not, self)
+        return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
     try:
         result = Tensor._make(np.logical_not(self_))
@@ -2310,7 +2331,7 @@ def logical_xor(input: Any, other: Any) -> Tensor:
     """`logical_xor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
-        return interpose("logical_xor", "", logical_xor, self, other)
+        return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
     try:
@@ -2324,7 +2345,7 @@ def logical_and(input: Any, other: Any) -> Tensor:
     """`logical_and(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
-        return interpose("logical_and", "", logical_and, self, other)
+        return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
     try:
@@ -2338,7 +2359,7 @@ def logical_or(input: Any, other: Any) -> Tensor:
     """`logical_or(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
-        return interpose("logical_or", "", logical_or, self, other)
+        return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
     try:
@@ -2352,7 +2373,7 @@ def bitwise_not(input: Any) -> Tensor:
     """`bitwise_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("bitwise_not", "", bitwise_not, self)
+        return interpose("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
     try:
         result = Tensor._make(np.invert(self_))
@@ -2600,7 +2621,7 @@ def neg(input: Any) -> Tensor:
     """`neg(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("neg", "", neg, self)
+        return interpose("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2810,7 +2831,7 @@ def relu(input: Any) -> Tensor:
     """`relu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("relu", "", relu, self)
+        return interpose("relu", "elementwise", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2913,7 +2934,7 @@ def abs(input: Any) -> Tensor:
     """`abs(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs", "", abs, self)
+        return interpose("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2938,7 +2959,7 @@ def sign(input: Any) -> Tensor:
     """`sign(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("sign", "", sign, self)
+        return interpose("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3503,6 +3524,7 @@ def erfinv(input: Any) -> Tensor:
     if compute_requires_grad(self):
         grad_fn = ErfinvBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(special.erfinv(self_))
     except ValueError as kernel_failure:
@@ -3514,8 +3536,6 @@ def erfinv(input: Any) -> Tensor:
             self_t = tangent_of(self)
             result_t = derived_jvp(erfinv, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
-    if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4511,7 +4531,7 @@ def floor(input: Any) -> Tensor:
     """`floor(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("floor", "", floor, self)
+        return interpose("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4535,7 +4555,7 @@ def ceil(input: Any) -> Tensor:
     """`ceil(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("ceil", "", ceil, self)
+        return interpose("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4559,7 +4579,7 @@ def round_default(input: Any) -> Tensor:
     """`round(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("round", "", round_default, self)
+        return interpose("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4583,7 +4603,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
     """`round.decimals(Tensor self, *, int decimals) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("round.decimals", "", round_decimals, self, decimals)
+        return interpose(
+            "round.decimals", "elementwise", round_decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
@@ -4608,7 +4630,7 @@ def trunc(input: Any) -> Tensor:
     """`trunc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("trunc", "", trunc, self)
+        return interpose("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4632,7 +4654,7 @@ def frac(input: Any) -> Tensor:
     """`frac(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("frac", "", frac, self)
+        return interpose("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4656,7 +4678,7 @@ def sum_default(input: Any, *, dtype: Any = None) -> Tensor:
     """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("sum", "", sum_default, self, dtype)
+        return interpose("sum", "full_reduction", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
@@ -4685,7 +4707,7 @@ def sum_dim_IntList(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "sum.dim_IntList", "dim", sum_dim_IntList, self, dim, keepdim, dtype
+            "sum.dim_IntList", "dims(dim)", sum_dim_IntList, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
@@ -4729,7 +4751,7 @@ def mean_default(input: Any, *, dtype: Any = None) -> Tensor:
     """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("mean", "", mean_default, self, dtype)
+        return interpose("mean", "full_reduction", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
@@ -4757,7 +4779,7 @@ def mean_dim(
     """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
+        return interpose("mean.dim", "dims(dim)", mean_dim, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -4798,7 +4820,7 @@ def max_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("max.dim", "dim", max_dim, self, dim, keepdim)
+        return interpose("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -4835,7 +4857,7 @@ def max_default(input: Any) -> Tensor:
     """`max(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("max", "", max_default, self)
+        return interpose("max", "full_reduction", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4862,7 +4884,7 @@ def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("min.dim", "dim", min_dim, self, dim, keepdim)
+        return interpose("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -4899,7 +4921,7 @@ def min_default(input: Any) -> Tensor:
     """`min(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("min", "", min_default, self)
+        return interpose("min", "full_reduction", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4926,7 +4948,7 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
     """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("prod", "", prod_default, self, dtype)
+        return interpose("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
@@ -4958,7 +4980,9 @@ def prod_dim_int(
     """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype)
+        return interpose(
+            "prod.dim_int", "dims(dim)", prod_dim_int, self, dim, keepdim, dtype
+        )
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
@@ -5008,7 +5032,13 @@ def var_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "var.correction", "dim", var_correction, self, dim, correction, keepdim
+            "var.correction",
+            "dims(dim)",
+            var_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
@@ -5061,7 +5091,13 @@ def std_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "std.correction", "dim", std_correction, self, dim, correction, keepdim
+            "std.correction",
+            "dims(dim)",
+            std_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
@@ -5122,7 +5158,7 @@ def linalg_vector_norm(
     if interposition.active and interposed(self):
         return interpose(
             "linalg_vector_norm",
-            "dim",
+            "dims(dim)",
             linalg_vector_norm,
             self,
             ord,
@@ -5207,7 +5243,7 @@ def amax(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
     """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("amax", "dim", amax, self, dim, keepdim)
+        return interpose("amax", "dims(dim)", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -5242,7 +5278,7 @@ def amin(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
     """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("amin", "dim", amin, self, dim, keepdim)
+        return interpose("amin", "dims(dim)", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -5279,7 +5315,7 @@ def nansum(
     """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("nansum", "dim", nansum, self, dim, keepdim, dtype)
+        return interpose("nansum", "dims(dim)", nansum, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "nansum", "input", 1)
     dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
@@ -5325,7 +5361,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
-        return interpose("dist", "elementwise", dist, self, other, p)
+        return interpose("dist", "fallback", dist, self, other, p)
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
@@ -5368,7 +5404,7 @@ def logsumexp(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("logsumexp", "dim", logsumexp, self, dim, keepdim)
+        return interpose("logsumexp", "dims(dim)", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -5405,7 +5441,7 @@ def cummax(input: Any, dim: Any) -> Any:
     """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("cummax", "dim", cummax, self, dim)
+        return interpose("cummax", "dims(dim)", cummax, self, dim)
     self_ = tensor_arg(self, "cummax", "input", 1)
     dim = int_arg(dim, "cummax", "dim", 2)
     grad_fn = None
@@ -5438,7 +5474,7 @@ def cummin(input: Any, dim: Any) -> Any:
     """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("cummin", "dim", cummin, self, dim)
+        return interpose("cummin", "dims(dim)", cummin, self, dim)
     self_ = tensor_arg(self, "cummin", "input", 1)
     dim = int_arg(dim, "cummin", "dim", 2)
     grad_fn = None
@@ -5471,7 +5507,7 @@ def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
     """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("cumsum", "dim", cumsum, self, dim, dtype)
+        return interpose("cumsum", "dims(dim)", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -5499,7 +5535,7 @@ def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
     """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("cumprod", "dim", cumprod, self, dim, dtype)
+        return interpose("cumprod", "dims(dim)", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -5532,7 +5568,7 @@ def _softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
     """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("_softmax", "dim", _softmax, self, dim, half_to_float)
+        return interpose("_softmax", "dims(dim)", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -5573,7 +5609,9 @@ def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
     """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("_log_softmax", "dim", _log_softmax, self, dim, half_to_float)
+        return interpose(
+            "_log_softmax", "dims(dim)", _log_softmax, self, dim, half_to_float
+        )
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
@@ -5655,7 +5693,11 @@ def count_nonzero_dim_IntList(input: Any, dim: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "count_nonzero.dim_IntList", "dim", count_nonzero_dim_IntList, self, dim
+            "count_nonzero.dim_IntList",
+            "dims(dim)",
+            count_nonzero_dim_IntList,
+            self,
+            dim,
         )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
@@ -5670,7 +5712,7 @@ def count_nonzero_default(input: Any, dim: Any = None) -> Tensor:
     """`count_nonzero(Tensor self, int? dim=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("count_nonzero", "dim", count_nonzero_default, self, dim)
+        return interpose("count_nonzero", "dims(dim)", count_nonzero_default, self, dim)
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
     try:
@@ -5686,7 +5728,7 @@ def argmax(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("argmax", "dim", argmax, self, dim, keepdim)
+        return interpose("argmax", "dims(dim)", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -5703,7 +5745,7 @@ def argmin(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("argmin", "dim", argmin, self, dim, keepdim)
+        return interpose("argmin", "dims(dim)", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -5720,7 +5762,7 @@ def all_default(input: Any) -> Tensor:
     """`all(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("all", "", all_default, self)
+        return interpose("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
     try:
         result = Tensor._make(np.all(self_))
@@ -5733,7 +5775,7 @@ def all_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("all.dim", "dim", all_dim, self, dim, keepdim)
+        return interpose("all.dim", "dims(dim)", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -5754,7 +5796,7 @@ def all_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("all.dims", "dim", all_dims, self, dim, keepdim)
+        return interpose("all.dims", "dims(dim)", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -5771,7 +5813,7 @@ def any_default(input: Any) -> Tensor:
     """`any(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("any", "", any_default, self)
+        return interpose("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
     try:
         result = Tensor._make(np.any(self_))
@@ -5784,7 +5826,7 @@ def any_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("any.dim", "dim", any_dim, self, dim, keepdim)
+        return interpose("any.dim", "dims(dim)", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -5805,7 +5847,7 @@ def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("any.dims", "dim", any_dims, self, dim, keepdim)
+        return interpose("any.dims", "dims(dim)", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -5822,7 +5864,7 @@ def kthvalue(input: Any, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
     """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
+        return interpose("kthvalue", "dims(dim)", kthvalue, self, k, dim, keepdim)
     self_ = tensor_arg(self, "kthvalue", "input", 1)
     k = int_arg(k, "kthvalue", "k", 2)
     dim = int_arg(dim, "kthvalue", "dim", 3)
@@ -5919,7 +5961,7 @@ def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("median.dim", "dim", median_dim, self, dim, keepdim)
+        return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
@@ -5959,7 +6001,9 @@ def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
+        return interpose(
+            "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
+        )
     self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
@@ -5999,7 +6043,7 @@ def mode(input: Any, dim: Any = -1, keepdim: Any = False) -> Any:
     """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("mode", "dim", mode, self, dim, keepdim)
+        return interpose("mode", "dims(dim)", mode, self, dim, keepdim)
     self_ = tensor_arg(self, "mode", "input", 1)
     dim = int_arg(dim, "mode", "dim", 2)
     keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
@@ -6034,7 +6078,7 @@ def sort_default(input: Any, dim: Any = -1, descending: Any = False) -> Any:
     """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("sort", "dim", sort_default, self, dim, descending)
+        return interpose("sort", "dims(dim)", sort_default, self, dim, descending)
     self_ = tensor_arg(self, "sort", "input", 1)
     dim = int_arg(dim, "sort", "dim", 2)
     descending = bool_arg(descending, "sort", "descending", 3)
@@ -6075,7 +6119,7 @@ def sort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "sort.stable", "dim", sort_stable, self, stable, dim, descending
+            "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
@@ -6120,7 +6164,7 @@ def argsort_default(input: Any, dim: Any = -1, descending: Any = False) -> Tenso
     """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("argsort", "dim", argsort_default, self, dim, descending)
+        return interpose("argsort", "dims(dim)", argsort_default, self, dim, descending)
     self_ = tensor_arg(self, "argsort", "input", 1)
     dim = int_arg(dim, "argsort", "dim", 2)
     descending = bool_arg(descending, "argsort", "descending", 3)
@@ -6140,7 +6184,7 @@ def argsort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "argsort.stable", "dim", argsort_stable, self, stable, dim, descending
+            "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
@@ -6176,7 +6220,7 @@ def topk(
     """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("topk", "dim", topk, self, k, dim, largest, sorted)
+        return interpose("topk", "dims(dim)", topk, self, k, dim, largest, sorted)
     self_ = tensor_arg(self, "topk", "input", 1)
     k = int_arg(k, "topk", "k", 2)
     dim = int_arg(dim, "topk", "dim", 3)
@@ -6237,7 +6281,7 @@ def unique_dim(
     if interposition.active and interposed(self):
         return interpose(
             "unique_dim",
-            "dim",
+            "fallback",
             unique_dim,
             self,
             dim,
@@ -6278,7 +6322,7 @@ def unique_consecutive(
     if interposition.active and interposed(self):
         return interpose(
             "unique_consecutive",
-            "dim",
+            "fallback",
             unique_consecutive,
             self,
             return_inverse,
@@ -6347,7 +6391,7 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("bernoulli", "", bernoulli_default, self, generator)
+        return interpose("bernoulli", "elementwise", bernoulli_default, self, generator)
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
     grad_fn = None
@@ -6428,7 +6472,12 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
     """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`"""
     if interposition.active and interposed(mean):
         return interpose(
-            "normal.Tensor_float", "", normal_Tensor_float, mean, std, generator
+            "normal.Tensor_float",
+            "elementwise",
+            normal_Tensor_float,
+            mean,
+            std,
+            generator,
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
@@ -6457,7 +6506,12 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
     """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
     if interposition.active and interposed(std):
         return interpose(
-            "normal.float_Tensor", "", normal_float_Tensor, mean, std, generator
+            "normal.float_Tensor",
+            "elementwise",
+            normal_float_Tensor,
+            mean,
+            std,
+            generator,
         )
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
@@ -6514,7 +6568,7 @@ def mm(input: Any, mat2: Any) -> Tensor:
     """`mm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mat2):
-        return interpose("mm", "", mm, self, mat2)
+        return interpose("mm", "matmul", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
     grad_fn = None
@@ -6560,7 +6614,7 @@ def dot(input: Any, tensor: Any) -> Tensor:
     """`dot(Tensor self, Tensor tensor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, tensor):
-        return interpose("dot", "", dot, self, tensor)
+        return interpose("dot", "matmul", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
     grad_fn = None
@@ -6590,7 +6644,7 @@ def mv(input: Any, vec: Any) -> Tensor:
     """`mv(Tensor self, Tensor vec) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, vec):
-        return interpose("mv", "", mv, self, vec)
+        return interpose("mv", "matmul", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
@@ -6620,7 +6674,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:
     """`bmm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mat2):
-        return interpose("bmm", "", bmm, self, mat2)
+        return interpose("bmm", "matmul", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
     grad_fn = None
@@ -6666,7 +6720,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mat1, mat2):
-        return interpose("addmm", "", addmm, self, mat1, mat2, beta, alpha)
+        return interpose("addmm", "addmm", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
@@ -6910,7 +6964,7 @@ def baddbmm(
     """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, batch1, batch2):
-        return interpose("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
+        return interpose("baddbmm", "addmm", baddbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
@@ -6960,7 +7014,7 @@ def trace(input: Any) -> Tensor:
     """`trace(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("trace", "", trace, self)
+        return interpose("trace", "trace", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6984,7 +7038,9 @@ def trace(input: Any) -> Tensor:
 def linalg_inv_ex(A: Any, *, check_errors: Any = False) -> Any:
     """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`"""
     if interposition.active and interposed(A):
-        return interpose("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
+        return interpose(
+            "linalg_inv_ex", "leading_dims", linalg_inv_ex, A, check_errors
+        )
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     grad_fn = None
@@ -7029,7 +7085,7 @@ def linalg_inv(A: Any) -> Tensor:
 def linalg_det(A: Any) -> Tensor:
     """`linalg_det(Tensor A) -> Tensor`"""
     if interposition.active and interposed(A):
-        return interpose("linalg_det", "", linalg_det, A)
+        return interpose("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
@@ -7052,6 +7108,345 @@ def linalg_det(A: Any) -> Tensor:
     return result
 
 
+def cholesky(input: Any, upper: Any = False) -> Tensor:
+    """`cholesky(Tensor self, bool upper=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("cholesky", "", cholesky, self, upper)
+    self_ = tensor_arg(self, "cholesky", "input", 1)
+    upper = bool_arg(upper, "cholesky", "upper", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(linalg_decompositions.cholesky_factor(self_, upper))
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cholesky_ex(
+    input: Any, *, upper: Any = False, check_errors: Any = False
+) -> Any:
+    """`linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "linalg_cholesky_ex", "", linalg_cholesky_ex, self, upper, check_errors
+        )
+    self_ = tensor_arg(self, "linalg_cholesky_ex", "input", 1)
+    upper = bool_arg(upper, "linalg_cholesky_ex", "upper", 2)
+    check_errors = bool_arg(check_errors, "linalg_cholesky_ex", "check_errors", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgCholeskyExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.cholesky_kernel(
+                self_, upper, check_errors
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cholesky_ex",
+            kernel_failure,
+            self=self_,
+            upper=upper,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            L_t = linalg_decompositions.cholesky_jvp(self_t, outputs[0], upper)
+        set_fw_grads(
+            outputs,
+            (
+                L_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_L = SavedVariable(outputs[0], True)
+    return return_type("linalg_cholesky_ex", ("L", "info"))(*outputs)
+
+
+def linalg_cholesky(input: Any, *, upper: Any = False) -> Tensor:
+    """`linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cholesky", (("input", "Tensor", 1, self),))
+        raise
+
+
+def cholesky_solve(input: Any, input2: Any, upper: Any = False) -> Tensor:
+    """`cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, input2):
+        return interpose("cholesky_solve", "", cholesky_solve, self, input2, upper)
+    self_ = tensor_arg(self, "cholesky_solve", "input", 1)
+    input2_ = tensor_arg(input2, "cholesky_solve", "input2", 2)
+    upper = bool_arg(upper, "cholesky_solve", "upper", 3)
+    grad_fn = None
+    if compute_requires_grad(self, input2):
+        grad_fn = CholeskySolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input2 = SavedVariable(input2, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_solve_kernel(self_, input2_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "cholesky_solve", kernel_failure, self=self_, input2=input2_, upper=upper
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, input2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            input2_t = tangent_of(input2)
+            result_t = derived_jvp(
+                cholesky_solve,
+                {"input": self, "input2": input2, "upper": upper},
+                {"input": self_t, "input2": input2_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cholesky_inverse(input: Any, upper: Any = False) -> Tensor:
+    """`cholesky_inverse(Tensor self, bool upper=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("cholesky_inverse", "", cholesky_inverse, self, upper)
+    self_ = tensor_arg(self, "cholesky_inverse", "input", 1)
+    upper = bool_arg(upper, "cholesky_inverse", "upper", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyInverseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_inverse_kernel(self_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky_inverse", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky_inverse, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cross(input: Any, other: Any, *, dim: Any = -1) -> Tensor:
+    """`linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("linalg_cross", "", linalg_cross, self, other, dim)
+    self_ = tensor_arg(self, "linalg_cross", "input", 1)
+    other_ = tensor_arg(other, "linalg_cross", "other", 2)
+    dim = int_arg(dim, "linalg_cross", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LinalgCrossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.cross_kernel(self_, other_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cross", kernel_failure, self=self_, other=other_, dim=dim
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = linalg_decompositions.linalg_cross(
+                self_t, other, dim
+            ) + linalg_decompositions.linalg_cross(self, other_t, dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def linalg_matrix_exp(input: Any) -> Tensor:
+    """`linalg_matrix_exp(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("linalg_matrix_exp", "", linalg_matrix_exp, self)
+    self_ = tensor_arg(self, "linalg_matrix_exp", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgMatrixExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.matrix_exp_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_matrix_exp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = linalg_decompositions.linalg_matrix_exp_differential(
+                self, self_t, False
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def matrix_exp(input: Any) -> Tensor:
+    """`matrix_exp(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_matrix_exp(self)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_exp", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_qr(A: Any, mode: Any = "reduced") -> Any:
+    """`linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_qr", "", linalg_qr, A, mode)
+    A_ = tensor_arg(A, "linalg_qr", "A", 1)
+    mode = str_arg(mode, "linalg_qr", "mode", 2)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgQrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_mode = mode
+    try:
+        outputs = [
+            Tensor._make(value) for value in linalg_decompositions.qr_kernel(A_, mode)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_qr", kernel_failure, A=A_, mode=mode)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(linalg_qr, {"A": A, "mode": mode}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
+    return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def linalg_solve_triangular(
+    input: Any, B: Any, *, upper: Any, left: Any = True, unitriangular: Any = False
+) -> Tensor:
+    """`linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, B):
+        return interpose(
+            "linalg_solve_triangular",
+            "",
+            linalg_solve_triangular,
+            self,
+            B,
+            upper,
+            left,
+            unitriangular,
+        )
+    self_ = tensor_arg(self, "linalg_solve_triangular", "input", 1)
+    B_ = tensor_arg(B, "linalg_solve_triangular", "B", 2)
+    upper = bool_arg(upper, "linalg_solve_triangular", "upper", 3)
+    left = bool_arg(left, "linalg_solve_triangular", "left", 4)
+    unitriangular = bool_arg(
+        unitriangular, "linalg_solve_triangular", "unitriangular", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(self, B):
+        grad_fn = LinalgSolveTriangularBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn._saved_left = left
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_unitriangular = unitriangular
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.solve_triangular_kernel(
+                self_, B_, upper, left, unitriangular
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_solve_triangular",
+            kernel_failure,
+            self=self_,
+            B=B_,
+            upper=upper,
+            left=left,
+            unitriangular=unitriangular,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, B):
+        with formula_mode():
+            self_t = tangent_of(self)
+            B_t = tangent_of(B)
+            result_t = derived_jvp(
+                linalg_solve_triangular,
+                {
+                    "input": self,
+                    "B": B,
+                    "upper": upper,
+                    "left": left,
+                    "unitriangular": unitriangular,
+                },
+                {"input": self_t, "B": B_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def einsum(equation: Any, tensors: Any, *, path: Any = None) -> Tensor:
     """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`"""
     try:
@@ -7065,7 +7460,7 @@ def t(input: Any) -> Tensor:
     """`t(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("t", "", t, self)
+        return interpose("t", "t", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7090,7 +7485,9 @@ def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("transpose.int", "", transpose_int, self, dim0, dim1)
+        return interpose(
+            "transpose.int", "dims(dim0, dim1)", transpose_int, self, dim0, dim1
+        )
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
@@ -7121,7 +7518,7 @@ def permute_default(input: Any, dims: Any) -> Tensor:
     """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("permute", "", permute_default, self, dims)
+        return interpose("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
@@ -7148,7 +7545,7 @@ def view_default(input: Any, size: Any) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("view", "", view_default, self, size)
+        return interpose("view", "reshape", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
@@ -7185,7 +7582,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
     """`expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("expand", "", expand_default, self, size, implicit)
+        return interpose("expand", "expand", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -7216,7 +7613,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
 def cat(tensors: Any, dim: Any = 0) -> Tensor:
     """`cat(Tensor[] tensors, int dim=0) -> Tensor`"""
     if interposition.active and interposed(tensors):
-        return interpose("cat", "", cat, tensors, dim)
+        return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
     grad_fn = None
@@ -7242,7 +7639,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
 def stack(tensors: Any, dim: Any = 0) -> Tensor:
     """`stack(Tensor[] tensors, int dim=0) -> Tensor`"""
     if interposition.active and interposed(tensors):
-        return interpose("stack", "", stack, tensors, dim)
+        return interpose("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
     grad_fn = None
@@ -7269,7 +7666,7 @@ def select_int(input: Any, dim: Any, index: Any) -> Tensor:
     """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("select.int", "dim", select_int, self, dim, index)
+        return interpose("select.int", "dims(dim)", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
@@ -7299,13 +7696,7 @@ def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) ->
     """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
     if interposition.active and interposed(grad_output):
         return interpose(
-            "select_backward",
-            "dim",
-            select_backward,
-            grad_output,
-            input_sizes,
-            dim,
-            index,
+            "select_backward", "", select_backward, grad_output, input_sizes, dim, index
         )
     grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
@@ -7349,7 +7740,7 @@ def slice_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "slice.Tensor", "dim", slice_Tensor, self, dim, start, end, step
+            "slice.Tensor", "dims(dim)", slice_Tensor, self, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice", "input", 1)
     dim = int_arg(dim, "slice", "dim", 2)
@@ -7397,7 +7788,7 @@ def slice_backward(
     if interposition.active and interposed(grad_output):
         return interpose(
             "slice_backward",
-            "dim",
+            "",
             slice_backward,
             grad_output,
             input_sizes,
@@ -7458,7 +7849,9 @@ def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
     """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("split.Tensor", "dim", split_Tensor, self, split_size, dim)
+        return interpose(
+            "split.Tensor", "dims(dim)", split_Tensor, self, split_size, dim
+        )
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
@@ -7517,7 +7910,7 @@ def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose(
-            "split_with_sizes", "dim", split_with_sizes, self, split_sizes, dim
+            "split_with_sizes", "", split_with_sizes, self, split_sizes, dim
         )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
@@ -7557,7 +7950,7 @@ def unbind_int(input: Any, dim: Any = 0) -> Any:
     """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("unbind.int", "dim", unbind_int, self, dim)
+        return interpose("unbind.int", "dims(dim)", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
@@ -7584,7 +7977,7 @@ def _to_copy(input: Any, *, dtype: Any = None) -> Tensor:
     """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("_to_copy", "", _to_copy, self, dtype)
+        return interpose("_to_copy", "leading_dims", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
@@ -7610,7 +8003,7 @@ def flip_default(input: Any, dims: Any) -> Tensor:
     """`flip(Tensor self, int[] dims) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("flip", "", flip_default, self, dims)
+        return interpose("flip", "dims(dims)", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
@@ -7636,7 +8029,7 @@ def tril(input: Any, diagonal: Any = 0) -> Tensor:
     """`tril(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("tril", "", tril, self, diagonal)
+        return interpose("tril", "leading_dims", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
@@ -7662,7 +8055,7 @@ def triu(input: Any, diagonal: Any = 0) -> Tensor:
     """`triu(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("triu", "", triu, self, diagonal)
+        return interpose("triu", "leading_dims", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
@@ -7688,7 +8081,9 @@ def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tenso
     """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("diagonal", "", diagonal, self, offset, dim1, dim2)
+        return interpose(
+            "diagonal", "dims(dim1, dim2)", diagonal, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
@@ -7722,7 +8117,9 @@ def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> T
     """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("diag_embed", "", diag_embed, self, offset, dim1, dim2)
+        return interpose(
+            "diag_embed", "dims(dim1, dim2)", diag_embed, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
@@ -7764,7 +8161,7 @@ def diagonal_backward(
     if interposition.active and interposed(grad_output):
         return interpose(
             "diagonal_backward",
-            "",
+            "fallback",
             diagonal_backward,
             grad_output,
             input_sizes,
@@ -7889,7 +8286,7 @@ def unfold_backward(
     if interposition.active and interposed(grad_in):
         return interpose(
             "unfold_backward",
-            "dim",
+            "",
             unfold_backward,
             grad_in,
             input_sizes,
@@ -8025,7 +8422,7 @@ def squeeze_default(input: Any) -> Tensor:
     """`squeeze(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze", "", squeeze_default, self)
+        return interpose("squeeze", "squeeze", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8051,7 +8448,7 @@ def squeeze_dim(input: Any, dim: Any) -> Tensor:
     """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze.dim", "dim", squeeze_dim, self, dim)
+        return interpose("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -8078,7 +8475,7 @@ def squeeze_dims(input: Any, dim: Any) -> Tensor:
     """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze.dims", "dim", squeeze_dims, self, dim)
+        return interpose("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -8105,7 +8502,7 @@ def squeeze__default(input: Any) -> Tensor:
     """`squeeze_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze_", "", squeeze__default, self)
+        return interpose("squeeze_", "squeeze_inplace", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8133,7 +8530,7 @@ def squeeze__dim(input: Any, dim: Any) -> Tensor:
     """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze_.dim", "dim", squeeze__dim, self, dim)
+        return interpose("squeeze_.dim", "squeeze_inplace", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -8162,7 +8559,7 @@ def squeeze__dims(input: Any, dim: Any) -> Tensor:
     """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("squeeze_.dims", "dim", squeeze__dims, self, dim)
+        return interpose("squeeze_.dims", "squeeze_inplace", squeeze__dims, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -8191,7 +8588,7 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
     """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("unsqueeze", "dim", unsqueeze, self, dim)
+        return interpose("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
@@ -8818,7 +9215,7 @@ def masked_fill_Scalar(input: Any, mask: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mask):
         return interpose(
-            "masked_fill.Scalar", "", masked_fill_Scalar, self, mask, value
+            "masked_fill.Scalar", "elementwise", masked_fill_Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -8849,7 +9246,7 @@ def masked_fill_Tensor(input: Any, mask: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mask, value):
         return interpose(
-            "masked_fill.Tensor", "", masked_fill_Tensor, self, mask, value
+            "masked_fill.Tensor", "elementwise", masked_fill_Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -8992,7 +9389,7 @@ def repeat_default(input: Any, repeats: Any) -> Tensor:
     """`repeat(Tensor self, SymInt[] repeats) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("repeat", "", repeat_default, self, repeats)
+        return interpose("repeat", "repeat", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
@@ -9111,7 +9508,7 @@ def clone(input: Any, *, memory_format: Any = None) -> Tensor:
     """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("clone", "", clone, self, memory_format)
+        return interpose("clone", "leading_dims", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -9211,7 +9608,7 @@ def _unsafe_view(input: Any, size: Any) -> Tensor:
     """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("_unsafe_view", "", _unsafe_view, self, size)
+        return interpose("_unsafe_view", "reshape", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
@@ -9258,7 +9655,7 @@ def _reshape_alias(input: Any, size: Any, stride: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+            result_t = shapes.reshape(self_t, size)
         set_fw_grad(result, result_t)
     return result
 
@@ -9267,7 +9664,7 @@ def alias(input: Any) -> Tensor:
     """`alias(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("alias", "", alias, self)
+        return interpose("alias", "leading_dims", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9521,7 +9918,7 @@ def neg_(input: Any) -> Tensor:
     """`neg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("neg_", "", neg_, self)
+        return interpose("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9761,7 +10158,7 @@ def relu_(input: Any) -> Tensor:
     """`relu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("relu_", "", relu_, self)
+        return interpose("relu_", "elementwise", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9820,7 +10217,7 @@ def abs_(input: Any) -> Tensor:
     """`abs_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs_", "", abs_, self)
+        return interpose("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9951,7 +10348,7 @@ def fill_Scalar(input: Any, value: Any) -> Tensor:
     """`fill.Scalar(Tensor self, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("fill.Scalar", "", fill_Scalar, self, value)
+        return interpose("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
@@ -10003,7 +10400,7 @@ def fill__Scalar(input: Any, value: Any) -> Tensor:
     """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("fill_.Scalar", "", fill__Scalar, self, value)
+        return interpose("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
@@ -10061,7 +10458,7 @@ def zero_(input: Any) -> Tensor:
     """`zero_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("zero_", "", zero_, self)
+        return interpose("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10089,7 +10486,7 @@ def masked_fill__Scalar(input: Any, mask: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mask):
         return interpose(
-            "masked_fill_.Scalar", "", masked_fill__Scalar, self, mask, value
+            "masked_fill_.Scalar", "elementwise", masked_fill__Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -10123,7 +10520,7 @@ def masked_fill__Tensor(input: Any, mask: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, mask, value):
         return interpose(
-            "masked_fill_.Tensor", "", masked_fill__Tensor, self, mask, value
+            "masked_fill_.Tensor", "elementwise", masked_fill__Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -10477,7 +10874,7 @@ def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
-        return interpose("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
+        return interpose("lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
@@ -10508,7 +10905,7 @@ def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
-        return interpose("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
+        return interpose("lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
@@ -10964,7 +11361,9 @@ def nan_to_num_(
     """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
+        return interpose(
+            "nan_to_num_", "elementwise", nan_to_num_, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -11042,7 +11441,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
     """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("round_.decimals", "", round__decimals, self, decimals)
+        return interpose(
+            "round_.decimals", "elementwise", round__decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
     grad_fn = None
@@ -11438,7 +11839,7 @@ def floor_(input: Any) -> Tensor:
     """`floor_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("floor_", "", floor_, self)
+        return interpose("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11465,7 +11866,7 @@ def ceil_(input: Any) -> Tensor:
     """`ceil_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("ceil_", "", ceil_, self)
+        return interpose("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11492,7 +11893,7 @@ def round__default(input: Any) -> Tensor:
     """`round_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("round_", "", round__default, self)
+        return interpose("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11519,7 +11920,7 @@ def trunc_(input: Any) -> Tensor:
     """`trunc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("trunc_", "", trunc_, self)
+        return interpose("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11546,7 +11947,7 @@ def frac_(input: Any) -> Tensor:
     """`frac_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("frac_", "", frac_, self)
+        return interpose("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11573,7 +11974,7 @@ def sign_(input: Any) -> Tensor:
     """`sign_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("sign_", "", sign_, self)
+        return interpose("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13739,7 +14140,7 @@ def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
     """`gelu(Tensor self, *, str approximate="none") -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("gelu", "", gelu, self, approximate)
+        return interpose("gelu", "elementwise", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
@@ -13766,7 +14167,7 @@ def silu(input: Any) -> Tensor:
     """`silu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("silu", "", silu, self)
+        return interpose("silu", "elementwise", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13791,7 +14192,7 @@ def mish(input: Any) -> Tensor:
     """`mish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("mish", "", mish, self)
+        return interpose("mish", "elementwise", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13816,7 +14217,7 @@ def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
     """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("softplus", "", softplus, self, beta, threshold)
+        return interpose("softplus", "elementwise", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
@@ -13847,7 +14248,7 @@ def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Ten
     """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("elu", "", elu, self, alpha, scale, input_scale)
+        return interpose("elu", "elementwise", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
@@ -13895,7 +14296,7 @@ def celu(input: Any, alpha: Any = 1.0) -> Tensor:
     """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("celu", "", celu, self, alpha)
+        return interpose("celu", "elementwise", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     grad_fn = None
@@ -13922,7 +14323,7 @@ def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
     """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("leaky_relu", "", leaky_relu, self, negative_slope)
+        return interpose("leaky_relu", "elementwise", leaky_relu, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     grad_fn = None
@@ -13951,7 +14352,7 @@ def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardtanh", "", hardtanh, self, min_val, max_val)
+        return interpose("hardtanh", "elementwise", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
@@ -13982,7 +14383,7 @@ def hardswish(input: Any) -> Tensor:
     """`hardswish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardswish", "", hardswish, self)
+        return interpose("hardswish", "elementwise", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14007,7 +14408,7 @@ def hardsigmoid(input: Any) -> Tensor:
     """`hardsigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardsigmoid", "", hardsigmoid, self)
+        return interpose("hardsigmoid", "elementwise", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14032,7 +14433,7 @@ def log_sigmoid(input: Any) -> Tensor:
     """`log_sigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("log_sigmoid", "", log_sigmoid, self)
+        return interpose("log_sigmoid", "elementwise", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14057,7 +14458,7 @@ def glu(input: Any, dim: Any = -1) -> Tensor:
     """`glu(Tensor self, int dim=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("glu", "dim", glu, self, dim)
+        return interpose("glu", "dims(dim)", glu, self, dim)
     self_ = tensor_arg(self, "glu", "input", 1)
     dim = int_arg(dim, "glu", "dim", 2)
     grad_fn = None
@@ -14216,7 +14617,9 @@ def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
     """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("leaky_relu_", "", leaky_relu_, self, negative_slope)
+        return interpose(
+            "leaky_relu_", "elementwise", leaky_relu_, self, negative_slope
+        )
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     grad_fn = None
@@ -14249,7 +14652,7 @@ def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Te
     """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("elu_", "", elu_, self, alpha, scale, input_scale)
+        return interpose("elu_", "elementwise", elu_, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
@@ -14293,7 +14696,7 @@ def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
     """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("celu_", "", celu_, self, alpha)
+        return interpose("celu_", "elementwise", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     grad_fn = None
@@ -14326,7 +14729,7 @@ def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardtanh_", "", hardtanh_, self, min_val, max_val)
+        return interpose("hardtanh_", "elementwise", hardtanh_, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
@@ -14364,7 +14767,7 @@ def silu_(input: Any) -> Tensor:
     """`silu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("silu_", "", silu_, self)
+        return interpose("silu_", "elementwise", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14394,7 +14797,7 @@ def mish_(input: Any) -> Tensor:
     """`mish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("mish_", "", mish_, self)
+        return interpose("mish_", "elementwise", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14424,7 +14827,7 @@ def hardswish_(input: Any) -> Tensor:
     """`hardswish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardswish_", "", hardswish_, self)
+        return interpose("hardswish_", "elementwise", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14454,7 +14857,7 @@ def hardsigmoid_(input: Any) -> Tensor:
     """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("hardsigmoid_", "", hardsigmoid_, self)
+        return interpose("hardsigmoid_", "elementwise", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17005,6 +17408,15 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "cholesky": cholesky,
+    "linalg_cholesky_ex": linalg_cholesky_ex,
+    "linalg_cholesky": linalg_cholesky,
+    "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse,
+    "linalg_cross": linalg_cross,
+    "linalg_matrix_exp": linalg_matrix_exp,
+    "matrix_exp": matrix_exp,
+    "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
     "transpose": transpose,
     "permute": permute,
@@ -18121,6 +18533,58 @@ OVERLOADS = {
     },
     "linalg_det": {
         "default": linalg_det,
+    },
+    "cholesky": {
+        "default": schema_names(
+            cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
+        ),
+    },
+    "linalg_cholesky_ex": {
+        "default": schema_names(
+            linalg_cholesky_ex,
+            "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+        ),
+    },
+    "linalg_cholesky": {
+        "default": schema_names(
+            linalg_cholesky,
+            "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_solve": {
+        "default": schema_names(
+            cholesky_solve,
+            "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_inverse": {
+        "default": schema_names(
+            cholesky_inverse,
+            "cholesky_inverse(Tensor self, bool upper=False) -> Tensor",
+        ),
+    },
+    "linalg_cross": {
+        "default": schema_names(
+            linalg_cross,
+            "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+        ),
+    },
+    "linalg_matrix_exp": {
+        "default": schema_names(
+            linalg_matrix_exp, "linalg_matrix_exp(Tensor self) -> Tensor"
+        ),
+    },
+    "matrix_exp": {
+        "default": schema_names(matrix_exp, "matrix_exp(Tensor self) -> Tensor"),
+    },
+    "linalg_qr": {
+        "default": linalg_qr,
+    },
+    "linalg_solve_triangular": {
+        "default": schema_names(
+            linalg_solve_triangular,
+            "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+        ),
     },
     "einsum": {
         "default": einsum,

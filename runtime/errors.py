@@ -370,9 +370,13 @@ ERR_VMAP_INPLACE = (
     "output with shape {shape} doesn't match the broadcast shape {broadcast}"
 )
 ERR_VMAP_DIFFERENT_RANDOMNESS = (
-    "vmap: randomness='different' is not supported: a random operation inside "
-    "vmap draws one value for all samples here. Use randomness='same', or draw the "
-    "random values outside vmap and pass them in"
+    "vmap: randomness='different' is not supported for a random op whose tensor "
+    "inputs are all unbatched (bernoulli or normal of a tensor outside the batch): "
+    "pass the tensor batched (expanded), or use randomness='same'"
+)
+ERR_VMAP_SAME_RANDOMNESS_BATCHED = (
+    "Vmap does not currently support same randomness with a batched tensor input. "
+    "Please file an issue with functorch"
 )
 ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
 ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"
@@ -390,7 +394,7 @@ ERR_GRAD_TENSOR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {kind}"
 )
 ERR_HAS_AUX_TUPLE = (
-    "{api}(f)(*args): output of function f should be a tuple: (output, aux) if "
+    "{call}: output of function f should be a tuple: (output, aux) if "
     "has_aux is True"
 )
 ERR_AUX_TENSORS = "Expected tensors, got unsupported type {kind}"
@@ -512,6 +516,7 @@ ERR_JVP_STRUCTURE = (
 ERR_JVP_PRIMAL_TYPE = (
     "jvp(f, primals, tangents): Expected primals to only contain Tensors, got {kind}"
 )
+ERR_JVP_EMPTY = "jvp(f, primals, tangents): Expected {what} to contain at least one Tensor."
 ERR_JVP_OUTPUTS = (
     "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
     "unsupported type {kind}"

@@ -363,10 +363,12 @@ prefix (`yg.special.erfcx(x)` is `special_erfcx`, SpecialErfcxBackward0;
 # -- yg.linalg ---------------------------------------------------------------------
 
 linalg = SimpleNamespace(
-    vector_norm=VariableType.linalg_vector_norm,
-    inv=VariableType.linalg_inv,
-    det=VariableType.linalg_det,
-    diagonal=VariableType.linalg_diagonal,
+    **{
+        name.removeprefix("linalg_"): getattr(VariableType, name)
+        for name in VariableType.OVERLOADS
+        if name.startswith("linalg_") and hasattr(VariableType, name)
+    }
 )
-"""`torch.linalg`'s spelling: `yg.linalg.vector_norm(x, 2, dim=1)` is the
-`linalg_vector_norm` op (LinalgVectorNormBackward0), `yg.linalg.inv`, `yg.linalg.det`."""
+"""`torch.linalg`'s spelling: every `linalg_*` op of derivatives.yaml without its
+prefix (`yg.linalg.vector_norm(x, 2, dim=1)` is `linalg_vector_norm`,
+LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.cholesky`, `yg.linalg.inv`)."""

@@ -13,6 +13,7 @@ generator, and a `Generator` passed as `generator=` draws from its own stream.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -23,7 +24,11 @@ import numpy as np
 from yamlgrad.runtime import devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
-from yamlgrad.runtime.wrappers.randomness import draw_rng
+from yamlgrad.runtime.wrappers.randomness import (
+    different_batch,
+    draw_rng,
+    wrap_batched,
+)
 
 __all__ = [
     "tensor",
@@ -83,6 +88,24 @@ def seed() -> int:
 
 
 _rng = draw_rng
+
+
+def _random_leaf(
+    generator: Generator | None,
+    shape: tuple[int, ...],
+    draw: Any,
+    requires_grad: bool,
+    device: Any,
+) -> Tensor:
+    """A leaf of `draw(rng, shape)`; inside a vmap with randomness='different',
+    one draw per sample (the batch dim in front, hidden by a BatchedTensor)."""
+    batch = different_batch()
+    rng = draw_rng(generator, per_sample=batch is not None)
+    if batch is None:
+        return _leaf(draw(rng, shape), requires_grad, device)
+    level, size = batch
+    leaf = _leaf(draw(rng, (size, *shape)), requires_grad, device)
+    return wrap_batched[0](leaf, level)
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -464,8 +487,9 @@ def rand(
 ) -> Tensor:
     """Uniform samples from [0, 1): `yg.rand(2, 3)`."""
     shape = _size(size, _size_keyword(kwargs))
-    array = _uniform(_rng(generator), shape, _np_dtype(dtype))
-    return _leaf(array, requires_grad, device)
+    np_dtype = _np_dtype(dtype)
+    draw = functools.partial(_uniform, np_dtype=np_dtype)
+    return _random_leaf(generator, shape, draw, requires_grad, device)
 
 
 def randn(
@@ -478,8 +502,8 @@ def randn(
 ) -> Tensor:
     """Standard normal samples: `yg.randn(2, 3)`."""
     shape = _size(size, _size_keyword(kwargs))
-    array = _normal(_rng(generator), shape, _np_dtype(dtype))
-    return _leaf(array, requires_grad, device)
+    draw = functools.partial(_normal, np_dtype=_np_dtype(dtype))
+    return _random_leaf(generator, shape, draw, requires_grad, device)
 
 
 def rand_like(
@@ -491,8 +515,8 @@ def rand_like(
     generator: Generator | None = None,
 ) -> Tensor:
     """`rand` with `input`'s shape and dtype."""
-    array = _uniform(_rng(generator), input.shape, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad, device)
+    draw = functools.partial(_uniform, np_dtype=_like_dtype(input, dtype))
+    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
 
 
 def randn_like(
@@ -504,8 +528,8 @@ def randn_like(
     generator: Generator | None = None,
 ) -> Tensor:
     """`randn` with `input`'s shape and dtype."""
-    array = _normal(_rng(generator), input.shape, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad, device)
+    draw = functools.partial(_normal, np_dtype=_like_dtype(input, dtype))
+    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
 
 
 def _randint_array(
@@ -547,10 +571,11 @@ def randint(
         raise TypeError("randint() missing required arguments 'high' and 'size'")
     shape = _size((bound["size"],))
     np_dtype = _np_dtype(dtype, dtypes.int64)
-    array = _randint_array(
-        _rng(generator), bound.get("low", 0), bound["high"], shape, np_dtype
-    )
-    return _leaf(array, requires_grad, device)
+    low, high = bound.get("low", 0), bound["high"]
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return _randint_array(rng, low, high, shape, np_dtype)
+
+    return _random_leaf(generator, shape, draw, requires_grad, device)
 
 
 def randint_like(
@@ -567,8 +592,10 @@ def randint_like(
     if high is None:
         low, high = 0, low
     np_dtype = _like_dtype(input, dtype)
-    array = _randint_array(_rng(generator), low, high, input.shape, np_dtype)
-    return _leaf(array, requires_grad, device)
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return _randint_array(rng, low, high, shape, np_dtype)
+
+    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
 
 
 def randperm(
@@ -584,5 +611,9 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     np_dtype = _np_dtype(dtype, dtypes.int64)
-    array = _rng(generator).permutation(n).astype(np_dtype)
-    return _leaf(array, requires_grad, device)
+
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        rows = [rng.permutation(n) for _ in range(math.prod(shape[:-1]))]
+        return np.reshape(rows, shape).astype(np_dtype)
+
+    return _random_leaf(generator, (n,), draw, requires_grad, device)

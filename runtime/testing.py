@@ -164,6 +164,30 @@ def inplace_safe(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str,
     return args
 
 
+def structured(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of a `structure:` entry as its checks pass them, as PyTorch's
+    gradcheck wrappers do: a positive definite one as `x + x.mT` (a symmetric
+    input, whose perturbations stay symmetric), a triangular one as its triangle
+    (whose other half the op does not read). Samples are drawn so that this
+    leaves their values as the structure wants them."""
+    if not info.structure:
+        return args
+    from yamlgrad.tools.load import triangle_of
+
+    args = dict(args)
+    for name, kind in info.structure:
+        x = args.get(name)
+        if not isinstance(x, Tensor):
+            continue
+        if kind == "positive_definite":
+            args[name] = x + x.transpose(-2, -1)
+        elif triangle_of(info.func, args) == "upper_triangular":
+            args[name] = x.triu()
+        else:
+            args[name] = x.tril()
+    return args
+
+
 def call(
     info: DifferentiabilityInfo,
     kwargs: dict[str, object],
@@ -172,7 +196,7 @@ def call(
 ) -> Any:
     """The generated function of this overload on the sample's arguments (a
     random op draws from a Generator seeded alike at every call)."""
-    args = inplace_safe(info, build_args(kwargs, tensors, tensor))
+    args = structured(info, inplace_safe(info, build_args(kwargs, tensors, tensor)))
     if info.random and "generator" not in args:
         args["generator"] = Generator().manual_seed(RANDOM_OP_SEED)
     return wrapper(info, module)(**python_names(args))

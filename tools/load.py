@@ -30,6 +30,7 @@ from yamlgrad.tools.expressions import (
     output_names,
     render_forward_formula,
 )
+from yamlgrad.tools.batch_rules import load_batch_rule
 from yamlgrad.tools.catalog import (
     PACK_MODULE,
     Catalog,
@@ -57,7 +58,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
-    | {"type_promotion", "output_differentiability"}
+    | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # An argument's sampling intervals, and how a sample check reports a problem.
@@ -283,7 +284,7 @@ def _name_wrappers(
 
 
 INPLACE_ONLY_KEYS = frozenset(
-    {"name", "samples", "domain", "variants", "type_promotion"}
+    {"name", "samples", "domain", "variants", "type_promotion", "batch_rule"}
 )
 
 
@@ -331,8 +332,13 @@ def _load_inplace(
     if "samples" in entry:
         samples = _load_samples(entry, loc, op_text, func, {}, display)
     variants = _load_variants(entry, loc, op_text, True, default="method")
+    e = _Entry(entry, display, op_text)
+    batch_rule = functional.explicit_batch_rule
+    if "batch_rule" in entry:
+        batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
     return dataclasses.replace(
         functional,
+        explicit_batch_rule=batch_rule,
         func=func,
         inplace=True,
         reuses_node=functional.op is not None,
@@ -398,6 +404,15 @@ class _Entry:
     def error(self, key: str | None, message: str) -> GenError:
         where = self.loc_entry if key is None else self.loc(key)
         return GenError(where, self.op_text, message)
+
+
+def _failing(e: _Entry) -> Fail:
+    """Raise a GenError at the entry's `batch_rule:` key."""
+
+    def fail(message: str) -> NoReturn:
+        raise e.error("batch_rule", message)
+
+    return fail
 
 
 def _load_schema(
@@ -737,7 +752,13 @@ def _load_entry(
     )
     domains = _load_domains(entry, e.loc("domain"), e.op_text, func)
     samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
+    structure = _load_structure(entry, e.loc("structure"), e.op_text, func)
+    samples = tuple(_structured(s, structure, func) for s in samples)
+    batch_rule = ""
+    if "batch_rule" in entry:
+        batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
     return DifferentiabilityInfo(
+        explicit_batch_rule=batch_rule,
         func=func,
         forward=forward,
         composite=composite,
@@ -755,6 +776,7 @@ def _load_entry(
         inplace=inplace,
         output_differentiability=output_differentiability,
         forward_derivatives=forward_derivatives,
+        structure=tuple(structure.items()),
     )
 
 
@@ -869,6 +891,53 @@ def _load_domains(
             raise GenError(loc, op, message)
         domains[name] = tuple(intervals)  # type: ignore[arg-type]
     return domains
+
+
+STRUCTURES = ("positive_definite", "triangular")
+
+
+def _load_structure(
+    entry: YamlMap, loc: Location, op: str, func: FunctionSchema
+) -> dict[str, str]:
+    """`structure: {A: positive_definite}`: matrix inputs the samples must draw
+    symmetric positive definite, or triangular (the triangle the sample's
+    `upper` names), and that the gradient checks see as such."""
+    raw = entry.get("structure", {})
+    if not isinstance(raw, dict):
+        raise GenError(loc, op, "'structure' must map tensor inputs to a structure")
+    tensors = {a.name for a in func.arguments if a.is_tensor}
+    for name, value in raw.items():
+        if name not in tensors:
+            message = f"structure for {name!r}, which is not a tensor input"
+            raise GenError(loc, op, message)
+        if value not in STRUCTURES:
+            message = f"structure of {name!r} must be one of {STRUCTURES}: {value!r}"
+            raise GenError(loc, op, message)
+    return dict(raw)
+
+
+def triangle_of(func: FunctionSchema, values: Mapping[str, Any]) -> str:
+    """ "upper_triangular" or "lower_triangular": the call's `upper` argument (its
+    default when not given); lower when the op has none."""
+    defaults = {a.name: a.default for a in func.arguments}
+    upper = values.get("upper", defaults.get("upper") == "True")
+    return "upper_triangular" if upper else "lower_triangular"
+
+
+def _structured(
+    sample: Sample, structure: dict[str, str], func: FunctionSchema
+) -> Sample:
+    if not structure:
+        return sample
+    values = {a.name: a.value for a in sample.args}
+    kinds = {
+        name: kind if kind == "positive_definite" else triangle_of(func, values)
+        for name, kind in structure.items()
+    }
+    args = tuple(
+        dataclasses.replace(a, structure=kinds.get(a.name)) for a in sample.args
+    )
+    return dataclasses.replace(sample, args=args)
 
 
 def _freeze(value: Any) -> Any:

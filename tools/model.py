@@ -475,6 +475,9 @@ class SampleArg:
     # or a Tensor?[]'s index tensors (nested tuples, None for `:`).
     values: Any = None
     index_list: tuple[Any, ...] | None = None
+    # A matrix input's structure (`structure:` in the YAML): "positive_definite",
+    # "lower_triangular" or "upper_triangular" (resolved from the sample's `upper`).
+    structure: str | None = None
 
     def draw(self, rng: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
         """Random values of `shape` for this argument, inside its domain."""
@@ -523,13 +526,39 @@ class Sample:
                 kwargs[a.name] = a.value
             else:
                 kwargs[a.name] = a.draw(rng, dtype, a.shape)
+                if a.structure is not None:
+                    kwargs[a.name] = structured_sample(kwargs[a.name], a.structure)
         return kwargs
+
+
+def structured_sample(x: Any, structure: str) -> Any:
+    """A well-conditioned matrix (batch) of `structure` made from random values.
+
+    positive_definite: half of a symmetric positive definite S (S / 2, so that the
+    checks' `x + x.mT`, PyTorch's gradcheck_wrapper_hermitian_input, gives S);
+    lower/upper_triangular: that triangle, with a positive diagonal (>= 2), as a
+    Cholesky factor has."""
+    import numpy as np
+
+    n = x.shape[-1]
+    eye = np.eye(n, dtype=x.dtype)
+    if structure == "positive_definite":
+        return (x @ np.swapaxes(x, -1, -2) / n + eye) / 2
+    triangle = np.triu(x) if structure == "upper_triangular" else np.tril(x)
+    diagonal = np.abs(np.diagonal(x, 0, -2, -1))[..., None, :] + 2
+    return np.where(eye.astype(bool), diagonal, triangle)
 
 
 # PyTorch's in-place view functions: their wrappers use set_history on a view.
 INPLACE_VIEW_OPS = frozenset(
     {"squeeze_", "unsqueeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
     | {"as_strided_", "detach_"}
+)
+
+
+# Integer arguments that name dims of the one Tensor argument (vmap shifts them).
+DIM_ARGUMENTS = frozenset(
+    {"dim", "dim0", "dim1", "dim2", "source", "destination", "start_dim", "end_dim"}
 )
 
 
@@ -570,6 +599,11 @@ class DifferentiabilityInfo:
     # Forward-mode formulas (the YAML's `result:` keys, expanded and rendered by the
     # loader; one "derived" entry when the YAML gives none).
     forward_derivatives: tuple[ForwardDerivative, ...] = ()
+    # Matrix inputs that must be symmetric positive definite or triangular (the
+    # YAML's `structure:`), as (input, "positive_definite" | "triangular").
+    structure: tuple[tuple[str, str], ...] = ()
+    # The YAML's `batch_rule:` (a rule of runtime/func/batching_rules.py), or "".
+    explicit_batch_rule: str = ""
 
     @property
     def forward_kind(self) -> str:
@@ -655,25 +689,36 @@ class DifferentiabilityInfo:
 
     @property
     def batch_rule(self) -> str:
-        """How vmap batches this entry when its schema says so (runtime/func).
+        """How vmap batches this entry: the rule of runtime/func/batching_rules.py
+        its `batch_rule:` key names, else the one its schema implies, else ""
+        (the loop-and-stack fallback).
 
-        "elementwise": a type-promoting entry, whose operands broadcast (move
-        each batch dim to the front and pad to the widest operand). "dim": one
-        Tensor argument and an integer `dim`, which the rule shifts past the
-        batch dim. "": runtime/func's rule of that name, or its loop-and-stack
-        fallback.
+        "elementwise": a type-promoting or `auto_element_wise` entry, whose
+        operands broadcast (each batch dim moved to the front and padded to the
+        widest operand). "dims(dim, ...)": one Tensor argument and integer
+        dim arguments (`dim`, `dim0`, `start_dim`, ...), shifted past the batch
+        dim, and no list of sizes (`input_sizes` would need the batch size).
         """
-        if self.type_promotion != "none":
+        if self.explicit_batch_rule:
+            return self.explicit_batch_rule
+        if self.type_promotion != "none" or any(
+            f.kind == "auto_element_wise" for f in self.forward_derivatives
+        ):
             return "elementwise"
         tensors = [a for a in self.func.arguments if a.is_tensor or a.is_tensor_list]
-        dims = [a for a in self.func.arguments if a.name == "dim"]
-        if (
-            len(tensors) == 1
-            and not tensors[0].is_tensor_list
-            and dims
-            and dims[0].type.base in ("int", "SymInt")
-        ):
-            return "dim"
+        dims = [
+            a.name
+            for a in self.func.arguments
+            if a.name in DIM_ARGUMENTS and a.type.base in ("int", "SymInt")
+        ]
+        sizes = [
+            a
+            for a in self.func.arguments
+            if a.type.is_list and a.type.base in ("int", "SymInt")
+            and a.name not in DIM_ARGUMENTS
+        ]
+        if len(tensors) == 1 and not tensors[0].is_tensor_list and dims and not sizes:
+            return f"dims({', '.join(dims)})"
         return ""
 
     @property

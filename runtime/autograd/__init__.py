@@ -88,7 +88,14 @@ def _make_grads(
                     index=index, grad_shape=Size(g.shape), out_shape=Size(out.shape)
                 )
             )
-        seeds.append(g if create_graph else g._data)
+        # A seed carrying a tangent keeps it (forward-over-reverse), and so does
+        # one without storage of its own (a vmap's batch of seeds).
+        keep = (
+            create_graph
+            or g._fw_grad is not None
+            or type(g._data) is not np.ndarray
+        )
+        seeds.append(g if keep else g._data)
     return seeds
 
 

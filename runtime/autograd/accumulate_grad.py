@@ -136,6 +136,56 @@ def _owned_or_copy(new_grad: Grad) -> np.ndarray:
     return np.array(new_grad, copy=True)
 
 
+def accumulated_now(
+    node: AccumulateGrad, buffer: list[Grad], raw: bool, inline: bool
+) -> bool:
+    """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
+    hook watches the leaf (False: it has hooks, and goes through the queue).
+
+    `inline` (the gradient comes from a node with many leaves, a compiled
+    graph's): a first ndarray gradient is stored here, by `_owned_or_copy`'s
+    rule (taken when fresh and held by nothing but the buffer, else copied),
+    without apply's calls, which are then most of the backward's work."""
+    leaf = node.variable
+    if leaf._hooks or leaf._post_accumulate_hooks:
+        return False
+    if not inline:
+        node.apply(buffer, raw)
+        return True
+    grad = buffer[0]
+    if grad is None:
+        return True
+    if raw and leaf._grad is None and type(grad) is np.ndarray:
+        if not (
+            grad.base is None
+            and grad.flags.writeable
+            and grad.flags.c_contiguous
+            and sys.getrefcount(grad) <= _ONLY_THE_BUFFERS
+        ):
+            grad = np.array(grad, copy=True)
+        with _GRAD_LOCK:
+            if leaf._grad is None:
+                leaf._grad = Tensor._make(grad)
+                return True
+    grad = None
+    node.apply(buffer, raw)
+    return True
+
+
+def _references_of_a_delivered_gradient() -> int:
+    """What sys.getrefcount says in accumulated_now of a gradient nobody but
+    the engine's buffer holds (the buffer, the local, getrefcount's argument)."""
+
+    def probe(buffer: list[np.ndarray]) -> int:
+        grad = buffer[0]
+        return sys.getrefcount(grad)
+
+    return probe([np.empty(0)])
+
+
+_ONLY_THE_BUFFERS = _references_of_a_delivered_gradient()
+
+
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     """The leaf's AccumulateGrad node, made on first use and cached weakly."""
     ref = tensor._grad_accumulator

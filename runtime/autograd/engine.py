@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd import anomaly_mode, hooks
+from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
-from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
@@ -218,7 +218,16 @@ def execute(
     backward(inputs=...)) only the nodes leading to them run, and the gradients
     arriving at them are returned in order.
     """
-    raw = not create_graph
+    # Inside a dual level the formulas run on Tensors, so that tangents of the
+    # saved values flow into the gradients (forward-over-reverse).
+    # So do they for a batch of seeds under vmap (Tensors without storage).
+    raw = (
+        not create_graph
+        and forward_ad.STATE.level < 0
+        and all(type(g) is np.ndarray for g in grads)
+    )
+    if not raw and not create_graph:  # seeds made as ndarrays
+        grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node
@@ -448,7 +457,7 @@ class _GraphTask:
                 # The node's inputs let go first: a leaf's AccumulateGrad run
                 # while delivering may then take a gradient no one else holds.
                 step = inputs = None  # type: ignore[assignment]
-                step = self._deliver(edges, outputs, raw) or pop()
+                step = self._deliver(edges, outputs, raw, cls._exact_outputs) or pop()
             else:
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
@@ -456,7 +465,11 @@ class _GraphTask:
             outputs = inputs = None  # type: ignore[assignment]
 
     def _deliver(
-        self, edges: tuple[Any, ...], outputs: list[Grad | None], raw: bool
+        self,
+        edges: tuple[Any, ...],
+        outputs: list[Grad | None],
+        raw: bool,
+        inline: bool = False,
     ) -> tuple[Node, list[Grad | None]] | None:
         """Add each gradient a node returned to the input buffer of the node its
         edge leads to (PyTorch's InputBuffer), and queue each node whose last
@@ -509,10 +522,8 @@ class _GraphTask:
             if remaining:
                 continue
             if direct and type(child) is AccumulateGrad and child._hooks is None:
-                leaf = child.variable
-                if not leaf._hooks and not leaf._post_accumulate_hooks:
-                    grad = None  # the buffer's is then the only reference
-                    AccumulateGrad.apply(child, buffer, raw)  # type: ignore[arg-type]
+                grad = None  # the buffer's is then the only reference
+                if accumulated_now(child, buffer, raw, inline):  # type: ignore
                     continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:

@@ -125,7 +125,7 @@ def _edges(tensors: list[Tensor]) -> tuple[Any, ...]:
 class CompiledFunctionBackward(Node):
     """The backward of a compiled graph: one node for all of it."""
 
-    __slots__ = ("_graph", "_saved", "_sources", "_versions", "_read", "_outputs")
+    __slots__ = ("_graph", "_saved", "_sources", "_versions", "_outputs")
     # Its gradients are reduced and cast to each input's shape and dtype when
     # generated, and None for inputs that do not require grad.
     _exact_outputs = True
@@ -136,14 +136,11 @@ class CompiledFunctionBackward(Node):
         Node.__init__(self)
         self._graph = graph
         self._saved: tuple[Any, ...] | None = saved
-        # The inputs: those backward reads are saved variables (a change in
-        # place raises, naming them); all are kept with their versions, which a
-        # replay (create_graph=True) checks, since it recomputes from them.
+        # The inputs, with their versions: a change in place since forward
+        # raises as a saved variable's would, for those backward reads, and for
+        # all before a replay (create_graph=True), which recomputes from them.
         self._sources: list[Tensor] | None = sources
         self._versions = [_version(t) for t in sources]
-        self._read = [
-            SavedVariable(sources[i], False) for i in graph.code.saved_sources
-        ]
         self._outputs: list[SavedVariable] = []
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -151,12 +148,14 @@ class CompiledFunctionBackward(Node):
             raise RuntimeError(ERR_BACKWARD_TWICE)
         code = self._graph.code
         grads = self.materialize_grads(grads, raw)
-        for s in self._read:  # version checks
-            s.unpack(self, True)
+        # The inputs backward reads; a replay recomputes from all of them.
+        sources = self._check_versions(
+            code.saved_sources if raw else range(len(self._versions))
+        )
         for s in self._outputs:
             s.unpack(self, True)
         if not raw:
-            return self._replay(grads, self._unchanged_sources())
+            return self._replay(grads, sources)
         result = code.backward(*grads, *self._saved)
         if not pruned_tasks[0]:  # no task leaves an edge out
             return list(result)
@@ -165,23 +164,16 @@ class CompiledFunctionBackward(Node):
             for i, g in enumerate(result)
         ]
 
-    def _unchanged_sources(self) -> list[Tensor]:
+    def _check_versions(self, which: Any) -> list[Tensor]:
+        """The inputs, after checking that those at the indices `which` are at
+        the versions they had at forward (as a saved variable is checked)."""
         sources = self._sources
         assert sources is not None
-        for t, version in zip(sources, self._versions):
-            if _version(t) != version:
-                dtype = t._data.dtype
-                type_name = {"float32": "FloatTensor", "float64": "DoubleTensor"}
-                raise RuntimeError(
-                    modified_by_inplace(
-                        type_name.get(dtype.name, f"{dtype.name}Tensor"),
-                        t._data.shape,
-                        t.output_nr,
-                        None,
-                        _version(t),
-                        version,
-                    )
-                )
+        versions = self._versions
+        for i in which:
+            t = sources[i]
+            if _version(t) != versions[i]:
+                raise RuntimeError(_modified(t, versions[i]))
         return sources
 
     def _replay(self, grads: list[Tensor], sources: list[Tensor]) -> list[Any]:
@@ -209,8 +201,23 @@ class CompiledFunctionBackward(Node):
     def release_variables(self) -> None:
         self._saved = None
         self._sources = None
-        for s in (*self._read, *self._outputs):
+        for s in self._outputs:
             s.reset_data()
+
+
+def _modified(t: Tensor, version: int) -> str:
+    """A saved variable's message for an input changed in place since forward."""
+    op = None
+    if t.grad_fn is not None:
+        name = t.grad_fn.name()
+        op = name[: name.rfind("Backward")] if "Backward" in name else name
+    dtype = t._data.dtype
+    type_name = {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(
+        dtype.name, f"{dtype.name}Tensor"
+    )
+    return modified_by_inplace(
+        type_name, t._data.shape, t.output_nr, op, _version(t), version
+    )
 
 
 def _version(t: Tensor) -> int:

@@ -24,7 +24,7 @@ from yamlgrad.runtime.compile.codegen import (
     insert_deletes,
     value_expr,
 )
-from yamlgrad.runtime.compile.graph import Call, Graph, Value
+from yamlgrad.runtime.compile.graph import Graph, Value
 from yamlgrad.runtime.compile.memory import reuse_buffers
 from yamlgrad.runtime.compile.passes import optimize
 
@@ -150,12 +150,13 @@ def _forward(
     zero_dim = {
         o.name for call in kept for o in call.outputs if o is not None and not o.shape
     }
-    stmts, fresh = [], set()
+    # Only a ufunc's result is known to be an array of the graph's own: another
+    # kernel may return its input itself for some layout the guards let through
+    # (`ascontiguousarray` of an already contiguous array).
+    stmts = []
     metas: dict[str, tuple[tuple[int, ...], Any]] = {}
     for call in reversed(kept):
         lines = forward_stmts(call, namespace, zero_dim)
-        if _makes_its_own_array(call):
-            fresh.add(id(lines[0]))
         for o in call.outputs:
             if o is not None and _row_major(o.example):
                 metas[o.name] = (o.shape, o.dtype)
@@ -165,7 +166,7 @@ def _forward(
     returns += [value_expr(v, namespace) for v in saved]
     texts = [r.id for r in returns]  # type: ignore[attr-defined]
     params = [v.name for v in graph.sources]
-    reuse_buffers(stmts, metas, params, set(texts), lambda s: id(s) in fresh)
+    reuse_buffers(stmts, metas, params, set(texts), _never)
     return insert_deletes(stmts, set(texts), params), texts
 
 
@@ -175,23 +176,3 @@ def _never(_: Any) -> bool:
 
 def _row_major(example: Any) -> bool:
     return type(example) is np.ndarray and example.flags.c_contiguous
-
-
-def _makes_its_own_array(call: Call) -> bool:
-    """Whether the call's one output was, when traced, an array of its own: not
-    a view, not one of its inputs (its kernel does the same on every call the
-    guards let through)."""
-    if call.detach or call.info.inplace or len(call.outputs) != 1:
-        return False
-    out = call.outputs[0]
-    example = out.example if out is not None else None
-    if type(example) is not np.ndarray or not example.flags.owndata:
-        return False
-    if not example.flags.writeable:
-        return False
-    for spec in call.args.values():
-        for v in spec if isinstance(spec, list) else [spec]:
-            source = getattr(v, "example", None)
-            if isinstance(source, np.ndarray) and np.may_share_memory(example, source):
-                return False
-    return True

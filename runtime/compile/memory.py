@@ -9,9 +9,9 @@ allocation, no page faults, and the peak stays at what is live.
 
 Safety is by construction:
 
-* only arrays the function allocated are reused (the result of a ufunc, or of a
-  kernel seen at trace time to return memory of its own), never an argument, a
-  saved value handed in, or anything returned;
+* only arrays the function allocated are reused (the result of a ufunc: another
+  kernel may return an input itself for a layout the guards do not fix), never
+  an argument, a saved value handed in, or anything returned;
 * a statement that is not known to make a fresh array may return a view of (or
   the very array of) any name it reads, so its result joins their group, and a
   group's arrays are reused only once every name of the group is dead;

@@ -9,8 +9,8 @@ vmap (vmap.py) batches through rules generated from derivatives.yaml and written
 for the rest (batching_rules.py), on BatchedTensors (batched_tensor.py); grad,
 vjp, jacrev and hessian (eager_transforms.py) run the engine on the physical
 tensors underneath, so the transforms compose. functional_call swaps a module's
-parameters for given tensors. jvp and jacfwd (jvp_transforms.py) get their
-Jacobian-vector products from two reverse passes, the double-backward trick.
+parameters for given tensors. jvp, jacfwd and hessian (jvp_transforms.py) run
+forward-mode AD on dual tensors (yamlgrad.autograd.forward_ad).
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from __future__ import annotations
 from yamlgrad.runtime.func.eager_transforms import (
     grad,
     grad_and_value,
-    hessian,
     jacrev,
     vjp,
 )
 from yamlgrad.runtime.func.functional_call import functional_call
-from yamlgrad.runtime.func.jvp_transforms import jacfwd, jvp
+from yamlgrad.runtime.func.jvp_transforms import hessian, jacfwd, jvp
 from yamlgrad.runtime.func.vmap import vmap
 
 __all__ = [

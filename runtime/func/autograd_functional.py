@@ -7,12 +7,13 @@ error texts. Three decisions, PyTorch's:
 * Each input is replaced by a new tensor (a detached leaf, or with
   `create_graph=True` a differentiable alias of an input that requires grad), so
   an input the function also captures from outside is told apart.
-* jvp and hvp need forward-mode derivatives; they use the double-backward trick:
-  the backward of a backward is linear in its seed, so differentiating
-  `u -> J^T u` at any `u` with seed `v` gives `J v`.
+* jvp and hvp use the double-backward trick, as PyTorch's do: the backward of a
+  backward is linear in its seed, so differentiating `u -> J^T u` at any `u`
+  with seed `v` gives `J v`.
 * `vectorize=True` maps the vector-Jacobian products over the standard basis with
   vmap instead of a Python loop, and `strategy="forward-mode"` builds the Jacobian
-  column by column from those JVPs (both need `vectorize=True`, as in PyTorch).
+  column by column by forward-mode AD on dual tensors, func.jvp vmapped over the
+  basis (it needs `vectorize=True`, as in PyTorch).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from yamlgrad.runtime.errors import (
     ERR_VECTORIZE_STRICT,
 )
 from yamlgrad.runtime.func import eager_transforms
+from yamlgrad.runtime.func.batched_tensor import BatchedTensor
 from yamlgrad.runtime.func.vmap import vmap as _vmap
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -63,7 +65,7 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 Tensors = tuple[Tensor, ...]
 
 
-def _as_tuple(value: Any, arg: str, fn: str) -> tuple[bool, Tensors]:
+def _as_tuple(value: Any, arg: str, fn: str | None) -> tuple[bool, Tensors]:
     """Whether `value` was a tuple, and it as a tuple of Tensors (checked)."""
     is_tuple = isinstance(value, tuple)
     items = value if is_tuple else (value,)
@@ -141,6 +143,13 @@ def _grad(
     ]
     if not pairs:
         return (None,) * len(inputs)
+    if any(isinstance(t, BatchedTensor) for t in (*inputs, *(o for o, _ in pairs))):
+        # Under vmap (a forward-mode Jacobian's columns): through the transforms'
+        # backward, which sees the physical tensors.
+        leaves = [eager_transforms.Leaf.wrapping(t) for t in inputs]
+        cotangents = [factories.ones_like(o) if s is None else s for o, s in pairs]
+        outs = [o for o, _ in pairs]
+        return tuple(eager_transforms.backward(outs, cotangents, leaves, create_graph))
     return autograd.grad(
         [o for o, _ in pairs],
         inputs,
@@ -315,26 +324,32 @@ def _jacobian_vectorized(
 def _jacobian_forward(
     func: Callable[..., Any], inputs: Tensors, inputs_tuple: bool
 ) -> Any:
-    """Column by column: a JVP per input element, vmapped over the basis."""
-    with enable_grad():
-        fresh = _fresh(inputs, False, True)
-        outputs_tuple, outputs = _run(func, fresh, "jacobian", False)
-        seeds = tuple(factories.zeros_like(o).requires_grad_() for o in outputs)
-        grad_inputs = _grad(outputs, fresh, seeds, create_graph=True)
-    columns = []
-    for inp, grad_input in zip(fresh, grad_inputs):
+    """Column by column, by forward-mode AD: func.jvp on dual tensors, vmapped
+    over the standard basis of each input (PyTorch's `_jacfwd`)."""
+    from yamlgrad.runtime.func.jvp_transforms import jvp as forward_jvp
+
+    primals = tuple(t.detach() for t in inputs)
+    outputs_tuple = [False]
+
+    def checked(*args: Tensor) -> Tensors:
+        # PyTorch's _jacfwd names neither the argument nor the function here.
+        outputs_tuple[0], outputs = _as_tuple(func(*args), "outputs", None)
+        return outputs
+
+    columns, outputs = [], ()
+    for k, inp in enumerate(primals):
         n = inp.numel()
         eye = ops.reshape(factories.eye(n, dtype=inp.dtype), (n, *inp.shape))
-        leaves = [eager_transforms.Leaf.existing(s) for s in seeds]
 
-        def column(tangent: Tensor, grad_input: Any = grad_input) -> tuple:
-            if grad_input is None:
-                return tuple(factories.zeros_like(o) for o in outputs)
-            return tuple(
-                eager_transforms.backward([grad_input], [tangent], leaves, False)
+        def push(tangent: Tensor, k: int = k) -> tuple:
+            tangents = tuple(
+                tangent if i == k else factories.zeros_like(p)
+                for i, p in enumerate(primals)
             )
+            return forward_jvp(checked, primals, tangents)
 
-        stacked = _vmap(column)(eye)  # (n, *output.shape) per output
+        outputs, stacked = _vmap(push)(eye)
+        outputs = tuple(ops.select(o, 0, 0) for o in outputs)
         columns.append(
             tuple(
                 ops.reshape(ops.movedim(s, 0, -1), (*o.shape, *inp.shape)).detach()
@@ -342,7 +357,7 @@ def _jacobian_forward(
             )
         )
     jacobian = tuple(tuple(col[i] for col in columns) for i in range(len(outputs)))
-    return _untuple(jacobian, (outputs_tuple, inputs_tuple))
+    return _untuple(jacobian, (outputs_tuple[0], inputs_tuple))
 
 
 def jacobian(
@@ -423,6 +438,10 @@ def hessian(
     single = _single_output(func, "hessian", strict)
 
     def gradient(*inp: Tensor) -> Tensors:
+        if outer_jacobian_strategy == "forward-mode":
+            # Dual inputs: made to require grad, so that the inner Jacobian
+            # aliases them (keeping their tangents) instead of detaching them.
+            inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(single, inp, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         return jac

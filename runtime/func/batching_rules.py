@@ -4,16 +4,16 @@ A generated wrapper given a BatchedTensor calls `interpose(entry, rule, op,
 *args)` (runtime/wrappers/interposition.py), which lands in `handle` below. `handle` finds the vmap level to peel (the highest
 among the arguments) and picks the rule:
 
-* the schema's, which the generator derived from derivatives.yaml and passes as
-  `rule`: "elementwise" for type-promoting entries (move each batch dim to the
+* the rule the generator chose from derivatives.yaml and passes as `rule`: the
+  entry's `batch_rule:` key, else what its schema implies: "elementwise" for
+  type-promoting and `auto_element_wise` entries (move each batch dim to the
   front, pad it to the widest operand's rank, call the op: broadcasting does the
-  rest) and "dim" for one Tensor and an integer `dim` (move the batch dim to the
-  front and shift `dim` past it);
-* else the rule `RULES` names for the entry: the element-wise and trailing-dim
-  entries whose schema does not say so, the shape ops (their sizes and dims
-  shifted past the batch dim), matmul, and decompositions into batched ops
-  (mm, addmm and linear are matmul plus element-wise ops);
-* else the loop-and-stack fallback, as PyTorch's slow fallback: the op runs once
+  rest) and "dims(dim, ...)" for one Tensor and integer dim arguments (move the
+  batch dim to the front and shift the dims past it). The keys name the rest:
+  the shape ops (their sizes and dims shifted past the batch dim), matmul, the
+  reductions to a scalar, and decompositions into batched ops (addmm and linear
+  are matmul plus element-wise ops); generated/OPS.md lists each entry's rule;
+* "" is the loop-and-stack fallback, as PyTorch's slow fallback: the op runs once
   per sample and the results are stacked (with a performance warning when
   `set_vmap_fallback_warning_enabled(True)`, off by default as in PyTorch).
 
@@ -37,6 +37,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
+from yamlgrad.runtime.wrappers.randomness import rule_levels
 
 Rule = Callable[["Call"], Any]
 
@@ -110,8 +111,12 @@ def _level_and_size(args: tuple) -> tuple[int, int]:
 def handle(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
     """The handler behind `interpose` for batched arguments."""
     call = Call(entry, op, args)
-    chosen = RULES.get(entry) or SCHEMA_RULES.get(rule) or fallback
-    return chosen(call)
+    chosen = rule_named(rule)
+    rule_levels.append(call.level)  # a random draw here is for batched inputs
+    try:
+        return chosen(call)
+    finally:
+        rule_levels.pop()
 
 
 # -- the rules the schema implies --------------------------------------------------
@@ -188,6 +193,8 @@ def shift_dims(*names: str) -> Rule:
     def rule(call: Call) -> Any:
         self_name = call.names[0]
         self_ = call.args[self_name]
+        if not self_.ndim:
+            return fallback(call)  # dim 0 of a 0-d sample is the sample itself
         changed = {self_name: call.front(self_)}
         for name in names:
             value = call.args[name]
@@ -201,9 +208,6 @@ def shift_dims(*names: str) -> Rule:
         return call.run(**changed)
 
     return rule
-
-
-SCHEMA_RULES: dict[str, Rule] = {"elementwise": elementwise, "dim": shift_dims("dim")}
 
 
 # -- rules by entry ------------------------------------------------------------
@@ -349,153 +353,6 @@ def _trace(call: Call) -> Any:
     return ops.sum(ops.diagonal(call.args["input"]), -1)
 
 
-# Entries that treat leading dims as batch dims but carry no type promotion.
-_LEADING = (
-    "neg",
-    "relu",
-    "abs",
-    "sign",
-    "square",
-    "floor",
-    "ceil",
-    "round",
-    "round.decimals",
-    "trunc",
-    "frac",
-    "nan_to_num",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "logical_not",
-    "bitwise_not",
-    "logical_xor",
-    "logical_and",
-    "logical_or",
-    "lerp.Scalar",
-    "lerp.Tensor",
-    "masked_fill.Scalar",
-    "masked_fill.Tensor",
-    "true_divide.Tensor",
-    "gelu",
-    "silu",
-    "mish",
-    "softplus",
-    "elu",
-    "selu",
-    "celu",
-    "leaky_relu",
-    "hardtanh",
-    "hardswish",
-    "hardsigmoid",
-    "log_sigmoid",
-    "clone",
-    "contiguous",
-    "alias",
-    "_to_copy",
-    "tril",
-    "triu",
-    "linalg_inv",
-    "linalg_inv_ex",
-    "linalg_det",
-    "fill.Scalar",
-)
-# In-place element-wise entries: the functional entry's rule, writing through
-# the batch-first view into the batched tensor.
-_LEADING_INPLACE = (
-    "neg_",
-    "reciprocal_",
-    "exp_",
-    "log_",
-    "sin_",
-    "cos_",
-    "tanh_",
-    "sigmoid_",
-    "relu_",
-    "sqrt_",
-    "abs_",
-    "clamp_",
-    "clamp_min_",
-    "clamp_max_",
-    "fill_.Scalar",
-    "zero_",
-    "masked_fill_.Scalar",
-    "masked_fill_.Tensor",
-    "lerp_.Scalar",
-    "lerp_.Tensor",
-    "nan_to_num_",
-    "logit_",
-    "asin_",
-    "acos_",
-    "atan_",
-    "sinh_",
-    "cosh_",
-    "tan_",
-    "log2_",
-    "log10_",
-    "log1p_",
-    "expm1_",
-    "exp2_",
-    "rsqrt_",
-    "floor_",
-    "ceil_",
-    "round_",
-    "trunc_",
-    "frac_",
-    "sign_",
-    "erf_",
-    "erfc_",
-    "leaky_relu_",
-    "elu_",
-    "celu_",
-    "hardtanh_",
-    "silu_",
-    "mish_",
-    "hardswish_",
-    "hardsigmoid_",
-    "round_.decimals",
-)
-
-RULES: dict[str, Rule] = {
-    **{entry: elementwise for entry in _LEADING + _LEADING_INPLACE},
-    **{entry: full_reduction for entry in ("sum", "mean", "prod", "all", "any")},
-    **{entry: full_reduction for entry in ("max", "min", "norm.Scalar")},
-    "view": reshape_like,
-    "reshape": reshape_like,
-    "_unsafe_view": reshape_like,
-    "expand": expand_like,
-    "broadcast_to": expand_like,
-    "permute": permute,
-    "repeat": repeat_like,
-    "tile": repeat_like,
-    "cat": cat_like,
-    "stack": cat_like,
-    "squeeze": squeeze_all,
-    "t": transpose_2d,
-    "transpose.int": shift_dims("dim0", "dim1"),
-    "movedim.int": shift_dims("source", "destination"),
-    "movedim.intlist": shift_dims("source", "destination"),
-    "flatten.using_ints": shift_dims("start_dim", "end_dim"),
-    "diagonal": shift_dims("dim1", "dim2"),
-    "linalg_diagonal": shift_dims("dim1", "dim2"),
-    "diag_embed": shift_dims("dim1", "dim2"),
-    "flip": shift_dims("dims"),
-    "squeeze.dims": shift_dims("dim"),
-    "mm": matmul,
-    "bmm": matmul,
-    "mv": matmul,
-    "dot": matmul,
-    "outer": _outer,
-    "addmm": _addmm,
-    "baddbmm": _addmm,
-    "linear": _linear,
-    "trace": _trace,
-    **{
-        entry: squeeze_inplace
-        for entry in ("squeeze_", "squeeze_.dim", "squeeze_.dims")
-    },
-}
-
-
 # -- the fallback ----------------------------------------------------------------
 
 _fallback_warning = [False]
@@ -535,3 +392,66 @@ def fallback(call: Call) -> Any:
     if hasattr(type(first), "_fields"):
         return call.wrap(type(first)(*stacked))
     return call.wrap(type(first)(stacked))
+
+
+# -- the rules by name ------------------------------------------------------------
+
+# The rules an entry of derivatives.yaml may name in its `batch_rule:` key (the
+# generator reads this literal tuple with ast and refuses any other name), and
+# the functions behind them. "elementwise" and "dims(...)" are also what the
+# generator derives from a schema; "leading_dims" is the element-wise rule for an
+# op that treats its leading dims as batch dims (tril, linalg_inv, clone);
+# "fallback" keeps an entry whose schema would imply a rule on the loop.
+BATCH_RULES = (
+    "elementwise",
+    "leading_dims",
+    "dims",
+    "full_reduction",
+    "reshape",
+    "expand",
+    "permute",
+    "repeat",
+    "cat",
+    "matmul",
+    "squeeze",
+    "squeeze_inplace",
+    "t",
+    "outer",
+    "addmm",
+    "linear",
+    "trace",
+    "fallback",
+)
+_BY_NAME: dict[str, Rule] = {
+    "elementwise": elementwise,
+    "leading_dims": elementwise,
+    "full_reduction": full_reduction,
+    "reshape": reshape_like,
+    "expand": expand_like,
+    "permute": permute,
+    "repeat": repeat_like,
+    "cat": cat_like,
+    "matmul": matmul,
+    "squeeze": squeeze_all,
+    "squeeze_inplace": squeeze_inplace,
+    "t": transpose_2d,
+    "outer": _outer,
+    "addmm": _addmm,
+    "linear": _linear,
+    "trace": _trace,
+    "fallback": fallback,
+}
+_RESOLVED: dict[str, Rule] = {}
+
+
+def rule_named(text: str) -> Rule:
+    """The rule the generated wrapper names ("" or an unknown one: the fallback)."""
+    rule = _RESOLVED.get(text)
+    if rule is None:
+        name, _, args = text.partition("(")
+        if name == "dims":
+            rule = shift_dims(*(a.strip() for a in args.rstrip(")").split(",")))
+        else:
+            rule = _BY_NAME.get(name, fallback)
+        _RESOLVED[text] = rule
+    return rule

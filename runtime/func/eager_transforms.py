@@ -1,4 +1,4 @@
-"""grad, grad_and_value, vjp, jacrev, hessian: torch.func's reverse-mode transforms.
+"""grad, grad_and_value, vjp, jacrev: torch.func's reverse-mode transforms.
 
 Each transform makes its differentiated inputs fresh leaves (an alias when the
 input already requires grad, so outer gradients still reach it), runs the
@@ -16,8 +16,10 @@ function, and asks the engine for the gradients. Two decisions:
   plain tensors, as torch.func returns them.
 
 A cotangent batched by a vmap the output is not batched by (`vmap(vjp_fn)`, and
-so jacrev) runs one backward per sample of that level, which is PyTorch's loop
-fallback for the engine.
+so jacrev) runs one backward on the whole batch: the engine gets BatchedTensor
+seeds, and each backward formula batches through the rules. Cotangents batched
+by several such levels run one backward per sample of the highest (PyTorch's
+loop fallback for the engine).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from yamlgrad.runtime import autograd, factories
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.forward_ad import attach_tangent
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
@@ -55,6 +58,30 @@ from yamlgrad.runtime.func.batched_tensor import (
 from yamlgrad.runtime.func.pytree import tree_flatten, tree_map, tree_unflatten
 
 
+def batched_at_every_level(value: Tensor) -> tuple[Tensor, list[tuple[int, int]]]:
+    """`value`'s physical tensor, expanded along every open vmap level it is not
+    batched at (so that each sample has its own copy), and its wrapper chain."""
+    physical, chain = unwrap_physical(value)
+    for level, size, _ in vmap_module.LEVELS:
+        if all(level != lvl for lvl, _ in chain):
+            physical = ops.expand(ops.unsqueeze(physical, 0), (size, *physical.shape))
+            chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
+            chain = sorted([*chain, (level, 0)])
+    return physical, chain
+
+
+def detach_keeping_tangent(tensor: Tensor) -> Tensor:
+    """`tensor.detach()`, still carrying the tangent of an open dual level: a
+    transform inside `jvp` cuts the reverse-mode history, never the forward one."""
+    physical, chain = unwrap_physical(tensor)
+    tangent = physical._fw_grad
+    if tangent is None:
+        return tensor.detach()
+    detached = physical.detach()
+    attach_tangent(detached, tangent)
+    return rewrap(detached, chain)
+
+
 class Leaf:
     """One differentiated input: the physical leaf and the wrappers around it."""
 
@@ -63,20 +90,13 @@ class Leaf:
     def __init__(self, value: Any) -> None:
         if not isinstance(value, Tensor):
             raise ValueError(ERR_TRANSFORM_INPUT.format(kind=type(value)))
-        physical, chain = unwrap_physical(value)
-        for level, size, _ in vmap_module.LEVELS:
-            if all(level != lvl for lvl, _ in chain):
-                physical = ops.expand(
-                    ops.unsqueeze(physical, 0), (size, *physical.shape)
-                )
-                chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
-                chain = sorted([*chain, (level, 0)])
+        physical, chain = batched_at_every_level(value)
         if not physical.is_floating_point():
             raise RuntimeError(ERR_TRANSFORM_FLOAT)
         if physical.requires_grad:
             physical = ops.alias(physical)
         else:
-            physical = physical.detach().requires_grad_()
+            physical = detach_keeping_tangent(physical).requires_grad_()
         self.physical = physical
         self.chain = chain
         self.logical = rewrap(physical, chain)
@@ -88,6 +108,15 @@ class Leaf:
         leaf = cls.__new__(cls)
         leaf.physical = leaf.logical = tensor
         leaf.chain = []
+        return leaf
+
+    @classmethod
+    def wrapping(cls, tensor: Tensor) -> Leaf:
+        """A tensor that already is a leaf of this computation, perhaps batched:
+        its physical tensor and the wrappers around it."""
+        leaf = cls.__new__(cls)
+        leaf.physical, leaf.chain = unwrap_physical(tensor)
+        leaf.logical = tensor
         return leaf
 
     def gradient(self, physical_grad: Tensor | None) -> Tensor:
@@ -150,6 +179,10 @@ def backward(
     extra = [(t._batch_level, t) for t in cotangents if isinstance(t, BatchedTensor)]
     extra = [(lvl, t) for lvl, t in extra if lvl not in out_levels]
     if extra:
+        if len({lvl for lvl, _ in extra}) == 1 and all(
+            c is None or isinstance(c, Tensor) for c in cotangents
+        ):
+            return _backward_batched(outputs, cotangents, leaves, create_graph, extra)
         return _backward_per_sample(outputs, cotangents, leaves, create_graph, extra)
     pairs = [(unwrap_physical(o)[0], c, o) for c, o in zip(cotangents, outputs)]
     pairs = [(p, c, o) for p, c, o in pairs if p.requires_grad]
@@ -172,6 +205,43 @@ def backward(
         allow_unused=True,
     )
     return [leaf.gradient(g) for leaf, g in zip(leaves, grads)]
+
+
+def _backward_batched(
+    outputs: list[Tensor],
+    cotangents: list[Any],
+    leaves: list[Leaf],
+    create_graph: bool,
+    extra: list[tuple[int, BatchedTensor]],
+) -> list[Tensor]:
+    """One backward for every sample of the level only the cotangents have
+    (`vmap(vjp_fn)`, jacrev's rows): the cotangents stay BatchedTensors of that
+    level, laid out as the physical outputs, so the backward formulas run through
+    the batching rules on the whole batch at once."""
+    level = extra[0][0]
+    pairs = [(unwrap_physical(o)[0], c, o) for c, o in zip(cotangents, outputs)]
+    pairs = [(p, c, o) for p, c, o in pairs if p.requires_grad]
+    if not pairs:
+        return [leaf.gradient(None) for leaf in leaves]
+    grads = autograd.grad(
+        [p for p, _, _ in pairs],
+        [leaf.physical for leaf in leaves],
+        [_align(c, o) for _, c, o in pairs],
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+    results = []
+    for leaf, g in zip(leaves, grads):
+        if not is_batched_at(g, level):
+            results.append(leaf.gradient(g))
+            continue
+        # The level's dim in front of the physical gradient, under the leaf's
+        # wrappers (each of whose dims moves up by one).
+        physical = ops.movedim(g._value, g._bdim, 0) if g._bdim else g._value
+        chain = [(lvl, b + 1) for lvl, b in leaf.chain]
+        results.append(BatchedTensor(rewrap(physical, chain), 0, level))
+    return results
 
 
 def _backward_per_sample(
@@ -241,11 +311,14 @@ def _lift_argnums(args: tuple, argnums: Any) -> tuple[tuple, list[Leaf], Any]:
     return tuple(args), leaves, rebuild
 
 
-def _split_aux(output: Any, has_aux: bool, api: str) -> tuple[Any, Any]:
+def _split_aux(
+    output: Any, has_aux: bool, api: str, call: str | None = None
+) -> tuple[Any, Any]:
+    """`(output, aux)`, checked; `call` is how the error names the call."""
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(ERR_HAS_AUX_TUPLE.format(api=api))
+        raise RuntimeError(ERR_HAS_AUX_TUPLE.format(call=call or f"{api}(f)(*args)"))
     output, aux = output
     for leaf in tree_flatten(aux)[0]:
         if not isinstance(leaf, Tensor):
@@ -258,7 +331,9 @@ def _release(tree: Any, keep_graph: bool) -> Any:
     outer computation differentiates through them."""
     if keep_graph:
         return tree
-    return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return tree_map(
+        lambda t: detach_keeping_tangent(t) if isinstance(t, Tensor) else t, tree
+    )
 
 
 # -- the transforms ---------------------------------------------------------------
@@ -411,14 +486,3 @@ def jacrev(
         return (result, aux[0]) if has_aux else result
 
     return wrapper
-
-
-def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
-    """`torch.func.hessian`: the Jacobian of the Jacobian. PyTorch takes the outer
-    one by forward mode (jacfwd); here both are reverse mode, with the same values.
-
-    >>> yg.func.hessian(lambda x: (x ** 3).sum())(yg.ones(2))
-    tensor([[6., 0.],
-            [0., 6.]])
-    """
-    return jacrev(jacrev(func, argnums), argnums)

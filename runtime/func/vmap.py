@@ -31,10 +31,11 @@ from yamlgrad.runtime.errors import (
 from yamlgrad.runtime.func import batching_rules
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
-from yamlgrad.runtime.wrappers.randomness import vmap_randomness
 from yamlgrad.runtime.wrappers.interposition import vmap_hook
+from yamlgrad.runtime.wrappers.randomness import vmap_randomness, wrap_batched
 
 vmap_hook.handler = batching_rules.handle
+wrap_batched[:] = [lambda value, level: BatchedTensor(value, 0, level)]
 
 # The open vmap levels, innermost last: (level, batch size, randomness).
 LEVELS: list[tuple[int, int, str]] = []
@@ -66,7 +67,7 @@ def vmap(
         level = len(LEVELS) + 1
         batched = [a if d is None else BatchedTensor(a, d, level) for a, d in pairs]
         LEVELS.append((level, size, randomness))
-        vmap_randomness.append(randomness)
+        vmap_randomness.append((randomness, level, size))
         vmap_hook.enter()
         try:
             outputs = func(*tree_unflatten(batched, spec), **kwargs)

@@ -17,6 +17,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
+from yamlgrad.runtime.wrappers.randomness import different_batch
 
 __all__ = [
     "pad",
@@ -634,6 +635,11 @@ def dropout(
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if different_batch() is not None:  # vmap(randomness="different"): a mask each
+        draw = factories.rand(*input.shape, dtype=input.dtype)
+        keep = VariableType._to_copy(VariableType.lt(draw, 1.0 - p), dtype=input.dtype)
+        mask = VariableType.div(keep, 1.0 - p)
+        return input.mul_(mask) if inplace else VariableType.mul(input, mask)
     dtype = input._data.dtype
     if p == 1.0:
         noise = np.zeros((), dtype=dtype)

@@ -663,7 +663,7 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
 
 def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
     """A copy of x with source written (or added) at the flat positions `index`."""
-    out = np.array(x, copy=True)
+    out = np.array(x, copy=True, order="C")  # flat positions are row-major
     index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
     if index.size != source.size:
         raise IndexError(

@@ -576,8 +576,13 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
     """np.broadcast_to(x, shape) for a row-major ndarray, without its argument
     handling (a third of its cost for small arrays): a read-only view of `x`
     whose broadcast dims have stride 0. Anything else, or a shape `x` does not
-    broadcast to, goes to np.broadcast_to (and its error)."""
-    if type(x) is not np.ndarray or not x.flags.c_contiguous:
+    broadcast to, goes to np.broadcast_to (and its error). A numpy scalar (a
+    0-d gradient's arithmetic gives one) is viewed as its 0-d array."""
+    if type(x) is not np.ndarray:
+        if not isinstance(x, np.generic):
+            return np.broadcast_to(x, shape)
+        x = np.asarray(x)
+    if not x.flags.c_contiguous:
         return np.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
     if lead < 0:

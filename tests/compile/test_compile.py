@@ -332,3 +332,12 @@ def test_returning_an_input_and_taking_integer_tensors() -> None:
     same, picked = f(x, yg.tensor([0, 2]))
     (same.sum() + picked.sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0, 2.0, 1.0])
+
+
+def test_one_gradient_array_given_to_two_leaves_is_copied_for_one() -> None:
+    a, b = _leaf(300), _leaf(300, seed=1)
+    yg.compile(lambda a, b: (a + b).sum())(a, b).backward()  # one array, twice
+    ga, gb = a.grad.numpy(), b.grad.numpy()
+    assert not np.shares_memory(ga, gb)
+    ga += 1.0
+    np.testing.assert_array_equal(gb, np.ones(300))

@@ -182,3 +182,63 @@ def test_compiling_is_linear_in_the_graph_size() -> None:
     small, medium, large = (_lines_to_compile(n) for n in (40, 80, 160))
     first, second = medium - small, large - medium
     assert 1.8 * first <= second <= 2.2 * first, (small, medium, large)
+
+
+_UNARY = ["exp", "tanh", "sin", "sigmoid", "neg", "relu", "square", "cos"]
+_VIEWS = ["t", "reshape", "slice", "expand", "none"]
+
+
+def _random_program(seed: int) -> Callable[[yg.Tensor, yg.Tensor], yg.Tensor]:
+    """Element-wise ops, views and in-place ops on intermediates, mixed at
+    random over arrays of 24 x 32 (past the memory plan's threshold)."""
+    rng = np.random.default_rng(seed)
+    steps = [
+        (
+            str(rng.choice(_UNARY)),
+            str(rng.choice(_VIEWS)),
+            int(rng.integers(0, 4)),
+            float(rng.uniform(0.5, 1.5)),
+        )
+        for _ in range(12)
+    ]
+
+    def program(x: yg.Tensor, y: yg.Tensor) -> yg.Tensor:
+        values = [x, y]
+        for unary, view, pick, scale in steps:
+            a = values[-1 - pick % len(values)]
+            b = values[-1]
+            if view == "t":
+                a = a.t().t()
+            elif view == "reshape":
+                a = a.reshape(32, 24).reshape(24, 32)
+            elif view == "slice":
+                a = a[:, :16].repeat(1, 2)
+            elif view == "expand":
+                a = a[:1].expand(24, 32)
+            c = getattr(a, unary)() if unary != "square" else a * a
+            c = c.tanh() * scale + b * 0.5  # bounded, however long the chain
+            if pick == 3:
+                c = c.clone()
+                c.mul_(0.5)  # in place on an intermediate
+            values.append(c)
+        total = (values[-1] * values[-2]).sum() + values[-3].sum()
+        return total + (x * y).sum()
+
+    return program
+
+
+def test_random_programs_give_eager_values_and_gradients() -> None:
+    for seed in range(12):
+        program = _random_program(seed)
+        x, y = _leaf(24, 32, seed=seed), _leaf(24, 32, seed=seed + 100)
+        compiled = yg.compile(program)
+        out = compiled(x, y)
+        out.backward()
+        got = [x.grad.numpy().copy(), y.grad.numpy().copy()]
+        x.grad = y.grad = None
+        want = program(x, y)
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-13)
+        np.testing.assert_allclose(got[0], x.grad.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got[1], y.grad.numpy(), rtol=1e-12, atol=1e-14)
+        assert "out=" in compiled.code

@@ -64,6 +64,15 @@ CASES: dict[str, Callable[[ModuleType, Any, Any, Any], Any]] = {
     "jacobian_forward": lambda l, x, y, m: l.autograd.functional.jacobian(
         two_outputs(l), (x, y), vectorize=True, strategy="forward-mode"
     ),
+    "jacobian_forward_single": lambda l, x, y, m: l.autograd.functional.jacobian(
+        lambda a: m @ a.tanh(), x, vectorize=True, strategy="forward-mode"
+    ),
+    "jacobian_forward_unused": lambda l, x, y, m: l.autograd.functional.jacobian(
+        lambda a, b: (a * 2, a.sum()), (x, y), vectorize=True, strategy="forward-mode"
+    ),
+    "jacobian_forward_matrix": lambda l, x, y, m: l.autograd.functional.jacobian(
+        lambda b: l.softmax(b, 1), m, vectorize=True, strategy="forward-mode"
+    ),
     "jacobian_unused": lambda l, x, y, m: l.autograd.functional.jacobian(
         lambda a, b: a * 2, (x, y)
     ),
@@ -76,6 +85,9 @@ CASES: dict[str, Callable[[ModuleType, Any, Any, Any], Any]] = {
     ),
     "hessian_forward": lambda l, x, y, m: l.autograd.functional.hessian(
         cubic(l), x, vectorize=True, outer_jacobian_strategy="forward-mode"
+    ),
+    "hessian_forward_tuple": lambda l, x, y, m: l.autograd.functional.hessian(
+        scalar(l), (x, y), vectorize=True, outer_jacobian_strategy="forward-mode"
     ),
     "vhp": lambda l, x, y, m: l.autograd.functional.vhp(scalar(l), (x, y), (y, x)),
     "hvp": lambda l, x, y, m: l.autograd.functional.hvp(scalar(l), (x, y), (y, x)),
@@ -165,6 +177,22 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     ),
     "forward_strict": lambda l, x: l.autograd.functional.jacobian(
         lambda a: a, x, strict=True, strategy="forward-mode", vectorize=True
+    ),
+    "hessian_forward_not_vectorized": lambda l, x: l.autograd.functional.hessian(
+        lambda a: (a**3).sum(), x, outer_jacobian_strategy="forward-mode"
+    ),
+    "hessian_forward_create_graph": lambda l, x: l.autograd.functional.hessian(
+        lambda a: (a**3).sum(),
+        x,
+        create_graph=True,
+        vectorize=True,
+        outer_jacobian_strategy="forward-mode",
+    ),
+    "forward_output_not_tensor": lambda l, x: l.autograd.functional.jacobian(
+        lambda a: 3.0, x, vectorize=True, strategy="forward-mode"
+    ),
+    "forward_input_not_tensor": lambda l, x: l.autograd.functional.jacobian(
+        lambda a: a, (x, 2.0), vectorize=True, strategy="forward-mode"
     ),
     "vectorize_strict": lambda l, x: l.autograd.functional.jacobian(
         lambda a: a * a, x, strict=True, vectorize=True

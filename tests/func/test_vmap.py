@@ -216,10 +216,49 @@ def test_plain_ops_see_no_batched_tensor_after_vmap() -> None:
     assert vmap_hook.levels == 0 and interposition.active == 0
 
 
+RANDOM_OPS: dict[str, Callable[[ModuleType, Any], Any]] = {
+    "rand": lambda l, t: l.rand(16) + t,
+    "randn_like": lambda l, t: l.randn_like(t),
+    "rand_like_unbatched": lambda l, t: l.rand_like(l.zeros(16)) * t,
+    "randint": lambda l, t: l.randint(0, 1000, (16,)) + t,
+    "randint_like": lambda l, t: l.randint_like(t, 1000),
+    "randperm": lambda l, t: l.randperm(16) + t,
+    "bernoulli": lambda l, t: l.bernoulli(t.sigmoid()),
+    "normal": lambda l, t: l.normal(t, 1.0),
+    "dropout": lambda l, t: l.nn.functional.dropout(t.exp(), 0.5),
+}
+
+
+def random_outcome(lib: ModuleType, name: str, randomness: str) -> Any:
+    x = lib.zeros(4, 16, dtype=lib.float64)  # wide enough that draws differ
+    try:
+        out = lib.func.vmap(lambda t: RANDOM_OPS[name](lib, t), randomness=randomness)(x)
+    except RuntimeError as error:
+        return torch_text(error)
+    rows = out.numpy()
+    return tuple(out.shape), bool((rows[0] == rows[1]).all())
+
+
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+@pytest.mark.parametrize("name", RANDOM_OPS)
+def test_random_ops_under_vmap_match_torch(name: str, randomness: str) -> None:
+    """Shapes, whether the samples drew alike, and the errors, as torch.func has
+    them for each randomness (the values differ: another generator)."""
+    assert random_outcome(yg, name, randomness) == random_outcome(
+        torch, name, randomness
+    )
+
+
 def test_same_randomness_draws_once_for_all_samples() -> None:
     x = yg.zeros(4, 3)
     out = yg.func.vmap(lambda t: yg.randn_like(t) + t, randomness="same")(x)
     np.testing.assert_array_equal(out.numpy()[0], out.numpy()[3])
-    with pytest.raises(RuntimeError, match="randomness='different' is not supported"):
-        yg.func.vmap(lambda t: yg.rand(3) * t, randomness="different")(x)
+    different = yg.func.vmap(lambda t: yg.rand(3) * t, randomness="different")(x + 1)
+    assert len({tuple(row) for row in different.numpy()}) == 4
     yg.randn(2)  # the mode ends with the vmap
+
+
+def test_different_randomness_of_an_unbatched_yaml_random_op_refuses() -> None:
+    x, p = yg.zeros(4, 3), yg.full((3,), 0.5)
+    with pytest.raises(RuntimeError, match="randomness='different' is not supported"):
+        yg.func.vmap(lambda t: yg.bernoulli(p) + t, randomness="different")(x)

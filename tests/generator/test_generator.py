@@ -739,6 +739,16 @@ GOLDEN_NODE_NAMES = (
     ("linalg_inv_ex", "LinalgInvExBackward0"),
     ("linalg_inv", None),
     ("linalg_det", "LinalgDetBackward0"),
+    ("cholesky", "CholeskyBackward0"),
+    ("linalg_cholesky_ex", "LinalgCholeskyExBackward0"),
+    ("linalg_cholesky", None),
+    ("cholesky_solve", "CholeskySolveBackward0"),
+    ("cholesky_inverse", "CholeskyInverseBackward0"),
+    ("linalg_cross", "LinalgCrossBackward0"),
+    ("linalg_matrix_exp", "LinalgMatrixExpBackward0"),
+    ("matrix_exp", None),
+    ("linalg_qr", "LinalgQrBackward0"),
+    ("linalg_solve_triangular", "LinalgSolveTriangularBackward0"),
     ("einsum", None),
     ("t", "TBackward0"),
     ("transpose_int", "TransposeBackward0"),
@@ -1196,7 +1206,9 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         ("- {op: qr, why: a}\n- {op: qr, why: b}\n", "listed twice (first at line 1)"),
     ],
 )
-def test_not_covered_refuses_a_bad_line(tmp_path: Path, text: str, message: str) -> None:
+def test_not_covered_refuses_a_bad_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = tmp_path / NOT_COVERED_FILE
     path.write_text(text)
     with pytest.raises(GenError, match=re.escape(message)):

@@ -67,6 +67,14 @@ def test_auto_element_wise_entry_has_a_diagonal_jacobian(
     assert check_diagonal_jacobian(info, VariableType) == len(info.samples)
 
 
+# Entries whose torch forward AD is wrong, each with the evidence; their JVP is
+# checked against finite differences and their backward formulas above.
+TORCH_FORWARD_AD_WRONG = {
+    "cholesky_inverse": "torch's cholesky_inverse_jvp fails its own gradcheck "
+    "(check_forward_ad=True) against finite differences",
+}
+
+
 def _duals(lib: Any, fwad: Any, kwargs: dict, slots: list[str], tangents: dict) -> dict:
     """The sample's arguments in `lib`, each differentiable slot a dual tensor."""
     duals = {
@@ -83,6 +91,9 @@ def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
     with torch's own message."""
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as torch_fwad
+
+    if info.func.name in TORCH_FORWARD_AD_WRONG:
+        pytest.skip(TORCH_FORWARD_AD_WRONG[info.func.name])
 
     rng = np.random.default_rng(6)
     for sample in info.samples:

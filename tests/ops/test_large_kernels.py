@@ -2,13 +2,15 @@
 
 The per-entry tests run the YAML's samples, a dozen elements each; kernels take
 other paths on large arrays (bit-pattern selection instead of np.where, passes
-written in place), so each entry with one tensor input and no shape-dependent argument also runs with its largest
+written in place), so each entry with one tensor input and no shape-dependent argument
+(and no function of whole matrices) also runs with its largest
 sample scaled to about 20,000 elements, in float32 and float64, and its value and
 gradient (for a random cotangent) are compared with torch's.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import math
 
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 
 from support import INFOS, call_torch, call_yamlgrad, op_id
+from yamlgrad.tools.catalog import runtime_catalog
 from yamlgrad.tools.model import DifferentiabilityInfo, Sample
 
 import yamlgrad as yg
@@ -68,8 +71,30 @@ ELEMENTWISE_TYPES = {"Scalar", "Scalar?", "float", "float?", "bool", "str"}
 
 def _elementwise(info: DifferentiabilityInfo) -> bool:
     others = [a for a in info.func.arguments if a.name != "self"]
-    return all(str(a.type) in ELEMENTWISE_TYPES for a in others)
+    return all(str(a.type) in ELEMENTWISE_TYPES for a in others) and not _matrix(info)
 
+
+def _matrix(info: DifferentiabilityInfo) -> bool:
+    """A function of whole matrices (a kernel of runtime/ops/linalg_decompositions.py,
+    or a composite of such an op): a large one is as ill-conditioned as it is large."""
+    return bool(ast_names(info.composite or info.original_forward) & MATRIX_FUNCTIONS)
+
+
+def ast_names(expression: str) -> set[str]:
+    return {
+        n.id for n in ast.walk(ast.parse(expression.strip())) if isinstance(n, ast.Name)
+    }
+
+
+DECOMPOSITIONS = "linalg_decompositions"
+MATRIX_KERNELS = {
+    name
+    for name, module in runtime_catalog().kernels.items()
+    if module == DECOMPOSITIONS
+}
+MATRIX_FUNCTIONS = MATRIX_KERNELS | {
+    i.func.name for i in INFOS if ast_names(i.original_forward or "0") & MATRIX_KERNELS
+}
 
 CASES = [
     pytest.param(info, _scaled(sample), id=op_id(info))
