@@ -442,12 +442,13 @@ class _GraphTask:
                     step = pop()
                     continue
             edges = fn._next_edges
+            exact = cls._exact_outputs  # (read once: a class attribute's lookup costs)
             if anomaly_mode.ever_enabled and anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
             elif node_hooks is None:  # _call_function without hooks, inlined
                 outputs = cls.apply(fn, inputs, raw)
                 # (A leaf's has nothing to check; an exact node's is right.)
-                if (edges or outputs) and not (raw and cls._exact_outputs):
+                if (edges or outputs) and not (raw and exact):
                     outputs = validate_outputs(edges, outputs, raw, fn)
             else:
                 outputs = _call_function(fn, inputs, raw)
@@ -457,7 +458,7 @@ class _GraphTask:
                 # The node's inputs let go first: a leaf's AccumulateGrad run
                 # while delivering may then take a gradient no one else holds.
                 step = inputs = None  # type: ignore[assignment]
-                step = self._deliver(edges, outputs, raw, cls._exact_outputs) or pop()
+                step = self._deliver(edges, outputs, raw, exact) or pop()
             else:
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
