@@ -35,9 +35,13 @@ from yamlgrad.runtime.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
 from yamlgrad.runtime.ops.conv_pool import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
+    conv_tbc_backward_bias,
+    conv_tbc_backward_input,
+    conv_tbc_backward_weight,
     convolution_backward_bias,
     convolution_backward_input,
     convolution_backward_weight,
@@ -53,6 +57,7 @@ from yamlgrad.runtime.ops.elementwise import (
     div_floor,
     div_trunc,
     exp,
+    frexp_backward,
     isfinite,
     isnan,
     log,
@@ -71,6 +76,12 @@ from yamlgrad.runtime.ops.elementwise import (
     where,
     xlogy,
     zeros_like,
+)
+from yamlgrad.runtime.ops.gamma import mvlgamma_backward
+from yamlgrad.runtime.ops.grid_sampling import (
+    affine_grid_generator_backward,
+    grid_sampler_backward_grid,
+    grid_sampler_backward_input,
 )
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
@@ -124,10 +135,20 @@ from yamlgrad.runtime.ops.losses import (
     nll_loss_backward,
     smooth_l1_loss_backward,
 )
+from yamlgrad.runtime.ops.margin_losses import (
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
+    soft_margin_loss_backward,
+)
 from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
     native_group_norm_backward,
     native_layer_norm_backward,
+)
+from yamlgrad.runtime.ops.pooling import (
+    avg_pool3d_backward,
+    max_pool_backward,
+    max_unpool_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
     cummaxmin_backward,
@@ -161,6 +182,13 @@ from yamlgrad.runtime.ops.resampling import (
     upsample_linear_backward,
     upsample_nearest_backward,
 )
+from yamlgrad.runtime.ops.scatters import (
+    index_of,
+    index_put,
+    index_reduce_backward,
+    masked_scatter_backward,
+    scatter_reduce_backward,
+)
 from yamlgrad.runtime.ops.shapes import (
     cat_tensors_backward,
     constant_pad_nd_backward,
@@ -191,6 +219,13 @@ from yamlgrad.runtime.ops.special import (
     special_i1,
     special_i1e,
     special_xlog1py,
+)
+from yamlgrad.runtime.ops.statistics import (
+    aminmax_backward,
+    logcumsumexp_backward,
+    renorm_backward,
+    std_mean_backward,
+    var_mean_backward,
 )
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
@@ -224,6 +259,8 @@ __all__ = [
     "XlogyBackward0",
     "XlogyBackward1",
     "XlogyBackward2",
+    "FrexpBackward0",
+    "NextafterBackward0",
     "LdexpBackward0",
     "LogaddexpBackward0",
     "Logaddexp2Backward0",
@@ -276,6 +313,7 @@ __all__ = [
     "ErfcBackward0",
     "ErfinvBackward0",
     "LgammaBackward0",
+    "MvlgammaBackward0",
     "DigammaBackward0",
     "PolygammaBackward0",
     "I0Backward0",
@@ -305,15 +343,20 @@ __all__ = [
     "ProdBackward0",
     "ProdBackward1",
     "VarBackward0",
+    "VarMeanBackward0",
     "StdBackward0",
+    "StdMeanBackward0",
     "LinalgVectorNormBackward0",
     "AmaxBackward0",
     "AminBackward0",
+    "AminmaxBackward0",
     "NansumBackward0",
     "DistBackward0",
+    "RenormBackward0",
     "LogsumexpBackward0",
     "CummaxBackward0",
     "CumminBackward0",
+    "LogcumsumexpBackward0",
     "CumsumBackward0",
     "CumprodBackward0",
     "SoftmaxBackward0",
@@ -328,6 +371,7 @@ __all__ = [
     "SortBackward1",
     "TopkBackward0",
     "BernoulliBackward0",
+    "PoissonBackward0",
     "NormalBackward0",
     "NormalBackward1",
     "NormalBackward2",
@@ -358,6 +402,7 @@ __all__ = [
     "PermuteBackward0",
     "ViewBackward0",
     "ExpandBackward0",
+    "BlockDiagBackward0",
     "CatBackward0",
     "StackBackward0",
     "SelectBackward0",
@@ -365,6 +410,8 @@ __all__ = [
     "SliceBackward0",
     "SliceBackwardBackward0",
     "SplitBackward0",
+    "UnsafeSplitBackward0",
+    "UnsafeSplitWithSizesBackward0",
     "SplitWithSizesBackward0",
     "UnbindBackward0",
     "ToCopyBackward0",
@@ -389,18 +436,23 @@ __all__ = [
     "SliceScatterBackward0",
     "SelectScatterBackward0",
     "DiagonalScatterBackward0",
+    "IndexReduceBackward0",
     "IndexCopyBackward0",
     "IndexFillBackward0",
     "PutBackward0",
+    "IndexPutBackward0",
     "IndexSelectBackward0",
     "GatherBackward0",
     "ScatterBackward0",
     "ScatterBackward1",
     "ScatterAddBackward0",
     "IndexAddBackward0",
+    "ScatterReduceBackward0",
     "MaskedFillBackward0",
     "MaskedFillBackward1",
+    "MaskedScatterBackward0",
     "MaskedSelectBackward0",
+    "NarrowCopyBackward0",
     "RollBackward0",
     "RepeatBackward0",
     "CloneBackward0",
@@ -413,14 +465,31 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "ConvTbcBackward0",
     "ConvolutionBackward0",
+    "SlowConvTranspose2DBackward0",
+    "SlowConvTranspose3DBackward0",
+    "SlowConv3DBackward0",
+    "SlowConvDilated2DBackward0",
+    "SlowConvDilated3DBackward0",
     "MaxPool2DWithIndicesBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool3DBackward0",
+    "AvgPool3DBackward0",
+    "FractionalMaxPool2DBackward0",
+    "FractionalMaxPool3DBackward0",
+    "MaxPool3DWithIndicesBackward0",
+    "MaxUnpool2DBackward0",
+    "MaxUnpool3DBackward0",
     "NativeLayerNormBackward0",
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "AffineGridGeneratorBackward0",
+    "GridSampler2DBackward0",
+    "GridSampler3DBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -465,6 +534,9 @@ __all__ = [
     "BinaryCrossEntropyWithLogitsBackward0",
     "NllLossBackward0",
     "NllLoss2DBackward0",
+    "MultiMarginLossBackward0",
+    "MultilabelMarginLossBackward0",
+    "SoftMarginLossBackward0",
 ]
 
 
@@ -1421,6 +1493,77 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class FrexpBackward0(Node):
+    """Backward of `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`.
+
+    self: frexp_backward(grad, exponent)
+    """
+
+    __slots__ = ("_raw_saved_exponent",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = frexp_backward(grad, exponent)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_exponent.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Any:
+        return self._raw_saved_exponent.unpack_wrapped(self)
+
+
+class NextafterBackward0(Node):
+    """Backward of `nextafter(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(self != other, grad, 0)
+    other: zeros_like(other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = where(self_ != other, grad, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(other)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -3019,6 +3162,36 @@ class LgammaBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class MvlgammaBackward0(Node):
+    """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = mvlgamma_backward(grad, self_, p)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class DigammaBackward0(Node):
     """Backward of `digamma(Tensor self) -> Tensor`.
 
@@ -3847,6 +4020,42 @@ class VarBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class VarMeanBackward0(Node):
+    """Backward of `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = var_mean_backward(
+                grads[0], grads[1], self_, dim, correction, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class StdBackward0(Node):
     """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
 
@@ -3882,6 +4091,49 @@ class StdBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class StdMeanBackward0(Node):
+    """Backward of `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result0",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result0 = self._raw_saved_result0.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = std_mean_backward(
+                grads[0], grads[1], self_, result0, dim, correction, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result0.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result0(self) -> Any:
+        return self._raw_saved_result0.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -4017,6 +4269,54 @@ class AminBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class AminmaxBackward0(Node):
+    """Backward of `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`.
+
+    self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_max",
+        "_raw_saved_min",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        max = self._raw_saved_max.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = aminmax_backward(
+                self_, dim, keepdim, grads[0], grads[1], min, max
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_max.reset_data()
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_max(self) -> Any:
+        return self._raw_saved_max.unpack_wrapped(self)
+
+    @property
+    def _saved_min(self) -> Any:
+        return self._raw_saved_min.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class NansumBackward0(Node):
     """Backward of `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -4105,6 +4405,40 @@ class DistBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class RenormBackward0(Node):
+    """Backward of `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`.
+
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_maxnorm",
+        "_saved_p",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        maxnorm = self._saved_maxnorm
+        p = self._saved_p
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = renorm_backward(grad, self_, p, dim, maxnorm)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
 
     @property
     def _saved_self(self) -> Any:
@@ -4218,6 +4552,43 @@ class CumminBackward0(Node):
     @property
     def _saved_result1(self) -> Any:
         return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LogcumsumexpBackward0(Node):
+    """Backward of `logcumsumexp(Tensor self, int dim) -> Tensor`.
+
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = logcumsumexp_backward(grad, self_, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -4680,6 +5051,32 @@ class BernoulliBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """Backward of `poisson(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class NormalBackward0(Node):
@@ -5769,6 +6166,25 @@ class ExpandBackward0(Node):
         return grad_inputs
 
 
+class BlockDiagBackward0(Node):
+    """Backward of `block_diag(Tensor[] tensors) -> Tensor`.
+
+    tensors: block_diag_backward(grad, to_args_sizes(tensors))
+    """
+
+    __slots__ = ("_saved_tensors_args_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs = list(block_diag_backward(grad, tensors_args_sizes))
+        return grad_inputs
+
+
 class CatBackward0(Node):
     """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
 
@@ -5941,6 +6357,56 @@ class SplitBackward0(Node):
         split_size = self._saved_split_size
         if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitBackward0(Node):
+    """Backward of `unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitWithSizesBackward0(Node):
+    """Backward of `unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -6533,6 +6999,79 @@ class DiagonalScatterBackward0(Node):
         return self._raw_saved_src.unpack_wrapped(self)
 
 
+class IndexReduceBackward0(Node):
+    """Backward of `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`.
+
+    self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_include_self",
+        "_raw_saved_index",
+        "_saved_reduce",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_raw_saved_source",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_source: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._raw_saved_index.unpack(self, raw)
+        reduce = self._saved_reduce
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        source = self._raw_saved_source.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = index_reduce_backward(
+                grad, self_, dim, index, source, reduce, include_self, result
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_source.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_source(self) -> Any:
+        return self._raw_saved_source.unpack_wrapped(self)
+
+
 class IndexCopyBackward0(Node):
     """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
 
@@ -6653,6 +7192,51 @@ class PutBackward0(Node):
     @property
     def _saved_source(self) -> Any:
         return self._raw_saved_source.unpack_wrapped(self)
+
+
+class IndexPutBackward0(Node):
+    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index_of(grad, indices)
+    """
+
+    __slots__ = (
+        "_saved_accumulate",
+        "_saved_indices",
+        "_raw_saved_values",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_values: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        accumulate = self._saved_accumulate
+        indices = self._saved_indices
+        values = self._raw_saved_values.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad
+                if accumulate
+                else index_put(grad, indices, zeros_like(values), False)
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = index_of(grad, indices)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_values.reset_data()
+
+    @property
+    def _saved_values(self) -> Any:
+        return self._raw_saved_values.unpack_wrapped(self)
 
 
 class IndexSelectBackward0(Node):
@@ -6868,6 +7452,79 @@ class IndexAddBackward0(Node):
         return self._raw_saved_index.unpack_wrapped(self)
 
 
+class ScatterReduceBackward0(Node):
+    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_include_self",
+        "_raw_saved_index",
+        "_saved_reduce",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._raw_saved_index.unpack(self, raw)
+        reduce = self._saved_reduce
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        src = self._raw_saved_src.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = scatter_reduce_backward(
+                grad, self_, dim, index, src, reduce, include_self, result
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack_wrapped(self)
+
+
 class MaskedFillBackward0(Node):
     """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
 
@@ -6929,6 +7586,45 @@ class MaskedFillBackward1(Node):
         return self._raw_saved_mask.unpack_wrapped(self)
 
 
+class MaskedScatterBackward0(Node):
+    """Backward of `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`.
+
+    self: masked_fill(grad, mask, 0)
+    source: masked_scatter_backward(grad, mask, source.shape)
+    """
+
+    __slots__ = (
+        "_raw_saved_mask",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        mask = self._raw_saved_mask.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = masked_fill(grad, mask, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = masked_scatter_backward(grad, mask, source_sym_sizes)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+
 class MaskedSelectBackward0(Node):
     """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
 
@@ -6962,6 +7658,35 @@ class MaskedSelectBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class NarrowCopyBackward0(Node):
+    """Backward of `narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`.
+
+    self: narrow_copy_backward(grad, self.shape, dim, start, length)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_length",
+        "_saved_self_sym_sizes",
+        "_saved_start",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        length = self._saved_length
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = narrow_copy_backward(
+                grad, self_sym_sizes, dim, start, length
+            )
+        return grad_inputs
 
 
 class RollBackward0(Node):
@@ -7201,6 +7926,62 @@ class ZeroBackward0(Node):
         return grad_inputs
 
 
+class ConvTbcBackward0(Node):
+    """Backward of `conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`.
+
+    self: conv_tbc_backward_input(grad, self.shape, weight, pad)
+    weight: conv_tbc_backward_weight(grad, self, weight.shape, pad)
+    bias: conv_tbc_backward_bias(grad)
+    """
+
+    __slots__ = (
+        "_saved_pad",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        pad = self._saved_pad
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conv_tbc_backward_input(grad, self_sym_sizes, weight, pad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = conv_tbc_backward_weight(
+                grad, self_, weight_sym_sizes, pad
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = conv_tbc_backward_bias(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
 class ConvolutionBackward0(Node):
     """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
 
@@ -7279,6 +8060,350 @@ class ConvolutionBackward0(Node):
     @property
     def _saved_input(self) -> Any:
         return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """Backward of `slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """Backward of `slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConv3DBackward0(Node):
+    """Backward of `slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, (1,), False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, (1,), False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated2DBackward0(Node):
+    """Backward of `slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated3DBackward0(Node):
+    """Backward of `slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
@@ -7376,6 +8501,250 @@ class AdaptiveAvgPool2DBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AvgPool3DBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(grad, self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "_saved_ceil_mode",
+        "_saved_count_include_pad",
+        "_saved_divisor_override",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = avg_pool3d_backward(
+                grad,
+                self_sym_sizes,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxUnpool2DBackward0(Node):
+    """Backward of `max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of `max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class NativeLayerNormBackward0(Node):
@@ -7618,6 +8987,153 @@ class EmbeddingBackward0(Node):
     @property
     def _saved_indices(self) -> Any:
         return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of `affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`.
+
+    theta: affine_grid_generator_backward(grad, size, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        size = self._saved_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = affine_grid_generator_backward(grad, size, align_corners)
+        return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of `grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of `grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
 
 
 class ReflectionPad1DBackward0(Node):
@@ -8386,7 +9902,7 @@ class HardsigmoidBackward0(Node):
 
 
 class LogSigmoidBackward0(Node):
-    """Backward of `log_sigmoid(Tensor self) -> Tensor`.
+    """Backward of `log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`.
 
     self: log_sigmoid_backward(grad, self)
     """
@@ -9026,3 +10542,136 @@ class NllLoss2DBackward0(Node):
     @property
     def _saved_weight(self) -> Any:
         return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of `multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`.
+
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "_saved_margin",
+        "_saved_p",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        margin = self._saved_margin
+        p = self._saved_p
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = multi_margin_loss_backward(
+                grad, self_, target, p, margin, weight, reduction
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of `multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`.
+
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = (
+        "_raw_saved_is_target",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        is_target = self._raw_saved_is_target.unpack(self, raw)
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = multilabel_margin_loss_backward(
+                grad, self_, target, reduction, is_target
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_is_target.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_is_target(self) -> Any:
+        return self._raw_saved_is_target.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)
+
+
+class SoftMarginLossBackward0(Node):
+    """Backward of `soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`.
+
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = (
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = soft_margin_loss_backward(grad, self_, target, reduction)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)

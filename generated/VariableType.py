@@ -18,21 +18,28 @@ import numpy as np
 
 from yamlgrad.runtime.ops import (
     activations,
+    blocks,
     composites,
     conv_pool,
     elementwise,
+    gamma,
+    grid_sampling,
     indexing,
     linalg,
     linalg_decompositions,
     losses,
+    margin_losses,
     normalization,
+    pooling,
     random_draws,
     reductions,
     resampling,
+    scatters,
     shapes,
     sorting,
     special,
     special_polynomials,
+    statistics,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -134,6 +141,8 @@ from .Functions import (
     XlogyBackward0,
     XlogyBackward1,
     XlogyBackward2,
+    FrexpBackward0,
+    NextafterBackward0,
     LdexpBackward0,
     LogaddexpBackward0,
     Logaddexp2Backward0,
@@ -186,6 +195,7 @@ from .Functions import (
     ErfcBackward0,
     ErfinvBackward0,
     LgammaBackward0,
+    MvlgammaBackward0,
     DigammaBackward0,
     PolygammaBackward0,
     I0Backward0,
@@ -215,15 +225,20 @@ from .Functions import (
     ProdBackward0,
     ProdBackward1,
     VarBackward0,
+    VarMeanBackward0,
     StdBackward0,
+    StdMeanBackward0,
     LinalgVectorNormBackward0,
     AmaxBackward0,
     AminBackward0,
+    AminmaxBackward0,
     NansumBackward0,
     DistBackward0,
+    RenormBackward0,
     LogsumexpBackward0,
     CummaxBackward0,
     CumminBackward0,
+    LogcumsumexpBackward0,
     CumsumBackward0,
     CumprodBackward0,
     SoftmaxBackward0,
@@ -238,6 +253,7 @@ from .Functions import (
     SortBackward1,
     TopkBackward0,
     BernoulliBackward0,
+    PoissonBackward0,
     NormalBackward0,
     NormalBackward1,
     NormalBackward2,
@@ -268,6 +284,7 @@ from .Functions import (
     PermuteBackward0,
     ViewBackward0,
     ExpandBackward0,
+    BlockDiagBackward0,
     CatBackward0,
     StackBackward0,
     SelectBackward0,
@@ -275,6 +292,8 @@ from .Functions import (
     SliceBackward0,
     SliceBackwardBackward0,
     SplitBackward0,
+    UnsafeSplitBackward0,
+    UnsafeSplitWithSizesBackward0,
     SplitWithSizesBackward0,
     UnbindBackward0,
     ToCopyBackward0,
@@ -299,18 +318,23 @@ from .Functions import (
     SliceScatterBackward0,
     SelectScatterBackward0,
     DiagonalScatterBackward0,
+    IndexReduceBackward0,
     IndexCopyBackward0,
     IndexFillBackward0,
     PutBackward0,
+    IndexPutBackward0,
     IndexSelectBackward0,
     GatherBackward0,
     ScatterBackward0,
     ScatterBackward1,
     ScatterAddBackward0,
     IndexAddBackward0,
+    ScatterReduceBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedScatterBackward0,
     MaskedSelectBackward0,
+    NarrowCopyBackward0,
     RollBackward0,
     RepeatBackward0,
     CloneBackward0,
@@ -323,14 +347,31 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    ConvTbcBackward0,
     ConvolutionBackward0,
+    SlowConvTranspose2DBackward0,
+    SlowConvTranspose3DBackward0,
+    SlowConv3DBackward0,
+    SlowConvDilated2DBackward0,
+    SlowConvDilated3DBackward0,
     MaxPool2DWithIndicesBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool3DBackward0,
+    AvgPool3DBackward0,
+    FractionalMaxPool2DBackward0,
+    FractionalMaxPool3DBackward0,
+    MaxPool3DWithIndicesBackward0,
+    MaxUnpool2DBackward0,
+    MaxUnpool3DBackward0,
     NativeLayerNormBackward0,
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    AffineGridGeneratorBackward0,
+    GridSampler2DBackward0,
+    GridSampler3DBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -375,6 +416,9 @@ from .Functions import (
     BinaryCrossEntropyWithLogitsBackward0,
     NllLossBackward0,
     NllLoss2DBackward0,
+    MultiMarginLossBackward0,
+    MultilabelMarginLossBackward0,
+    SoftMarginLossBackward0,
 )
 
 __all__ = [
@@ -395,6 +439,8 @@ __all__ = [
     "remainder",
     "fmod",
     "xlogy",
+    "frexp",
+    "nextafter",
     "ldexp",
     "logaddexp",
     "logaddexp2",
@@ -459,6 +505,7 @@ __all__ = [
     "erfc",
     "erfinv",
     "lgamma",
+    "mvlgamma",
     "digamma",
     "polygamma",
     "i0",
@@ -474,16 +521,21 @@ __all__ = [
     "min",
     "prod",
     "var",
+    "var_mean",
     "std",
+    "std_mean",
     "linalg_vector_norm",
     "norm",
     "amax",
     "amin",
+    "aminmax",
     "nansum",
     "dist",
+    "renorm",
     "logsumexp",
     "cummax",
     "cummin",
+    "logcumsumexp",
     "cumsum",
     "cumprod",
     "_softmax",
@@ -491,7 +543,9 @@ __all__ = [
     "softmax",
     "log_softmax",
     "count_nonzero",
+    "histc",
     "argmax",
+    "nonzero",
     "argmin",
     "all",
     "any",
@@ -505,6 +559,8 @@ __all__ = [
     "topk",
     "_unique2",
     "bernoulli",
+    "multinomial",
+    "poisson",
     "mm",
     "matmul",
     "dot",
@@ -542,6 +598,8 @@ __all__ = [
     "select",
     "split",
     "chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "split_with_sizes",
     "unbind",
     "_to_copy",
@@ -564,19 +622,24 @@ __all__ = [
     "slice_scatter",
     "select_scatter",
     "diagonal_scatter",
+    "index_reduce",
     "index_copy",
     "index_fill",
     "put",
+    "index_put",
     "index_select",
     "gather",
     "scatter",
     "scatter_add",
     "index_add",
+    "scatter_reduce",
     "masked_fill",
+    "masked_scatter",
     "masked_select",
     "take_along_dim",
     "hstack",
     "vstack",
+    "narrow_copy",
     "narrow",
     "roll",
     "repeat",
@@ -629,8 +692,10 @@ __all__ = [
     "rad2deg_",
     "sinc_",
     "addmv_",
+    "index_put_",
     "linear",
     "bilinear",
+    "conv_tbc",
     "convolution",
     "max_pool2d_with_indices",
     "max_pool2d",
@@ -639,6 +704,9 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "affine_grid_generator",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -653,6 +721,7 @@ __all__ = [
     "hardtanh",
     "hardswish",
     "hardsigmoid",
+    "log_sigmoid_forward",
     "log_sigmoid",
     "glu",
     "hardshrink",
@@ -665,6 +734,10 @@ __all__ = [
     "binary_cross_entropy",
     "nll_loss_forward",
     "nll_loss2d_forward",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss",
+    "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
 ]
@@ -1591,6 +1664,67 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
                 elementwise.xlogy(self_t, other)
                 if other > 0
                 else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def frexp_Tensor(input: Any) -> Any:
+    """`frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("frexp.Tensor", "", frexp_Tensor, self)
+    self_ = tensor_arg(self, "frexp", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FrexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        outputs = [Tensor._make(value) for value in elementwise.frexp_kernel(self_)]
+    except ValueError as kernel_failure:
+        raise kernel_error("frexp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(frexp_Tensor, {"input": self}, {"input": self_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_exponent = SavedVariable(outputs[1], True)
+    return return_type("frexp", ("mantissa", "exponent"))(*outputs)
+
+
+def nextafter(input: Any, other: Any) -> Tensor:
+    """`nextafter(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("nextafter", "elementwise", nextafter, self, other)
+    self_ = tensor_arg(self, "nextafter", "input", 1)
+    other_ = tensor_arg(other, "nextafter", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.nextafter(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nextafter", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                nextafter,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -3565,6 +3699,33 @@ def lgamma(input: Any) -> Tensor:
     return result
 
 
+def mvlgamma(input: Any, p: Any) -> Tensor:
+    """`mvlgamma(Tensor self, int p) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("mvlgamma", "elementwise", mvlgamma, self, p)
+    self_ = tensor_arg(self, "mvlgamma", "input", 1)
+    p = int_arg(p, "mvlgamma", "p", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(gamma.mvlgamma_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("mvlgamma", kernel_failure, self=self_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gamma.mvlgamma_backward(self_t, self, p)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def digamma(input: Any) -> Tensor:
     """`digamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -5084,6 +5245,66 @@ def var_correction(
     return result
 
 
+def var_mean_correction(
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
+) -> Any:
+    """`var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "var_mean.correction",
+            "dims(dim)",
+            var_mean_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
+        )
+    self_ = tensor_arg(self, "var_mean", "input", 1)
+    dim = optional_int_list_arg(dim, "var_mean", "dim", 2, size=1)
+    correction = optional_scalar_arg(correction, "var_mean", "correction", 3)
+    keepdim = bool_arg(keepdim, "var_mean", "keepdim", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = VarMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.var_mean_kernel(self_, dim, correction, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "var_mean",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                var_mean_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return tuple(outputs)
+
+
 def std_correction(
     input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Tensor:
@@ -5143,6 +5364,68 @@ def std_correction(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def std_mean_correction(
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
+) -> Any:
+    """`std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "std_mean.correction",
+            "dims(dim)",
+            std_mean_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
+        )
+    self_ = tensor_arg(self, "std_mean", "input", 1)
+    dim = optional_int_list_arg(dim, "std_mean", "dim", 2, size=1)
+    correction = optional_scalar_arg(correction, "std_mean", "correction", 3)
+    keepdim = bool_arg(keepdim, "std_mean", "keepdim", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = StdMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.std_mean_kernel(self_, dim, correction, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "std_mean",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                std_mean_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result0 = SavedVariable(outputs[0], True)
+    return tuple(outputs)
 
 
 def linalg_vector_norm(
@@ -5309,6 +5592,47 @@ def amin(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
     return result
 
 
+def aminmax(input: Any, *, dim: Any = None, keepdim: Any = False) -> Any:
+    """`aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("aminmax", "dims(dim)", aminmax, self, dim, keepdim)
+    self_ = tensor_arg(self, "aminmax", "input", 1)
+    dim = optional_int_arg(dim, "aminmax", "dim", 2)
+    keepdim = bool_arg(keepdim, "aminmax", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AminmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.aminmax_kernel(self_, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "aminmax", kernel_failure, self=self_, dim=dim, keepdim=keepdim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                aminmax,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_max = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_min = SavedVariable(outputs[0], True)
+    return return_type("aminmax", ("min", "max"))(*outputs)
+
+
 def nansum(
     input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
@@ -5397,6 +5721,43 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def renorm(input: Any, p: Any, dim: Any, maxnorm: Any) -> Tensor:
+    """`renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("renorm", "fallback", renorm, self, p, dim, maxnorm)
+    self_ = tensor_arg(self, "renorm", "input", 1)
+    p = scalar_arg(p, "renorm", "p", 2)
+    dim = int_arg(dim, "renorm", "dim", 3)
+    maxnorm = scalar_arg(maxnorm, "renorm", "maxnorm", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(statistics.renorm_kernel(self_, p, dim, maxnorm))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "renorm", kernel_failure, self=self_, p=p, dim=dim, maxnorm=maxnorm
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                renorm,
+                {"input": self, "p": p, "dim": dim, "maxnorm": maxnorm},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5501,6 +5862,35 @@ def cummin(input: Any, dim: Any) -> Any:
     if grad_fn is not None:
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return return_type("cummin", ("values", "indices"))(*outputs)
+
+
+def logcumsumexp(input: Any, dim: Any) -> Tensor:
+    """`logcumsumexp(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("logcumsumexp", "dims(dim)", logcumsumexp, self, dim)
+    self_ = tensor_arg(self, "logcumsumexp", "input", 1)
+    dim = int_arg(dim, "logcumsumexp", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogcumsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(statistics.logcumsumexp_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("logcumsumexp", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = statistics.logcumsumexp_jvp(self, self_t, dim)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
 
 
 def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
@@ -5724,6 +6114,24 @@ def count_nonzero_default(input: Any, dim: Any = None) -> Tensor:
     return result
 
 
+def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0) -> Tensor:
+    """`histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("histc", "", histc, self, bins, min, max)
+    self_ = tensor_arg(self, "histc", "input", 1)
+    bins = int_arg(bins, "histc", "bins", 2)
+    min = scalar_arg(min, "histc", "min", 3)
+    max = scalar_arg(max, "histc", "max", 4)
+    try:
+        result = Tensor._make(statistics.histc_kernel(self_, bins, min, max))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "histc", kernel_failure, self=self_, bins=bins, min=min, max=max
+        )
+    return result
+
+
 def argmax(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -5737,6 +6145,35 @@ def argmax(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     except ValueError as kernel_failure:
         raise kernel_error(
             "argmax", kernel_failure, self=self_, dim=dim, keepdim=keepdim
+        )
+    return result
+
+
+def nonzero(input: Any) -> Tensor:
+    """`nonzero(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("nonzero", "", nonzero, self)
+    self_ = tensor_arg(self, "nonzero", "input", 1)
+    try:
+        result = Tensor._make(blocks.nonzero_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nonzero", kernel_failure, self=self_)
+    return result
+
+
+def one_hot(input: Any, num_classes: Any = -1) -> Tensor:
+    """`one_hot(Tensor self, int num_classes=-1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("one_hot", "", one_hot, self, num_classes)
+    self_ = tensor_arg(self, "one_hot", "input", 1)
+    num_classes = int_arg(num_classes, "one_hot", "num_classes", 2)
+    try:
+        result = Tensor._make(blocks.one_hot_kernel(self_, num_classes))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "one_hot", kernel_failure, self=self_, num_classes=num_classes
         )
     return result
 
@@ -6352,6 +6789,48 @@ def unique_consecutive(
     return tuple(outputs)
 
 
+def unique_dim_consecutive(
+    input: Any, dim: Any, return_inverse: Any = False, return_counts: Any = False
+) -> Any:
+    """`unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "unique_dim_consecutive",
+            "fallback",
+            unique_dim_consecutive,
+            self,
+            dim,
+            return_inverse,
+            return_counts,
+        )
+    self_ = tensor_arg(self, "unique_dim_consecutive", "input", 1)
+    dim = int_arg(dim, "unique_dim_consecutive", "dim", 2)
+    return_inverse = bool_arg(
+        return_inverse, "unique_dim_consecutive", "return_inverse", 3
+    )
+    return_counts = bool_arg(
+        return_counts, "unique_dim_consecutive", "return_counts", 4
+    )
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.unique_consecutive_along(
+                self_, return_inverse, return_counts, dim
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unique_dim_consecutive",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+        )
+    return tuple(outputs)
+
+
 def _unique2(
     input: Any,
     sorted: Any = True,
@@ -6426,6 +6905,60 @@ def bernoulli_p(input: Any, p: Any, *, generator: Any = None) -> Tensor:
         raise kernel_error(
             "bernoulli", kernel_failure, self=self_, p=p, generator=generator
         )
+    return result
+
+
+def multinomial(
+    input: Any, num_samples: Any, replacement: Any = False, *, generator: Any = None
+) -> Tensor:
+    """`multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "multinomial", "", multinomial, self, num_samples, replacement, generator
+        )
+    self_ = tensor_arg(self, "multinomial", "input", 1)
+    num_samples = int_arg(num_samples, "multinomial", "num_samples", 2)
+    replacement = bool_arg(replacement, "multinomial", "replacement", 3)
+    generator = optional_generator_arg(generator, "multinomial", "generator", 4)
+    try:
+        result = Tensor._make(
+            random_draws.multinomial_draw(self_, num_samples, replacement, generator)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multinomial",
+            kernel_failure,
+            self=self_,
+            num_samples=num_samples,
+            replacement=replacement,
+            generator=generator,
+        )
+    return result
+
+
+def poisson(input: Any, generator: Any = None) -> Tensor:
+    """`poisson(Tensor self, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("poisson", "elementwise", poisson, self, generator)
+    self_ = tensor_arg(self, "poisson", "input", 1)
+    generator = optional_generator_arg(generator, "poisson", "generator", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PoissonBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(random_draws.poisson_draw(self_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error("poisson", kernel_failure, self=self_, generator=generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            result_t = elementwise.zeros_like(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -7610,6 +8143,30 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
     return result
 
 
+def block_diag(tensors: Any) -> Tensor:
+    """`block_diag(Tensor[] tensors) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("block_diag", "", block_diag, tensors)
+    tensors_ = tensor_list_arg(tensors, "block_diag", "tensors", 1)
+    grad_fn = None
+    if compute_requires_grad(*tensors):
+        grad_fn = BlockDiagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
+    try:
+        result = Tensor._make(blocks.block_diag_kernel(tensors_))
+    except ValueError as kernel_failure:
+        raise kernel_error("block_diag", kernel_failure, tensors=tensors_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = block_diag(tensors=tensors_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def cat(tensors: Any, dim: Any = 0) -> Tensor:
     """`cat(Tensor[] tensors, int dim=0) -> Tensor`"""
     if interposition.active and interposed(tensors):
@@ -7903,6 +8460,94 @@ def chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
     except (AttributeError, TypeError):
         check_arguments("chunk", (("input", "Tensor", 1, self),))
         raise
+
+
+def unsafe_split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "unsafe_split.Tensor",
+            "dims(dim)",
+            unsafe_split_Tensor,
+            self,
+            split_size,
+            dim,
+        )
+    self_ = tensor_arg(self, "unsafe_split", "input", 1)
+    split_size = int_arg(split_size, "unsafe_split", "split_size", 2)
+    dim = int_arg(dim, "unsafe_split", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeSplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_size = split_size
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in blocks.unsafe_split_kernel(self_, split_size, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unsafe_split", kernel_failure, self=self_, split_size=split_size, dim=dim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsafe_split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def unsafe_split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "unsafe_split_with_sizes",
+            "",
+            unsafe_split_with_sizes,
+            self,
+            split_sizes,
+            dim,
+        )
+    self_ = tensor_arg(self, "unsafe_split_with_sizes", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "unsafe_split_with_sizes", "split_sizes", 2)
+    dim = int_arg(dim, "unsafe_split_with_sizes", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeSplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in blocks.unsafe_split_with_sizes_kernel(self_, split_sizes, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unsafe_split_with_sizes",
+            kernel_failure,
+            self=self_,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsafe_split_with_sizes(
+                input=self_t, split_sizes=split_sizes, dim=dim
+            )
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
 
 
 def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
@@ -8860,6 +9505,89 @@ def diagonal_scatter(
     return result
 
 
+def index_reduce(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, source):
+        return interpose(
+            "index_reduce",
+            "",
+            index_reduce,
+            self,
+            dim,
+            index,
+            source,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "index_reduce", "input", 1)
+    dim = int_arg(dim, "index_reduce", "dim", 2)
+    index_ = tensor_arg(index, "index_reduce", "index", 3)
+    source_ = tensor_arg(source, "index_reduce", "source", 4)
+    reduce = str_arg(reduce, "index_reduce", "reduce", 5)
+    include_self = bool_arg(include_self, "index_reduce", "include_self", 6)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+    try:
+        result = Tensor._make(
+            scatters.index_reduce_kernel(
+                self_, dim, index_, source_, reduce, include_self
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_reduce",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_reduce,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def index_copy(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
     """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8985,6 +9713,52 @@ def put(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
                     "accumulate": accumulate,
                 },
                 {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_put(input: Any, indices: Any, values: Any, accumulate: Any = False) -> Tensor:
+    """`index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, values):
+        return interpose("index_put", "", index_put, self, indices, values, accumulate)
+    self_ = tensor_arg(self, "index_put", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index_put", "indices", 2)
+    values_ = tensor_arg(values, "index_put", "values", 3)
+    accumulate = bool_arg(accumulate, "index_put", "accumulate", 4)
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn._saved_indices = indices
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_values = SavedVariable(values, False)
+    try:
+        result = Tensor._make(
+            scatters.index_put_kernel(self_, indices, values_, accumulate)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_put",
+            kernel_failure,
+            self=self_,
+            indices=indices,
+            values=values_,
+            accumulate=accumulate,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, values):
+        with formula_mode():
+            self_t = tangent_of(self)
+            values_t = tangent_of(values)
+            result_t = index_put(
+                input=self_t,
+                indices=index_tensors(indices),
+                values=values_t,
+                accumulate=accumulate,
             )
         set_fw_grad(result, result_t)
     return result
@@ -9210,6 +9984,83 @@ def index_add(
     return result
 
 
+def scatter_reduce_two(
+    input: Any, dim: Any, index: Any, src: Any, reduce: Any, *, include_self: Any = True
+) -> Tensor:
+    """`scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, src):
+        return interpose(
+            "scatter_reduce.two",
+            "",
+            scatter_reduce_two,
+            self,
+            dim,
+            index,
+            src,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "scatter_reduce", "input", 1)
+    dim = int_arg(dim, "scatter_reduce", "dim", 2)
+    index_ = tensor_arg(index, "scatter_reduce", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce", "src", 4)
+    reduce = str_arg(reduce, "scatter_reduce", "reduce", 5)
+    include_self = bool_arg(include_self, "scatter_reduce", "include_self", 6)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(
+            scatters.scatter_reduce_kernel(
+                self_, dim, index_, src_, reduce, include_self
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_reduce",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            src=src_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_reduce_two,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "index": index,
+                    "src": src,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def masked_fill_Scalar(input: Any, mask: Any, value: Any) -> Tensor:
     """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9278,6 +10129,42 @@ def masked_fill_Tensor(input: Any, mask: Any, value: Any) -> Tensor:
     return result
 
 
+def masked_scatter(input: Any, mask: Any, source: Any) -> Tensor:
+    """`masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask, source):
+        return interpose("masked_scatter", "", masked_scatter, self, mask, source)
+    self_ = tensor_arg(self, "masked_scatter", "input", 1)
+    mask_ = tensor_arg(mask, "masked_scatter", "mask", 2)
+    source_ = tensor_arg(source, "masked_scatter", "source", 3)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(scatters.masked_scatter_kernel(self_, mask_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_scatter", kernel_failure, self=self_, mask=mask_, source=source_
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                masked_scatter,
+                {"input": self, "mask": mask, "source": source},
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def masked_select(input: Any, mask: Any) -> Tensor:
     """`masked_select(Tensor self, Tensor mask) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9339,6 +10226,46 @@ def vstack(tensors: Any) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("vstack", (("tensors", "Tensor[]", 1, tensors),))
         raise
+
+
+def narrow_copy(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
+    """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "narrow_copy", "dims(dim)", narrow_copy, self, dim, start, length
+        )
+    self_ = tensor_arg(self, "narrow_copy", "input", 1)
+    dim = int_arg(dim, "narrow_copy", "dim", 2)
+    start = int_arg(start, "narrow_copy", "start", 3)
+    length = int_arg(length, "narrow_copy", "length", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NarrowCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_length = length
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_start = start
+    try:
+        result = Tensor._make(blocks.narrow_copy_kernel(self_, dim, start, length))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "narrow_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            start=start,
+            length=length,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = narrow_copy(input=self_t, dim=dim, start=start, length=length)
+        set_fw_grad(result, result_t)
+    return result
 
 
 def narrow(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
@@ -12381,6 +13308,386 @@ def addbmm_(
     return result
 
 
+def nextafter_(input: Any, other: Any) -> Tensor:
+    """`nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("nextafter_", "elementwise", nextafter_, self, other)
+    self_ = tensor_arg(self, "nextafter_", "input", 1)
+    other_ = tensor_arg(other, "nextafter_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, np.nextafter(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nextafter_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                nextafter,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def mvlgamma_(input: Any, p: Any) -> Tensor:
+    """`mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("mvlgamma_", "elementwise", mvlgamma_, self, p)
+    self_ = tensor_arg(self, "mvlgamma_", "input", 1)
+    p = int_arg(p, "mvlgamma_", "p", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, gamma.mvlgamma_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("mvlgamma_", kernel_failure, self=self_, p=p)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gamma.mvlgamma_backward(self_t, original_self, p)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def renorm_(input: Any, p: Any, dim: Any, maxnorm: Any) -> Tensor:
+    """`renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("renorm_", "fallback", renorm_, self, p, dim, maxnorm)
+    self_ = tensor_arg(self, "renorm_", "input", 1)
+    p = scalar_arg(p, "renorm_", "p", 2)
+    dim = int_arg(dim, "renorm_", "dim", 3)
+    maxnorm = scalar_arg(maxnorm, "renorm_", "maxnorm", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, statistics.renorm_kernel(self_, p, dim, maxnorm))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "renorm_", kernel_failure, self=self_, p=p, dim=dim, maxnorm=maxnorm
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                renorm,
+                {"input": original_self, "p": p, "dim": dim, "maxnorm": maxnorm},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_put_(
+    input: Any, indices: Any, values: Any, accumulate: Any = False
+) -> Tensor:
+    """`index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, values):
+        return interpose(
+            "index_put_", "", index_put_, self, indices, values, accumulate
+        )
+    self_ = tensor_arg(self, "index_put_", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index_put_", "indices", 2)
+    values_ = tensor_arg(values, "index_put_", "values", 3)
+    accumulate = bool_arg(accumulate, "index_put_", "accumulate", 4)
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        check_inplace(self)
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn._saved_indices = indices
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_values = SavedVariable(values, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, values)
+    try:
+        write_inplace(
+            self, scatters.index_put_kernel(self_, indices, values_, accumulate)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_put_",
+            kernel_failure,
+            self=self_,
+            indices=indices,
+            values=values_,
+            accumulate=accumulate,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            values_t = tangent_of(values)
+            result_t = index_put(
+                input=self_t,
+                indices=index_tensors(indices),
+                values=values_t,
+                accumulate=accumulate,
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_reduce_(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, source):
+        return interpose(
+            "index_reduce_",
+            "",
+            index_reduce_,
+            self,
+            dim,
+            index,
+            source,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "index_reduce_", "input", 1)
+    dim = int_arg(dim, "index_reduce_", "dim", 2)
+    index_ = tensor_arg(index, "index_reduce_", "index", 3)
+    source_ = tensor_arg(source, "index_reduce_", "source", 4)
+    reduce = str_arg(reduce, "index_reduce_", "reduce", 5)
+    include_self = bool_arg(include_self, "index_reduce_", "include_self", 6)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(
+            self,
+            scatters.index_reduce_kernel(
+                self_, dim, index_, source_, reduce, include_self
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_reduce_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_reduce,
+                {
+                    "input": original_self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def scatter_reduce__two(
+    input: Any, dim: Any, index: Any, src: Any, reduce: Any, *, include_self: Any = True
+) -> Tensor:
+    """`scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, src):
+        return interpose(
+            "scatter_reduce_.two",
+            "",
+            scatter_reduce__two,
+            self,
+            dim,
+            index,
+            src,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "scatter_reduce_", "input", 1)
+    dim = int_arg(dim, "scatter_reduce_", "dim", 2)
+    index_ = tensor_arg(index, "scatter_reduce_", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce_", "src", 4)
+    reduce = str_arg(reduce, "scatter_reduce_", "reduce", 5)
+    include_self = bool_arg(include_self, "scatter_reduce_", "include_self", 6)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        check_inplace(self)
+        grad_fn = ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(
+            self,
+            scatters.scatter_reduce_kernel(
+                self_, dim, index_, src_, reduce, include_self
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_reduce_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            src=src_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_reduce_two,
+                {
+                    "input": original_self,
+                    "dim": dim,
+                    "index": index,
+                    "src": src,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def masked_scatter_(input: Any, mask: Any, source: Any) -> Tensor:
+    """`masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask, source):
+        return interpose("masked_scatter_", "", masked_scatter_, self, mask, source)
+    self_ = tensor_arg(self, "masked_scatter_", "input", 1)
+    mask_ = tensor_arg(mask, "masked_scatter_", "mask", 2)
+    source_ = tensor_arg(source, "masked_scatter_", "source", 3)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, scatters.masked_scatter_kernel(self_, mask_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_scatter_", kernel_failure, self=self_, mask=mask_, source=source_
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                masked_scatter,
+                {"input": original_self, "mask": mask, "source": source},
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
 def index_copy_(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
     """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -12568,6 +13875,48 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Tensor:
         raise
 
 
+def conv_tbc(input: Any, weight: Any, bias: Any, pad: Any = 0) -> Tensor:
+    """`conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose("conv_tbc", "", conv_tbc, self, weight, bias, pad)
+    self_ = tensor_arg(self, "conv_tbc", "input", 1)
+    weight_ = tensor_arg(weight, "conv_tbc", "weight", 2)
+    bias_ = tensor_arg(bias, "conv_tbc", "bias", 3)
+    pad = int_arg(pad, "conv_tbc", "pad", 4)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = ConvTbcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_pad = pad
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(conv_pool.conv_tbc_kernel(self_, weight_, bias_, pad))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "conv_tbc", kernel_failure, self=self_, weight=weight_, bias=bias_, pad=pad
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                conv_tbc,
+                {"input": self, "weight": weight, "bias": bias, "pad": pad},
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def convolution(
     input: Any,
     weight: Any,
@@ -12669,6 +14018,467 @@ def convolution(
                     "groups": groups,
                 },
                 {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
+            "slow_conv_transpose2d",
+            "",
+            slow_conv_transpose2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_transpose2d", "padding", 6, size=2)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose2d", "output_padding", 7, size=2
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose2d", "dilation", 8, size=2)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
+            "slow_conv_transpose3d",
+            "",
+            slow_conv_transpose3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_transpose3d", "padding", 6, size=3)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose3d", "output_padding", 7, size=3
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose3d", "dilation", 8, size=3)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv3d_forward(
+    input: Any, weight: Any, kernel_size: Any, bias: Any, stride: Any, padding: Any
+) -> Tensor:
+    """`slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
+            "slow_conv3d_forward",
+            "",
+            slow_conv3d_forward,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "slow_conv3d_forward", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv3d_forward", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv3d_forward", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv3d_forward", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv3d_forward", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv3d_forward", "padding", 6, size=3)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConv3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv3d_forward",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv3d_forward,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
+            "slow_conv_dilated2d",
+            "",
+            slow_conv_dilated2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_dilated2d", "padding", 6, size=2)
+    dilation = int_list_arg(dilation, "slow_conv_dilated2d", "dilation", 7, size=2)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
+            "slow_conv_dilated3d",
+            "",
+            slow_conv_dilated3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_dilated3d", "padding", 6, size=3)
+    dilation = int_list_arg(dilation, "slow_conv_dilated3d", "dilation", 7, size=3)
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -12886,6 +14696,481 @@ def _adaptive_avg_pool2d_default(input: Any, output_size: Any) -> Tensor:
             self_t = tangent_of(self)
             result_t = _adaptive_avg_pool2d_default(
                 input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any) -> Any:
+    """`adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "adaptive_max_pool2d", "", adaptive_max_pool2d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool2d", "output_size", 2, size=2
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 2)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool2d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool2d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def adaptive_max_pool3d(input: Any, output_size: Any) -> Any:
+    """`adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "adaptive_max_pool3d", "", adaptive_max_pool3d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool3d", "output_size", 2, size=3
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 3)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool3d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool3d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def avg_pool3d(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: Any = False,
+    count_include_pad: Any = True,
+    divisor_override: Any = None,
+) -> Tensor:
+    """`avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "avg_pool3d",
+            "",
+            avg_pool3d,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    self_ = tensor_arg(self, "avg_pool3d", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "avg_pool3d", "kernel_size", 2, size=3)
+    stride = int_list_arg(stride, "avg_pool3d", "stride", 3, size=3)
+    padding = int_list_arg(padding, "avg_pool3d", "padding", 4, size=3)
+    ceil_mode = bool_arg(ceil_mode, "avg_pool3d", "ceil_mode", 5)
+    count_include_pad = bool_arg(
+        count_include_pad, "avg_pool3d", "count_include_pad", 6
+    )
+    divisor_override = optional_int_arg(
+        divisor_override, "avg_pool3d", "divisor_override", 7
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            pooling.avg_pool3d_kernel(
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "avg_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = avg_pool3d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def fractional_max_pool2d(
+    input: Any, kernel_size: Any, output_size: Any, random_samples: Any
+) -> Any:
+    """`fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, random_samples):
+        return interpose(
+            "fractional_max_pool2d",
+            "",
+            fractional_max_pool2d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool2d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool2d", "kernel_size", 2, size=2
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool2d", "output_size", 3, size=2
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool2d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 2
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool2d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool2d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def fractional_max_pool3d(
+    input: Any, kernel_size: Any, output_size: Any, random_samples: Any
+) -> Any:
+    """`fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, random_samples):
+        return interpose(
+            "fractional_max_pool3d",
+            "",
+            fractional_max_pool3d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool3d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool3d", "kernel_size", 2, size=3
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool3d", "output_size", 3, size=3
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool3d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 3
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool3d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_pool3d_with_indices(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Any:
+    """`max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "max_pool3d_with_indices",
+            "",
+            max_pool3d_with_indices,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        )
+    self_ = tensor_arg(self, "max_pool3d_with_indices", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "max_pool3d_with_indices", "kernel_size", 2, size=3
+    )
+    stride = int_list_arg(stride, "max_pool3d_with_indices", "stride", 3, size=3)
+    padding = int_list_arg(padding, "max_pool3d_with_indices", "padding", 4, size=3)
+    dilation = int_list_arg(dilation, "max_pool3d_with_indices", "dilation", 5, size=3)
+    ceil_mode = bool_arg(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxPool3DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.max_pool3d_with_indices_kernel(
+                self_, kernel_size, stride, padding, dilation, ceil_mode
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_pool3d_with_indices",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool3d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_unpool2d(input: Any, indices: Any, output_size: Any) -> Tensor:
+    """`max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, indices):
+        return interpose("max_unpool2d", "", max_unpool2d, self, indices, output_size)
+    self_ = tensor_arg(self, "max_unpool2d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool2d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool2d", "output_size", 3, size=2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool2d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool2d(
+                input=self_t, indices=indices, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def max_unpool3d(
+    input: Any, indices: Any, output_size: Any, stride: Any, padding: Any
+) -> Tensor:
+    """`max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, indices):
+        return interpose(
+            "max_unpool3d",
+            "",
+            max_unpool3d,
+            self,
+            indices,
+            output_size,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "max_unpool3d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool3d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool3d", "output_size", 3, size=3)
+    stride = int_list_arg(stride, "max_unpool3d", "stride", 4, size=3)
+    padding = int_list_arg(padding, "max_unpool3d", "padding", 5, size=3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 3)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool3d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool3d(
+                input=self_t,
+                indices=indices,
+                output_size=output_size,
+                stride=stride,
+                padding=padding,
             )
         set_fw_grad(result, result_t)
     return result
@@ -13246,6 +15531,200 @@ def embedding(
                 padding_idx=padding_idx,
                 scale_grad_by_freq=scale_grad_by_freq,
                 sparse=sparse,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def affine_grid_generator(theta: Any, size: Any, align_corners: Any) -> Tensor:
+    """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(theta):
+        return interpose(
+            "affine_grid_generator",
+            "",
+            affine_grid_generator,
+            theta,
+            size,
+            align_corners,
+        )
+    theta_ = tensor_arg(theta, "affine_grid_generator", "theta", 1)
+    size = int_list_arg(size, "affine_grid_generator", "size", 2)
+    align_corners = bool_arg(align_corners, "affine_grid_generator", "align_corners", 3)
+    grad_fn = None
+    if compute_requires_grad(theta):
+        grad_fn = AffineGridGeneratorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(theta))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_size = size
+    try:
+        result = Tensor._make(
+            grid_sampling.affine_grid_generator_kernel(theta_, size, align_corners)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "affine_grid_generator",
+            kernel_failure,
+            theta=theta_,
+            size=size,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(theta):
+        with formula_mode():
+            theta_t = tangent_of(theta)
+            result_t = affine_grid_generator(
+                theta=theta_t, size=size, align_corners=align_corners
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def grid_sampler_2d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(input, grid):
+        return interpose(
+            "grid_sampler_2d",
+            "",
+            grid_sampler_2d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_2d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_2d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_2d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_2d", "align_corners", 5)
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_2d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_2d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def grid_sampler_3d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(input, grid):
+        return interpose(
+            "grid_sampler_3d",
+            "",
+            grid_sampler_3d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_3d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_3d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_3d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_3d", "align_corners", 5)
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_3d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_3d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -14429,29 +16908,44 @@ def hardsigmoid(input: Any) -> Tensor:
     return result
 
 
-def log_sigmoid(input: Any) -> Tensor:
-    """`log_sigmoid(Tensor self) -> Tensor`"""
+def log_sigmoid_forward(input: Any) -> Any:
+    """`log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("log_sigmoid", "elementwise", log_sigmoid, self)
-    self_ = tensor_arg(self, "log_sigmoid", "input", 1)
+        return interpose("log_sigmoid_forward", "", log_sigmoid_forward, self)
+    self_ = tensor_arg(self, "log_sigmoid_forward", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(shapes.c_order(activations.log_sigmoid_kernel(self_)))
+        outputs = [
+            Tensor._make(value)
+            for value in activations.log_sigmoid_forward_kernel(self_)
+        ]
     except ValueError as kernel_failure:
-        raise kernel_error("log_sigmoid", kernel_failure, self=self_)
+        raise kernel_error("log_sigmoid_forward", kernel_failure, self=self_)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_outputs(outputs, grad_fn, (True, False))
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.log_sigmoid_backward(self_t, self)
-        set_fw_grad(result, result_t)
-    return result
+            outputs_t = derived_jvp(
+                log_sigmoid_forward, {"input": self}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    return return_type("log_sigmoid_forward", ("output", "buffer"))(*outputs)
+
+
+def log_sigmoid(input: Any) -> Tensor:
+    """`log_sigmoid(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return log_sigmoid_forward(self)[0]
+    except (AttributeError, TypeError):
+        check_arguments("log_sigmoid", (("input", "Tensor", 1, self),))
+        raise
 
 
 def glu(input: Any, dim: Any = -1) -> Tensor:
@@ -15307,6 +17801,198 @@ def nll_loss2d_forward(
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
 
 
+def multi_margin_loss(
+    input: Any,
+    target: Any,
+    p: Any = 1,
+    margin: Any = 1,
+    weight: Any = None,
+    reduction: Any = 1,
+) -> Tensor:
+    """`multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
+            "multi_margin_loss",
+            "",
+            multi_margin_loss,
+            self,
+            target,
+            p,
+            margin,
+            weight,
+            reduction,
+        )
+    self_ = tensor_arg(self, "multi_margin_loss", "input", 1)
+    target_ = tensor_arg(target, "multi_margin_loss", "target", 2)
+    p = scalar_arg(p, "multi_margin_loss", "p", 3)
+    margin = scalar_arg(margin, "multi_margin_loss", "margin", 4)
+    weight_ = optional_tensor_arg(weight, "multi_margin_loss", "weight", 5)
+    reduction = int_arg(reduction, "multi_margin_loss", "reduction", 6)
+    check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MultiMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_margin = margin
+        grad_fn._saved_p = p
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        result = Tensor._make(
+            margin_losses.multi_margin_loss_kernel(
+                self_, target_, p, margin, weight_, reduction
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multi_margin_loss",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            p=p,
+            margin=margin,
+            weight=weight_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                multi_margin_loss,
+                {
+                    "input": self,
+                    "target": target,
+                    "p": p,
+                    "margin": margin,
+                    "weight": weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def multilabel_margin_loss_forward(input: Any, target: Any, reduction: Any) -> Any:
+    """`multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, target):
+        return interpose(
+            "multilabel_margin_loss_forward",
+            "",
+            multilabel_margin_loss_forward,
+            self,
+            target,
+            reduction,
+        )
+    self_ = tensor_arg(self, "multilabel_margin_loss_forward", "input", 1)
+    target_ = tensor_arg(target, "multilabel_margin_loss_forward", "target", 2)
+    reduction = int_arg(reduction, "multilabel_margin_loss_forward", "reduction", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MultilabelMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in margin_losses.multilabel_margin_loss_kernel(
+                self_, target_, reduction
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multilabel_margin_loss_forward",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                multilabel_margin_loss_forward,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_is_target = SavedVariable(outputs[1], True)
+    return return_type("multilabel_margin_loss_forward", ("output", "is_target"))(
+        *outputs
+    )
+
+
+def multilabel_margin_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return multilabel_margin_loss_forward(self, target, reduction)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "multilabel_margin_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def soft_margin_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, target):
+        return interpose(
+            "soft_margin_loss", "", soft_margin_loss, self, target, reduction
+        )
+    self_ = tensor_arg(self, "soft_margin_loss", "input", 1)
+    target_ = tensor_arg(target, "soft_margin_loss", "target", 2)
+    reduction = int_arg(reduction, "soft_margin_loss", "reduction", 3)
+    check_no_requires_grad(target, "target", "soft_margin_loss")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+    try:
+        result = Tensor._make(
+            margin_losses.soft_margin_loss_kernel(self_, target_, reduction)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "soft_margin_loss",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                soft_margin_loss,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def nll_loss(
     input: Any,
     target: Any,
@@ -16123,6 +18809,27 @@ def var(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("var", _VAR_OVERLOADS, args, kwargs)
 
 
+_VAR_MEAN_OVERLOADS = (
+    Overload(
+        var_mean_correction,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def var_mean(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    """
+    return dispatch("var_mean", _VAR_MEAN_OVERLOADS, args, kwargs)
+
+
 _STD_OVERLOADS = (
     Overload(
         std_correction,
@@ -16142,6 +18849,27 @@ def std(*args: Any, **kwargs: Any) -> Tensor:
     `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
     """
     return dispatch("std", _STD_OVERLOADS, args, kwargs)
+
+
+_STD_MEAN_OVERLOADS = (
+    Overload(
+        std_mean_correction,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def std_mean(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    """
+    return dispatch("std_mean", _STD_MEAN_OVERLOADS, args, kwargs)
 
 
 _NORM_OVERLOADS = (
@@ -17211,6 +19939,10 @@ where = where_self
 # Python's own argument errors then name the op as it is called: "add() got ...".
 where.__qualname__ = "where"
 
+frexp = frexp_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+frexp.__qualname__ = "frexp"
+
 ldexp = ldexp_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 ldexp.__qualname__ = "ldexp"
@@ -17231,6 +19963,10 @@ select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
 
+unsafe_split = unsafe_split_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unsafe_split.__qualname__ = "unsafe_split"
+
 unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unbind.__qualname__ = "unbind"
@@ -17247,6 +19983,10 @@ index_fill = index_fill_int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
 index_fill.__qualname__ = "index_fill"
 
+scatter_reduce = scatter_reduce_two
+# Python's own argument errors then name the op as it is called: "add() got ...".
+scatter_reduce.__qualname__ = "scatter_reduce"
+
 pad = pad_default
 # Python's own argument errors then name the op as it is called: "add() got ...".
 pad.__qualname__ = "pad"
@@ -17262,6 +20002,10 @@ sub_.__qualname__ = "sub_"
 mul_ = mul__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 mul_.__qualname__ = "mul_"
+
+scatter_reduce_ = scatter_reduce__two
+# Python's own argument errors then name the op as it is called: "add() got ...".
+scatter_reduce_.__qualname__ = "scatter_reduce_"
 
 index_fill_ = index_fill__int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -17289,6 +20033,8 @@ METHODS = {
     "remainder": remainder,
     "fmod": fmod,
     "xlogy": xlogy,
+    "frexp": frexp,
+    "nextafter": nextafter,
     "ldexp": ldexp,
     "logaddexp": logaddexp,
     "logaddexp2": logaddexp2,
@@ -17353,6 +20099,7 @@ METHODS = {
     "erfc": erfc,
     "erfinv": erfinv,
     "lgamma": lgamma,
+    "mvlgamma": mvlgamma,
     "digamma": digamma,
     "i0": i0,
     "sinc": sinc,
@@ -17371,17 +20118,22 @@ METHODS = {
     "norm": norm,
     "amax": amax,
     "amin": amin,
+    "aminmax": aminmax,
     "nansum": nansum,
     "dist": dist,
+    "renorm": renorm,
     "logsumexp": logsumexp,
     "cummax": cummax,
     "cummin": cummin,
+    "logcumsumexp": logcumsumexp,
     "cumsum": cumsum,
     "cumprod": cumprod,
     "softmax": softmax,
     "log_softmax": log_softmax,
     "count_nonzero": count_nonzero,
+    "histc": histc,
     "argmax": argmax,
+    "nonzero": nonzero,
     "argmin": argmin,
     "all": all,
     "any": any,
@@ -17394,6 +20146,7 @@ METHODS = {
     "msort": msort,
     "topk": topk,
     "bernoulli": bernoulli,
+    "multinomial": multinomial,
     "normal_": normal_,
     "mm": mm,
     "matmul": matmul,
@@ -17426,6 +20179,8 @@ METHODS = {
     "select": select,
     "split": split,
     "chunk": chunk,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
     "split_with_sizes": split_with_sizes,
     "unbind": unbind,
     "flip": flip,
@@ -17448,17 +20203,22 @@ METHODS = {
     "slice_scatter": slice_scatter,
     "select_scatter": select_scatter,
     "diagonal_scatter": diagonal_scatter,
+    "index_reduce": index_reduce,
     "index_copy": index_copy,
     "index_fill": index_fill,
     "put": put,
+    "index_put": index_put,
     "index_select": index_select,
     "gather": gather,
     "scatter": scatter,
     "scatter_add": scatter_add,
     "index_add": index_add,
+    "scatter_reduce": scatter_reduce,
     "masked_fill": masked_fill,
+    "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
+    "narrow_copy": narrow_copy,
     "narrow": narrow,
     "roll": roll,
     "repeat": repeat,
@@ -17529,6 +20289,13 @@ METHODS = {
     "addmv_": addmv_,
     "addr_": addr_,
     "addbmm_": addbmm_,
+    "nextafter_": nextafter_,
+    "mvlgamma_": mvlgamma_,
+    "renorm_": renorm_,
+    "index_put_": index_put_,
+    "index_reduce_": index_reduce_,
+    "scatter_reduce_": scatter_reduce_,
+    "masked_scatter_": masked_scatter_,
     "index_copy_": index_copy_,
     "index_fill_": index_fill_,
     "put_": put_,
@@ -17681,6 +20448,17 @@ OVERLOADS = {
         "Scalar_Other": schema_names(
             xlogy_Scalar_Other,
             "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        ),
+    },
+    "frexp": {
+        "Tensor": schema_names(
+            frexp_Tensor,
+            "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+        ),
+    },
+    "nextafter": {
+        "default": schema_names(
+            nextafter, "nextafter(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "ldexp": {
@@ -17989,6 +20767,9 @@ OVERLOADS = {
     "lgamma": {
         "default": schema_names(lgamma, "lgamma(Tensor self) -> Tensor"),
     },
+    "mvlgamma": {
+        "default": schema_names(mvlgamma, "mvlgamma(Tensor self, int p) -> Tensor"),
+    },
     "digamma": {
         "default": schema_names(digamma, "digamma(Tensor self) -> Tensor"),
     },
@@ -18246,10 +21027,22 @@ OVERLOADS = {
             "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
         ),
     },
+    "var_mean": {
+        "correction": schema_names(
+            var_mean_correction,
+            "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+        ),
+    },
     "std": {
         "correction": schema_names(
             std_correction,
             "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        ),
+    },
+    "std_mean": {
+        "correction": schema_names(
+            std_mean_correction,
+            "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
         ),
     },
     "linalg_vector_norm": {
@@ -18277,6 +21070,12 @@ OVERLOADS = {
             amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
         ),
     },
+    "aminmax": {
+        "default": schema_names(
+            aminmax,
+            "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+        ),
+    },
     "nansum": {
         "default": schema_names(
             nansum,
@@ -18286,6 +21085,11 @@ OVERLOADS = {
     "dist": {
         "default": schema_names(
             dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"
+        ),
+    },
+    "renorm": {
+        "default": schema_names(
+            renorm, "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"
         ),
     },
     "logsumexp": {
@@ -18302,6 +21106,11 @@ OVERLOADS = {
     "cummin": {
         "default": schema_names(
             cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+        ),
+    },
+    "logcumsumexp": {
+        "default": schema_names(
+            logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor"
         ),
     },
     "cumsum": {
@@ -18347,9 +21156,23 @@ OVERLOADS = {
             count_nonzero_default, "count_nonzero(Tensor self, int? dim=None) -> Tensor"
         ),
     },
+    "histc": {
+        "default": schema_names(
+            histc,
+            "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
+        ),
+    },
     "argmax": {
         "default": schema_names(
             argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+        ),
+    },
+    "nonzero": {
+        "default": schema_names(nonzero, "nonzero(Tensor self) -> Tensor"),
+    },
+    "one_hot": {
+        "default": schema_names(
+            one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor"
         ),
     },
     "argmin": {
@@ -18444,6 +21267,12 @@ OVERLOADS = {
             "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
         ),
     },
+    "unique_dim_consecutive": {
+        "default": schema_names(
+            unique_dim_consecutive,
+            "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        ),
+    },
     "_unique2": {
         "default": schema_names(
             _unique2,
@@ -18458,6 +21287,17 @@ OVERLOADS = {
         "p": schema_names(
             bernoulli_p,
             "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "multinomial": {
+        "default": schema_names(
+            multinomial,
+            "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "poisson": {
+        "default": schema_names(
+            poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor"
         ),
     },
     "normal_": {
@@ -18619,6 +21459,9 @@ OVERLOADS = {
             "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
         ),
     },
+    "block_diag": {
+        "default": block_diag,
+    },
     "cat": {
         "default": cat,
     },
@@ -18655,6 +21498,18 @@ OVERLOADS = {
     "chunk": {
         "default": schema_names(
             chunk, "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "unsafe_split": {
+        "Tensor": schema_names(
+            unsafe_split_Tensor,
+            "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+        ),
+    },
+    "unsafe_split_with_sizes": {
+        "default": schema_names(
+            unsafe_split_with_sizes,
+            "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
         ),
     },
     "split_with_sizes": {
@@ -18805,6 +21660,12 @@ OVERLOADS = {
             "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
         ),
     },
+    "index_reduce": {
+        "default": schema_names(
+            index_reduce,
+            "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+        ),
+    },
     "index_copy": {
         "default": schema_names(
             index_copy,
@@ -18821,6 +21682,12 @@ OVERLOADS = {
         "default": schema_names(
             put,
             "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+        ),
+    },
+    "index_put": {
+        "default": schema_names(
+            index_put,
+            "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
         ),
     },
     "index_select": {
@@ -18856,6 +21723,12 @@ OVERLOADS = {
             "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
         ),
     },
+    "scatter_reduce": {
+        "two": schema_names(
+            scatter_reduce_two,
+            "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+        ),
+    },
     "masked_fill": {
         "Scalar": schema_names(
             masked_fill_Scalar,
@@ -18864,6 +21737,12 @@ OVERLOADS = {
         "Tensor": schema_names(
             masked_fill_Tensor,
             "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+        ),
+    },
+    "masked_scatter": {
+        "default": schema_names(
+            masked_scatter,
+            "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
         ),
     },
     "masked_select": {
@@ -18882,6 +21761,12 @@ OVERLOADS = {
     },
     "vstack": {
         "default": vstack,
+    },
+    "narrow_copy": {
+        "default": schema_names(
+            narrow_copy,
+            "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+        ),
     },
     "narrow": {
         "default": schema_names(
@@ -19275,6 +22160,46 @@ OVERLOADS = {
             "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
         ),
     },
+    "nextafter_": {
+        "default": schema_names(
+            nextafter_, "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "mvlgamma_": {
+        "default": schema_names(
+            mvlgamma_, "mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"
+        ),
+    },
+    "renorm_": {
+        "default": schema_names(
+            renorm_,
+            "renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
+        ),
+    },
+    "index_put_": {
+        "default": schema_names(
+            index_put_,
+            "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
+        ),
+    },
+    "index_reduce_": {
+        "default": schema_names(
+            index_reduce_,
+            "index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)",
+        ),
+    },
+    "scatter_reduce_": {
+        "two": schema_names(
+            scatter_reduce__two,
+            "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)",
+        ),
+    },
+    "masked_scatter_": {
+        "default": schema_names(
+            masked_scatter_,
+            "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+        ),
+    },
     "index_copy_": {
         "default": schema_names(
             index_copy_,
@@ -19299,8 +22224,44 @@ OVERLOADS = {
     "bilinear": {
         "default": bilinear,
     },
+    "conv_tbc": {
+        "default": schema_names(
+            conv_tbc,
+            "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor",
+        ),
+    },
     "convolution": {
         "default": convolution,
+    },
+    "slow_conv_transpose2d": {
+        "default": schema_names(
+            slow_conv_transpose2d,
+            "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_transpose3d": {
+        "default": schema_names(
+            slow_conv_transpose3d,
+            "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv3d_forward": {
+        "default": schema_names(
+            slow_conv3d_forward,
+            "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated2d": {
+        "default": schema_names(
+            slow_conv_dilated2d,
+            "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated3d": {
+        "default": schema_names(
+            slow_conv_dilated3d,
+            "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
     },
     "max_pool2d_with_indices": {
         "default": schema_names(
@@ -19326,6 +22287,54 @@ OVERLOADS = {
             "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
         ),
     },
+    "adaptive_max_pool2d": {
+        "default": schema_names(
+            adaptive_max_pool2d,
+            "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "adaptive_max_pool3d": {
+        "default": schema_names(
+            adaptive_max_pool3d,
+            "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "avg_pool3d": {
+        "default": schema_names(
+            avg_pool3d,
+            "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        ),
+    },
+    "fractional_max_pool2d": {
+        "default": schema_names(
+            fractional_max_pool2d,
+            "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "fractional_max_pool3d": {
+        "default": schema_names(
+            fractional_max_pool3d,
+            "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_pool3d_with_indices": {
+        "default": schema_names(
+            max_pool3d_with_indices,
+            "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_unpool2d": {
+        "default": schema_names(
+            max_unpool2d,
+            "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+        ),
+    },
+    "max_unpool3d": {
+        "default": schema_names(
+            max_unpool3d,
+            "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+        ),
+    },
     "native_layer_norm": {
         "default": native_layer_norm,
     },
@@ -19337,6 +22346,15 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "affine_grid_generator": {
+        "default": affine_grid_generator,
+    },
+    "grid_sampler_2d": {
+        "default": grid_sampler_2d,
+    },
+    "grid_sampler_3d": {
+        "default": grid_sampler_3d,
     },
     "reflection_pad1d": {
         "default": schema_names(
@@ -19490,6 +22508,12 @@ OVERLOADS = {
     "hardsigmoid": {
         "default": schema_names(hardsigmoid, "hardsigmoid(Tensor self) -> Tensor"),
     },
+    "log_sigmoid_forward": {
+        "default": schema_names(
+            log_sigmoid_forward,
+            "log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
+        ),
+    },
     "log_sigmoid": {
         "default": schema_names(log_sigmoid, "log_sigmoid(Tensor self) -> Tensor"),
     },
@@ -19596,6 +22620,30 @@ OVERLOADS = {
         "default": schema_names(
             nll_loss2d_forward,
             "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+        ),
+    },
+    "multi_margin_loss": {
+        "default": schema_names(
+            multi_margin_loss,
+            "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "multilabel_margin_loss_forward": {
+        "default": schema_names(
+            multilabel_margin_loss_forward,
+            "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+        ),
+    },
+    "multilabel_margin_loss": {
+        "default": schema_names(
+            multilabel_margin_loss,
+            "multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "soft_margin_loss": {
+        "default": schema_names(
+            soft_margin_loss,
+            "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
         ),
     },
     "nll_loss": {

@@ -36,7 +36,7 @@ from yamlgrad.runtime.devices import (
     get_default_device,
     set_default_device,
 )
-from yamlgrad.runtime.sampling import multinomial, normal, poisson
+from yamlgrad.runtime.sampling import normal
 from yamlgrad.runtime.tensor_methods import (
     BoolTensor,
     ByteTensor,
@@ -111,6 +111,7 @@ __all__ = [
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",
     "tensordot",
+    "block_diag",
     "unique",
     "unique_consecutive",
     "Tensor",
@@ -171,6 +172,12 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         dims_a = [first] if isinstance(first, int) else list(first)
         dims_b = [second] if isinstance(second, int) else list(second)
     return VariableType.tensordot(a, b, dims_a, dims_b)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """`torch.block_diag(*tensors)`: the tensors (at most 2-d) along the diagonal
+    of one matrix, e.g. `block_diag(a, b)` is [[a, 0], [0, b]]."""
+    return VariableType.block_diag(list(tensors))
 
 
 def norm(

@@ -1,22 +1,20 @@
-"""Sampling: `multinomial`, `normal`, `poisson` and the in-place samplers
+"""Sampling: `normal` and the in-place samplers
 (`x.uniform_()`, `x.bernoulli_()`, ...), with PyTorch's signatures. `bernoulli`,
-`normal`'s tensor overloads and `normal_` are derivatives.yaml entries (their
-kernels are runtime/ops/random_draws.py); `normal` here binds those overloads
-and the factory one, `normal(mean, std, size)`.
+`normal`'s tensor overloads, `normal_`, `poisson` and `multinomial` are
+derivatives.yaml entries (their kernels are runtime/ops/random_draws.py);
+`normal` here binds those overloads and the factory one, `normal(mean, std, size)`.
 
 Draws come from a `Generator` (runtime/generator.py): the one passed as
 `generator=`, else the default one that `manual_seed` reseeds. The values are not
 PyTorch's (its generator is another algorithm); the contract is: shapes, dtypes,
 errors, the distribution, and the same numbers for the same seed.
-
-`multinomial` without replacement draws as PyTorch does: each category gets the
-key p / E with E exponential, and the `num_samples` largest keys win, so a
-category of probability 0 comes only after every other.
 """
 
 from __future__ import annotations
 
-import operator
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,61 +24,38 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
 from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
+from yamlgrad.runtime.wrappers.randomness import per_sample, vmap_randomness
 
-__all__ = ["multinomial", "normal", "poisson"]
+__all__ = ["normal"]
+
+def _batchable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, which reads its tensors' ndarrays, made to run under vmap: given a
+    batched tensor (one without storage of its own) it runs once per sample
+    through vmap's fallback, where the vmap's `randomness=` applies."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def sampler(*args: Any, **kwargs: Any) -> Any:
+        values = (*args, *kwargs.values())
+        if not any(
+            isinstance(v, Tensor) and type(v._data) is not np.ndarray for v in values
+        ):
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        (name, self), *rest = bound.arguments.items()
+        if fn.__name__.endswith("_") and vmap_randomness[-1][0] == "same":
+            # One draw for every sample, written into each (as PyTorch's
+            # in-place samplers do under randomness="same").
+            blank = Tensor._make(np.zeros(tuple(self.shape), self.dtype.np))
+            return self.zero_().add_(fn(blank, **dict(rest)))
+        return per_sample[0](fn.__name__, "", fn, self, *(v for _, v in rest))
+
+    return sampler
+
 
 def _array(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
-
-
-def _check_distribution(p: np.ndarray, num_samples: int, replacement: bool) -> None:
-    if p.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if p.dtype.kind != "f":
-        raise RuntimeError("multinomial only supports floating-point dtypes for input")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > p.shape[-1]:
-        raise RuntimeError(
-            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
-        )
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise RuntimeError(
-            "probability tensor contains either `inf`, `nan` or element < 0"
-        )
-    if np.any(p.sum(axis=-1) <= 0):
-        raise RuntimeError(
-            "invalid multinomial distribution (sum of probabilities <= 0)"
-        )
-
-
-def multinomial(
-    input: Tensor,
-    num_samples: int,
-    replacement: bool = False,
-    *,
-    generator: Generator | None = None,
-) -> Tensor:
-    """Indices drawn from the categories of each row of `input` (weights, not
-    necessarily normalised): int64, of shape (num_samples,) or (rows, num_samples).
-
-    >>> yg.multinomial(yg.tensor([0.1, 0.0, 0.9]), 4, replacement=True)
-    tensor([2, 2, 0, 2])
-    """
-    num_samples = operator.index(num_samples)
-    p = _array(input)
-    _check_distribution(p, num_samples, replacement)
-    rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
-    rng = _rng(generator)
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
-        picks = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
-        picks = np.minimum(picks, rows.shape[1] - 1)
-    else:
-        keys = rows / rng.exponential(size=rows.shape)
-        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    return Tensor._make(picks.reshape(*p.shape[:-1], num_samples).astype(np.int64))
 
 
 def normal(
@@ -112,14 +87,6 @@ def normal(
     return _leaf((mean + std * draw).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Counts drawn from Poisson(rate) per element of `input`, in its dtype."""
-    rates = _array(input)
-    if np.any(rates < 0):
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._make(_rng(generator).poisson(rates).astype(rates.dtype))
-
-
 # -- in place: Tensor.uniform_, normal_, bernoulli_, exponential_, random_, ... ------
 
 
@@ -135,6 +102,7 @@ def fill_with(self: Tensor, values: np.ndarray) -> Tensor:
     return self.copy_(Tensor._make(values.astype(self._data.dtype, copy=False)))
 
 
+@_batchable
 def uniform_(
     self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
 ) -> Tensor:
@@ -142,6 +110,7 @@ def uniform_(
     return fill_with(self, from_ + (to - from_) * draw)
 
 
+@_batchable
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     probs = np.broadcast_to(_array(p), self.shape)
     if np.any(probs < 0) or np.any(probs > 1):
@@ -149,6 +118,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     return fill_with(self, _rng(generator).random(self.shape) < probs)
 
 
+@_batchable
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     if lambd <= 0:
         raise RuntimeError(
@@ -157,6 +127,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return fill_with(self, _rng(generator).exponential(1.0 / lambd, self.shape))
 
 
+@_batchable
 def random_(
     self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None
 ) -> Tensor:
@@ -176,16 +147,19 @@ def random_(
     return fill_with(self, _rng(generator).integers(from_, to, self.shape))
 
 
+@_batchable
 def log_normal_(
     self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
 ) -> Tensor:
     return fill_with(self, _rng(generator).lognormal(mean, std, self.shape))
 
 
+@_batchable
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return fill_with(self, _rng(generator).geometric(p, self.shape))
 
 
+@_batchable
 def cauchy_(
     self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
 ) -> Tensor:
@@ -194,7 +168,6 @@ def cauchy_(
 
 # The Tensor methods of this module (torch has no Tensor.normal or .poisson).
 METHODS = {
-    "multinomial": multinomial,
     "uniform_": uniform_,
     "bernoulli_": bernoulli_,
     "exponential_": exponential_,

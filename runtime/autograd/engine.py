@@ -19,7 +19,9 @@ Decisions, each PyTorch's:
   formulas never reduce; a dtype is cast; any other shape is an error.
 * Grad mode equals `create_graph` while the engine runs. Without it, gradients are
   plain ndarrays end to end (`raw`); with it they are Tensors and every formula is
-  recorded.
+  recorded. Two more cases run on Tensors without recording: inside a dual level
+  (so that tangents flow into the gradients: forward-over-reverse) and for seeds
+  without storage (a vmap's batch of cotangents, batched through its rules).
 * `inputs` (autograd.grad, backward(inputs=...)) prune the graph to the nodes that
   lead to them (`exec_info`); nodes outside it do not run.
 

@@ -10,7 +10,12 @@ one forward pass, as torch.func does. Two decisions:
   same way, so the dual tensor underneath the BatchedTensor wrappers carries the
   tangent and the batching rules run the forward formulas on whole batches.
   `jacfwd` is vmap of jvp over the standard basis of each input, so its columns
-  come from one batched forward pass.
+  come from one batched forward pass. (functorch keeps such a primal unbatched
+  and batches only the tangents; here the primal is expanded along the batch, so
+  the forward pass runs on physical tensors only, and derived JVPs, which run a
+  backward, work under vmap. The cost: the primal is computed once per column,
+  and under randomness="same" a random op of a primal counts as one of a
+  batched tensor and raises.)
 * Dual levels do not nest (one at a time, as PyTorch's Python API has them). A
   jvp inside a jvp (jacfwd of jacfwd, jvp of jvp) computes its own product by the
   double-backward trick instead: the vjp `u -> J^T u` is linear in `u`, so its own

@@ -32,10 +32,15 @@ from yamlgrad.runtime.func import batching_rules
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from yamlgrad.runtime.wrappers.interposition import vmap_hook
-from yamlgrad.runtime.wrappers.randomness import vmap_randomness, wrap_batched
+from yamlgrad.runtime.wrappers.randomness import (
+    per_sample,
+    vmap_randomness,
+    wrap_batched,
+)
 
 vmap_hook.handler = batching_rules.handle
 wrap_batched[:] = [lambda value, level: BatchedTensor(value, 0, level)]
+per_sample[:] = [batching_rules.handle]
 
 # The open vmap levels, innermost last: (level, batch size, randomness).
 LEVELS: list[tuple[int, int, str]] = []

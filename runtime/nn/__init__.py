@@ -17,6 +17,8 @@ from yamlgrad.runtime.nn.loss import *  # noqa: F403
 from yamlgrad.runtime.nn.loss import __all__ as _losses
 from yamlgrad.runtime.nn.module import Module, ModuleDict, ModuleList, Sequential
 from yamlgrad.runtime.nn.parameter import Parameter
+from yamlgrad.runtime.nn.pooling import *  # noqa: F403
+from yamlgrad.runtime.nn.pooling import __all__ as _pooling
 from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
 
@@ -32,5 +34,6 @@ __all__ = [
     *_layers,
     *_activations,
     *_losses,
+    *_pooling,
     *_resampling,
 ]

@@ -17,6 +17,8 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
+from yamlgrad.runtime.nn.functional_pooling import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_pooling import __all__ as _pooling
 from yamlgrad.runtime.wrappers.randomness import different_batch
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    *_pooling,
     "linear",
     "bilinear",
     "layer_norm",
@@ -78,6 +81,9 @@ __all__ = [
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
+    "soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
 ]
 
 pad = VariableType.pad
@@ -660,23 +666,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    indices = tensor._data
-    if indices.dtype != np.int64:
-        raise RuntimeError(
-            "one_hot is only applicable to index tensor of type LongTensor."
-        )
-    if indices.size and indices.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        if indices.size == 0:
-            raise RuntimeError(
-                "Can not infer total number of classes from empty tensor."
-            )
-        num_classes = int(indices.max()) + 1
-    elif indices.size and indices.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    eye = np.eye(num_classes, dtype=np.int64)
-    return Tensor._make(eye[indices])
+    return VariableType.one_hot(tensor, num_classes)
 
 
 # -- activations and softmax ---------------------------------------------------------
@@ -858,4 +848,7 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     normalize,
     cosine_similarity,
     pairwise_distance,
+    soft_margin_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
 )

@@ -557,3 +557,60 @@ def pairwise_distance(
     innermost = max(x1.ndim, x2.ndim) - 1
     shifted = _ops().add.Scalar(VariableType.sub(x1, x2), eps)
     return _ops().norm.ScalarOpt_dim(shifted, p, [innermost], keepdim)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """log(1 + exp(-target * input)), reduced; SoftMarginLossBackward0.
+
+    >>> soft_margin_loss(yg.tensor([0.0, 2.0]), yg.tensor([1.0, -1.0]))
+    tensor(1.4100)
+    """
+    enum = _reduction_enum(reduction, size_average, reduce)
+    return VariableType.soft_margin_loss(input, target, enum)
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss: for each row, the sum over the other classes i
+    of max(0, margin - x[y] + x[i]) ** p, over the number of classes.
+
+    >>> multi_margin_loss(yg.tensor([[0.1, 0.2, 0.4]]), yg.tensor([2]))
+    tensor(0.5000)
+    """
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    enum = _reduction_enum(reduction, size_average, reduce)
+    return VariableType.multi_margin_loss(input, target, p, margin, weight, enum)
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss: `target` lists each row's classes (ended by
+    -1); every listed class should beat every other by a margin of 1.
+
+    >>> multilabel_margin_loss(yg.tensor([[0.1, 0.2, 0.4]]), yg.tensor([[2, -1, 0]]))
+    tensor(0.5000)
+    """
+    enum = _reduction_enum(reduction, size_average, reduce)
+    return VariableType.multilabel_margin_loss(input, target, enum)

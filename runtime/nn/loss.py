@@ -20,6 +20,9 @@ __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
     "KLDivLoss",
+    "SoftMarginLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
 ]
 
 
@@ -197,3 +200,51 @@ class KLDivLoss(_Loss):
         return F.kl_div(
             input, target, reduction=self.reduction, log_target=self.log_target
         )
+
+
+class SoftMarginLoss(_Loss):
+    """The two-class logistic loss log(1 + exp(-y x))."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss of class scores against class indices."""
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.dim()}D instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss of class scores against lists of classes."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)

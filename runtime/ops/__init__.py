@@ -3,7 +3,10 @@
 elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
 (gather/scatter, advanced indexing), conv_pool, normalization, activations, losses,
 composites (bodies of composite entries), special (scipy.special's functions),
-special_polynomials (torch.special's orthogonal polynomials), and common (private helpers several
+special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
+scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
+std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,
+unsafe_split, block_diag, nonzero, one_hot), gamma (mvlgamma), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order

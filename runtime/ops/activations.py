@@ -28,6 +28,7 @@ from yamlgrad.runtime.ops.elementwise import exp, where
 from yamlgrad.runtime.ops.reductions import _dims, _single_axis, _sum_keepdim
 
 KERNELS = (
+    "log_sigmoid_forward_kernel",
     "sigmoid",
     "relu",
     "silu_kernel",
@@ -268,6 +269,11 @@ def _hardsigmoid_into(x: Any, out: Any) -> Any:
 def hardsigmoid_kernel(x: Any) -> Any:
     """min(max(x + 3, 0), 6) / 6."""
     return _hardsigmoid_into(x, _scratch(x))
+
+
+def log_sigmoid_forward_kernel(x: Any) -> tuple[Any, Any]:
+    """(log_sigmoid(x), exp(-|x|)): the output and PyTorch's CPU buffer."""
+    return log_sigmoid_kernel(x), np.exp(-np.abs(x))
 
 
 def log_sigmoid_kernel(x: Any) -> Any:

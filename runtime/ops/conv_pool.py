@@ -34,11 +34,15 @@ from yamlgrad.runtime.ops.shapes import reshape, slice_of, transpose
 
 KERNELS = (
     "convolution_kernel",
+    "conv_tbc_kernel",
     "max_pool2d_with_indices_kernel",
     "avg_pool2d_kernel",
     "adaptive_avg_pool2d_kernel",
 )
 BACKWARD_HELPERS = (
+    "conv_tbc_backward_input",
+    "conv_tbc_backward_weight",
+    "conv_tbc_backward_bias",
     "convolution_backward_input",
     "convolution_backward_weight",
     "convolution_backward_bias",
@@ -276,6 +280,41 @@ def convolution_kernel(
     if bias is not None:
         result += np.reshape(bias, (-1,) + (1,) * spatial)  # a fresh array
     return np.ascontiguousarray(result, dtype=np.result_type(input, weight))
+
+
+def conv_tbc_kernel(self: Any, weight: Any, bias: Any, pad: int) -> np.ndarray:
+    """A 1-d convolution of a (time, batch, channel) input, padded by `pad` at
+    both ends of the time axis, as PyTorch's kernel: the bias plus one matrix
+    product per kernel offset (so an empty kernel or batch needs no case)."""
+    self, weight, bias = np.asarray(self), np.asarray(weight), np.asarray(bias)
+    if self.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError(
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+        )
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if self.shape[2] != weight.shape[1]:
+        raise RuntimeError(
+            "Input dim 2 (input channels) is not == dim 1 in the weight tensor"
+        )
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(
+            "Bias size must equal dim 2 in the weight tensor (output channels)."
+        )
+    length = self.shape[0] + 2 * pad - weight.shape[0] + 1
+    shape = (length, self.shape[1], weight.shape[2])
+    if length < 0:
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {length}: {_sizes(shape)}"
+        )
+    out = np.empty(shape, dtype=np.result_type(self, weight))
+    out[...] = bias
+    padded = np.pad(self, ((pad, pad), (0, 0), (0, 0)))
+    for k in range(weight.shape[0]):
+        out += padded[k : k + length] @ weight[k]
+    return out
 
 
 def pool_output_size(
@@ -742,6 +781,57 @@ def convolution_backward_bias(
     _check_backward_output_padding(transposed, output_padding)
     dims = (0,) + tuple(range(2, grad.ndim))
     return array_namespace(grad).sum(grad, axis=dims)
+
+
+def _time_padded(x: Any, before: int, after: int) -> Any:
+    """x with zero rows added before and after along its first (time) axis."""
+    if before == 0 and after == 0:
+        return x
+    rest = tuple(x.shape[1:])
+    parts = [_zeros((before,) + rest, x), x, _zeros((after,) + rest, x)]
+    return array_namespace(x).concatenate(parts, axis=0)
+
+
+def conv_tbc_backward_input(
+    grad: Any, self_sizes: tuple[int, ...], weight: Any, pad: int
+) -> Any:
+    """conv_tbc's input gradient: input row t gets grad[t + pad - k] @ w[k].T
+    for every offset k that reaches it."""
+    xp = array_namespace(grad, weight)
+    time = self_sizes[0]
+    length = grad.shape[0]
+    total = _zeros(tuple(self_sizes), grad)
+    for k in range(weight.shape[0]):
+        low, high = max(0, k - pad), min(time, length + k - pad)
+        if low >= high:
+            continue
+        rows = grad[low + pad - k : high + pad - k]
+        part = xp.matmul(rows, xp.permute_dims(weight[k], (1, 0)))
+        total = total + _time_padded(part, low, time - high)
+    return total
+
+
+def conv_tbc_backward_weight(
+    grad: Any, self: Any, weight_sizes: tuple[int, ...], pad: int
+) -> Any:
+    """conv_tbc's weight gradient: w[k] gets the sum over time and batch of
+    x[t + k - pad].T @ grad[t]."""
+    kernel, channels, out_channels = weight_sizes
+    if kernel == 0:
+        return _zeros(tuple(weight_sizes), grad)
+    xp = array_namespace(grad, self)
+    length, batch = grad.shape[0], grad.shape[1]
+    padded = _time_padded(self, pad, pad)
+    flat_grad = xp.reshape(grad, (length * batch, out_channels))
+    parts = []
+    for k in range(kernel):
+        rows = xp.reshape(padded[k : k + length], (length * batch, channels))
+        parts.append(xp.matmul(xp.permute_dims(rows, (1, 0)), flat_grad))
+    return xp.stack(parts, axis=0)
+
+
+def conv_tbc_backward_bias(grad: Any) -> Any:
+    return array_namespace(grad).sum(grad, axis=(0, 1))  # over time and batch
 
 
 def max_pool2d_with_indices_backward(

@@ -20,6 +20,7 @@ from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw, _special
 
 KERNELS = (
+    "frexp_kernel",
     "cast",
     "erf",
     "erfc",
@@ -57,6 +58,7 @@ BACKWARD_HELPERS = (
     "clamp_backward_max",
     "copysign_tensor_self_backward",
     "logit_backward",
+    "frexp_backward",
 )
 
 
@@ -322,3 +324,18 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
 register_numpy_kernels(rsqrt=_rsqrt, erf=erf, xlogy=_xlogy, div=divide)
 
 
+def frexp_kernel(x: Any) -> tuple[Any, Any]:
+    """(mantissa, exponent) with x = mantissa * 2**exponent, |mantissa| in [0.5, 1)
+    (exponent int32, as PyTorch's)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(x)
+    return mantissa, exponent.astype(np.int32)
+
+
+def frexp_backward(grad: Any, exponent: Any) -> Any:
+    """grad / 2**exponent (the exponent is piecewise constant)."""
+    exponent = np.asarray(_raw(exponent))
+    one = np.ones((), dtype=np.asarray(_raw(grad)).dtype)
+    return grad * _constant_like(grad, np.ldexp(one, -exponent))

@@ -663,6 +663,12 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
 
 def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
     """A copy of x with source written (or added) at the flat positions `index`."""
+    if np.result_type(x) != np.result_type(source):
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got "
+            f"self.dtype = {_st(np.result_type(x))} and source.dtype = "
+            f"{_st(np.result_type(source))}"
+        )
     out = np.array(x, copy=True, order="C")  # flat positions are row-major
     index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
     if index.size != source.size:

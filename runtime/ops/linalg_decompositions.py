@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.errors import scalar_type_name
+
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     constant_tensor,
@@ -450,6 +452,11 @@ def cross_kernel(a: Any, b: Any, dim: int) -> Any:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{a.shape[dim]} and {b.shape[dim]}"
+        )
+    if np.result_type(a) != np.result_type(b):  # no type promotion, as PyTorch's
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(np.result_type(a))} but found "
+            f"{scalar_type_name(np.result_type(b))}"
         )
     return np.ascontiguousarray(np.cross(a, b, axis=dim))
 

@@ -1,4 +1,5 @@
-"""Forward kernels of the random ops of derivatives.yaml (`bernoulli`, `normal`).
+"""Forward kernels of the random ops of derivatives.yaml (`bernoulli`, `normal`,
+`poisson`, `multinomial`).
 
 Each draws from the `Generator` its op was given (the default one for None,
 resolved by the wrapper) through `draw_rng`, so an open vmap's `randomness=`
@@ -16,7 +17,13 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.generator import Generator
 from yamlgrad.runtime.wrappers.randomness import draw_rng
 
-KERNELS = ("bernoulli_draw", "normal_draw", "normal_fill")
+KERNELS = (
+    "bernoulli_draw",
+    "normal_draw",
+    "normal_fill",
+    "poisson_draw",
+    "multinomial_draw",
+)
 BACKWARD_HELPERS: tuple[str, ...] = ()
 COMPOSITE_HELPERS: tuple[str, ...] = ()
 
@@ -77,3 +84,56 @@ def normal_fill(self: np.ndarray, mean: float, std: float, generator: Generator)
     _check_std(std)
     draw = draw_rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self.dtype))
     return (mean + std * draw).astype(self.dtype, copy=False)
+
+
+def poisson_draw(self: np.ndarray, generator: Generator) -> np.ndarray:
+    """A Poisson sample of each rate in self, in self's (float) dtype."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("poisson_cpu", self.dtype)
+    if np.any(self < 0) or np.any(np.isnan(self)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return np.asarray(draw_rng(generator).poisson(self)).astype(self.dtype)
+
+
+def _check_distribution(p: np.ndarray, num_samples: int, replacement: bool) -> None:
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > p.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError(
+            "probability tensor contains either `inf`, `nan` or element < 0"
+        )
+    if np.any(p.sum(axis=-1) <= 0):
+        raise RuntimeError(
+            "invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+
+
+def multinomial_draw(
+    self: np.ndarray, num_samples: int, replacement: bool, generator: Generator
+) -> np.ndarray:
+    """Indices drawn from the categories of each row of `self` (weights, not
+    necessarily normalised): int64, of shape (num_samples,) or (rows,
+    num_samples). Without replacement it draws as PyTorch does: each category
+    gets the key p / E with E exponential, and the `num_samples` largest keys
+    win, so a category of probability 0 comes only after every other."""
+    p = np.asarray(self)
+    _check_distribution(p, num_samples, replacement)
+    rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
+    rng = draw_rng(generator)
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        picks = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        picks = np.minimum(picks, rows.shape[1] - 1)
+    else:
+        keys = rows / rng.exponential(size=rows.shape)
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return picks.reshape(*p.shape[:-1], num_samples).astype(np.int64)

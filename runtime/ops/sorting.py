@@ -48,13 +48,18 @@ def _argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 
 
 def sort_along(x: Any, dim: int, descending: bool) -> tuple[Any, Any]:
-    """(values, indices) of `x` sorted along `dim`, stably (sort, sort.stable)."""
+    """(values, indices) of `x` sorted along `dim`, stably (sort, sort.stable),
+    laid out as PyTorch's: like a permuted (dense) input, else row-major."""
     x = np.asarray(x)
     dim = _dim(dim, x.ndim, "sort")
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
-    indices = _argsort(x, dim, descending)
-    return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
+    order = _argsort(x, dim, descending)
+    values = np.empty_like(x)  # order="K": a transposed input's strides
+    indices = np.empty_like(x, dtype=np.int64)
+    values[...] = np.take_along_axis(x, order, dim)
+    indices[...] = order
+    return values, indices
 
 
 def topk_along(

@@ -11,7 +11,8 @@ functorch's batching rules for random ops apply them:
 * "different": each sample its own draw. An op whose inputs are batched runs
   through a batching rule, which draws for the whole batch (or per sample); a
   factory (`rand`, `randn_like`, ...) asks `different_batch()` and draws with
-  the batch dim in front, then `wrap_batched` hides it.
+  the batch dim in front, then `wrap_batched` hides it; a sampler of
+  runtime/sampling.py given a batched tensor runs once per sample (`per_sample`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from yamlgrad.runtime.wrappers.interposition import tracing
 __all__ = [
     "draw_rng",
     "different_batch",
+    "per_sample",
     "rule_levels",
     "vmap_randomness",
     "wrap_batched",
@@ -46,6 +48,9 @@ rule_levels: list[int] = []
 # How a factory hides the batch dim of its draws: runtime/func's BatchedTensor
 # at a level (set by runtime/func/vmap.py, which the wrappers may not import).
 wrap_batched: list[Callable[[Any, int], Any]] = []
+# How a sampler written in Python (runtime/sampling.py) runs on batched tensors:
+# runtime/func's batching handler with the loop-and-stack fallback.
+per_sample: list[Callable[..., Any]] = []
 
 
 def different_batch() -> tuple[int, int] | None:

@@ -118,6 +118,10 @@ NOT_FROM_YAML = {
         "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
         "YAML's tensordot entry"
     ),
+    "block_diag": (
+        "torch.block_diag's Python signature (the tensors as arguments) over the "
+        "YAML's block_diag entry"
+    ),
 }
 
 

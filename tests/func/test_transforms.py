@@ -177,6 +177,18 @@ CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
         lambda l, x, y: l.func.hessian(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y),
         (X, Y),
     ),
+    "grad_of_jacfwd": (
+        lambda l, x, y: l.func.grad(
+            lambda a: l.func.jacfwd(lambda b: (b.sin() * b.exp()).cumsum(0))(a)
+            .pow(2)
+            .sum()
+        )(x),
+        (X, Y),
+    ),
+    "jacrev_of_hessian": (
+        lambda l, x, y: l.func.jacrev(l.func.hessian(lambda a: (a**3).prod()))(x),
+        (X, Y),
+    ),
     "vmap_grad": (
         lambda l, x, m: l.func.vmap(
             l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0)
@@ -299,6 +311,7 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "jvp_integer_primal": lambda l, x: l.func.jvp(l.sin, (x.long(),), (x,)),
     "jvp_integer_tangent": lambda l, x: l.func.jvp(l.sin, (x,), (x.long(),)),
     "jvp_aux_not_tuple": lambda l, x: l.func.jvp(l.sin, (x,), (x,), has_aux=True),
+    "jacfwd_random_op": lambda l, x: l.func.jacfwd(lambda a: a * l.rand(4))(x),
     "jacfwd_randomness": lambda l, x: l.func.jacfwd(l.sin, randomness="foo")(x),
     "jacfwd_argnum": lambda l, x: l.func.jacfwd(l.sin, argnums=2)(x),
     "strict_missing": lambda l, x: l.func.functional_call(

@@ -226,6 +226,15 @@ RANDOM_OPS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "bernoulli": lambda l, t: l.bernoulli(t.sigmoid()),
     "normal": lambda l, t: l.normal(t, 1.0),
     "dropout": lambda l, t: l.nn.functional.dropout(t.exp(), 0.5),
+    "multinomial": lambda l, t: l.multinomial(t.exp(), 8),
+    "poisson": lambda l, t: l.poisson(t.exp() * 5),
+    "uniform_": lambda l, t: t.clone().uniform_(),
+    "bernoulli_": lambda l, t: t.clone().bernoulli_(0.5),
+    "exponential_": lambda l, t: t.clone().exponential_(),
+    "random_": lambda l, t: t.clone().random_(0, 1000),
+    "log_normal_": lambda l, t: t.clone().log_normal_(),
+    "geometric_": lambda l, t: t.clone().geometric_(0.1),
+    "cauchy_": lambda l, t: t.clone().cauchy_(),
 }
 
 

@@ -88,7 +88,9 @@ def _duals(lib: Any, fwad: Any, kwargs: dict, slots: list[str], tangents: dict) 
 def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
     """The tangents of every output, against torch.autograd.forward_ad on the same
     call as a user writes it. An op torch has no forward formula for is skipped,
-    with torch's own message."""
+    with torch's own message; a sample torch computes no tangent at all for
+    (scatter_reduce's prod: its scatter_reduce_jvp leaves it undefined) is left
+    to the finite differences."""
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as torch_fwad
 
@@ -113,6 +115,8 @@ def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
             ours = float_outputs(call_yamlgrad(info, values), info)
             got = [fwad.unpack_dual(o).tangent for o in ours]
             got = [None if t is None else t.numpy() for t in got]
+        if all(w is None for w in want) and any(g is not None for g in got):
+            continue
         assert len(got) == len(want), where
         for g, w, o in zip(got, want, ours):
             g = np.zeros(o.shape) if g is None else g

@@ -1,0 +1,326 @@
+"""`yg.nn.functional`'s 3-d, adaptive-max, unpooling and fractional pooling, and
+F.affine_grid and F.grid_sample, with PyTorch's argument handling, each reaching one entry of
+derivatives.yaml (so the node is PyTorch's: MaxPool3DWithIndicesBackward0,
+AvgPool3DBackward0, AdaptiveMaxPool2DBackward0, MaxUnpool2DBackward0,
+FractionalMaxPool2DBackward0, AffineGridGeneratorBackward0,
+GridSampler2DBackward0, ...).
+
+>>> max_pool3d(yg.randn(1, 1, 4, 4, 4), 2).shape
+yamlgrad.Size([1, 1, 2, 2, 2])
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.generated import VariableType
+from yamlgrad.runtime import factories
+from yamlgrad.runtime.autograd.tensor import Tensor
+
+__all__ = [
+    "max_pool3d",
+    "avg_pool3d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "affine_grid",
+    "grid_sample",
+]
+
+_ALIGN_CORNERS_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to "
+    "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
+    "behavior is desired. See the documentation of grid_sample for details."
+)
+
+
+def _ntuple(value: Any, n: int) -> tuple[int, ...]:
+    """An int repeated n times, or a sequence as a tuple of ints (`_pair`)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    values = tuple(int(v) for v in value)
+    return values * n if len(values) == 1 else values
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """The largest value of each 3-d window (stride defaults to the kernel
+    size); with `return_indices`, also its flat position in the input volume."""
+    stride = () if stride is None else _ntuple(stride, 3)
+    values, indices = VariableType.max_pool3d_with_indices(
+        input,
+        _ntuple(kernel_size, 3),
+        stride,
+        _ntuple(padding, 3),
+        _ntuple(dilation, 3),
+        ceil_mode,
+    )
+    return (values, indices) if return_indices else values
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each 3-d window (stride defaults to the kernel size)."""
+    stride = () if stride is None else _ntuple(stride, 3)
+    return VariableType.avg_pool3d(
+        input,
+        _ntuple(kernel_size, 3),
+        stride,
+        _ntuple(padding, 3),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def _output_size(output_size: Any, input: Tensor, dims: int) -> tuple[int, ...]:
+    """PyTorch's `_list_with_default`: an int for every dim, None keeps the input's."""
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * dims
+    sizes = tuple(input.shape[-dims:])
+    return tuple(n if s is None else int(s) for n, s in zip(sizes, output_size))
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """Max pooling to a given output size (None keeps that input size)."""
+    size = _output_size(output_size, input, 2)
+    values, indices = VariableType.adaptive_max_pool2d(input, size)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """Max pooling to a given 3-d output size (None keeps that input size)."""
+    size = _output_size(output_size, input, 3)
+    values, indices = VariableType.adaptive_max_pool3d(input, size)
+    return (values, indices) if return_indices else values
+
+
+def _unpool_output_size(
+    input: Tensor,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    output_size: Any,
+) -> tuple[int, ...]:
+    """The pooled input's size: the default, or `output_size` (with or without
+    its batch and channel dims) if it is within a stride of it."""
+    dims = len(kernel_size)
+    sizes = tuple(input.shape[-dims:])
+    default = [
+        (n - 1) * s + k - 2 * p
+        for n, s, k, p in zip(sizes, stride, kernel_size, padding)
+    ]
+    if output_size is None:
+        return tuple(default)
+    output_size = list(output_size)
+    if len(output_size) == dims + 2:
+        output_size = output_size[2:]
+    if len(output_size) != dims:
+        raise ValueError(
+            f"output_size should be a sequence containing {dims} or {dims + 2} "
+            f"elements, but it has a length of '{len(output_size)}'"
+        )
+    for d in range(dims):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {d} must be between '
+                f"{low} and {high})"
+            )
+    return tuple(int(n) for n in output_size)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of max_pool2d: each value written back at its index, zeros
+    elsewhere."""
+    kernel = _ntuple(kernel_size, 2)
+    stride = kernel if stride is None else _ntuple(stride, 2)
+    padding = _ntuple(padding, 2)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return VariableType.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of max_pool3d: each value written back at its index."""
+    kernel = _ntuple(kernel_size, 3)
+    stride = kernel if stride is None else _ntuple(stride, 3)
+    padding = _ntuple(padding, 3)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return VariableType.max_unpool3d(input, indices, size, stride, padding)
+
+
+def _ratios(output_ratio: Any, dims: int) -> tuple[float, ...]:
+    if isinstance(output_ratio, (int, float)):
+        return (float(output_ratio),) * dims
+    ratios = tuple(float(r) for r in output_ratio)
+    return ratios * dims if len(ratios) == 1 else ratios
+
+
+def _fractional(
+    dims: int,
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any,
+    output_ratio: Any,
+    return_indices: bool,
+    _random_samples: Tensor | None,
+) -> Any:
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(
+            f"{name} requires specifying either an output_size or an output_ratio"
+        )
+    if output_size is None:
+        ratios = _ratios(output_ratio, dims)
+        sizes = input.shape[-dims:]
+        output_size = tuple(int(n * r) for n, r in zip(sizes, ratios))
+    if _random_samples is None:
+        batch = 1 if input.ndim == dims + 1 else input.shape[0]
+        channels = input.shape[-dims - 1]
+        _random_samples = factories.rand(batch, channels, dims, dtype=input.dtype)
+    op = getattr(VariableType, name)
+    values, indices = op(
+        input, _ntuple(kernel_size, dims), _ntuple(output_size, dims), _random_samples
+    )
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """Max pooling over pseudo-random windows (Graham, 2014); `_random_samples`
+    ([N, C, 2] in [0, 1)) places them, drawn with yg.rand when not given."""
+    return _fractional(
+        2, input, kernel_size, output_size, output_ratio, return_indices,
+        _random_samples,
+    )  # fmt: skip
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """fractional_max_pool2d over three dims (`_random_samples`: [N, C, 3])."""
+    return _fractional(
+        3, input, kernel_size, output_size, output_ratio, return_indices,
+        _random_samples,
+    )  # fmt: skip
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of affine matrices theta ([N, 2, 3] for a
+    size [N, C, H, W], [N, 3, 4] for [N, C, D, H, W]): [N, H, W, 2] (or
+    [N, D, H, W, 3]) normalised coordinates, as F.grid_sample reads them."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(
+            f"Expected theta to have floating point type, but got {theta.dtype}"
+        )
+    size = [int(n) for n in size]
+    shapes = {4: (2, 3, "2D"), 5: (3, 4, "3D")}
+    if len(size) not in shapes:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+            f"transforms, respectively. Got size {size}."
+        )
+    rows, cols, kind = shapes[len(size)]
+    if theta.ndim != 3 or tuple(theta.shape[-2:]) != (rows, cols):
+        raise ValueError(
+            f"Expected a batch of {kind} affine matrices of shape Nx{rows}x{cols} "
+            f"for size {size}. Got {theta.shape}."
+        )
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size "
+            "grids when align_corners=True. This is not an intended use case of "
+            "affine_grid. See the documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return VariableType.affine_grid_generator(theta, size, align_corners)
+
+
+_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """The input ([N, C, H, W] or [N, C, D, H, W]) read at the grid's normalised
+    points ([N, H', W', 2] or [N, D', H', W', 3], x first), interpolated by
+    `mode` and padded by `padding_mode` outside [-1, 1]."""
+    if mode not in _MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "
+            f"or 'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    op = (
+        VariableType.grid_sampler_3d
+        if input.ndim == 5
+        else VariableType.grid_sampler_2d
+    )
+    return op(input, grid, _MODES[mode], _PADDING_MODES[padding_mode], align_corners)

@@ -1,0 +1,135 @@
+"""Copies and assemblies: narrow_copy, unsafe_split, block_diag, and the
+integer-valued nonzero and one_hot, with their backward helpers.
+
+unsafe_split returns pieces that share nothing with the input (PyTorch's
+unsafe_split skips view tracking; here the pieces are copies, so no write can
+go unseen).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.ops.common import _dim
+from yamlgrad.runtime.ops.shapes import (
+    narrow_start,
+    reshape,
+    slice_backward,
+    slice_of,
+    split_kernel,
+    split_with_sizes_kernel,
+)
+
+KERNELS = (
+    "narrow_copy_kernel",
+    "unsafe_split_kernel",
+    "unsafe_split_with_sizes_kernel",
+    "block_diag_kernel",
+    "nonzero_kernel",
+    "one_hot_kernel",
+)
+BACKWARD_HELPERS = ("narrow_copy_backward", "block_diag_backward")
+
+
+def narrow_copy_kernel(x: Any, dim: int, start: int, length: int) -> Any:
+    """A copy of `length` entries along `dim` from `start` (narrow, copied)."""
+    x = np.asarray(x)
+    begin = narrow_start(x.shape, dim, start, length)
+    axis = _dim(dim, x.ndim, "narrow")
+    key = (slice(None),) * axis + (slice(begin, begin + length),)
+    return np.array(x[key], copy=True)
+
+
+def narrow_copy_backward(
+    grad: Any, sizes: tuple[int, ...], dim: int, start: int, length: int
+) -> Any:
+    """Zeros of the input's shape with `grad` in the narrowed part."""
+    begin = narrow_start(tuple(sizes), dim, start, length)
+    return slice_backward(grad, tuple(sizes), dim, begin, begin + length, 1)
+
+
+def unsafe_split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
+    return [np.array(piece, copy=True) for piece in split_kernel(x, split_size, dim)]
+
+
+def unsafe_split_with_sizes_kernel(
+    x: Any, split_sizes: tuple[int, ...], dim: int
+) -> list[Any]:
+    pieces = split_with_sizes_kernel(x, split_sizes, dim)
+    return [np.array(piece, copy=True) for piece in pieces]
+
+
+def _as_block(x: np.ndarray) -> np.ndarray:
+    """A 0-d or 1-d tensor as the 2-d block block_diag places."""
+    if x.ndim == 0:
+        return x.reshape(1, 1)
+    if x.ndim == 1:
+        return x.reshape(1, -1)
+    return x
+
+
+def block_diag_kernel(tensors: list[Any]) -> Any:
+    """The tensors (0-d, 1-d or 2-d) placed along the diagonal of one matrix."""
+    blocks = []
+    for i, t in enumerate(tensors):
+        t = np.asarray(t)
+        if t.ndim > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                f"Input {i} has {t.ndim} dimensions"
+            )
+        blocks.append(_as_block(t))
+    dtype = np.result_type(*blocks) if blocks else np.float32
+    rows = sum(b.shape[0] for b in blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    out = np.zeros((rows, cols), dtype=dtype)
+    r = c = 0
+    for b in blocks:
+        out[r : r + b.shape[0], c : c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def block_diag_backward(grad: Any, sizes: list[tuple[int, ...]]) -> list[Any]:
+    """Each input's block of the gradient, in its own shape."""
+    pieces = []
+    r = c = 0
+    for size in sizes:
+        rows, cols = _as_block(np.empty(tuple(size), dtype=np.int8)).shape
+        block = slice_of(slice_of(grad, 0, r, r + rows, 1), 1, c, c + cols, 1)
+        pieces.append(reshape(block, tuple(size)))
+        r, c = r + rows, c + cols
+    return pieces
+
+
+def nonzero_kernel(x: Any) -> Any:
+    """The index of each nonzero entry, one row per entry (int64, row-major)."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return np.zeros((int(x != 0), 0), dtype=np.int64)
+    return np.ascontiguousarray(np.argwhere(x).astype(np.int64, copy=False))
+
+
+def one_hot_kernel(x: Any, num_classes: int) -> Any:
+    """An int64 tensor with a trailing dim of `num_classes`: 1 at each index."""
+    x = np.asarray(x)
+    if x.dtype != np.int64:
+        raise RuntimeError(
+            "one_hot is only applicable to index tensor of type LongTensor."
+        )
+    if x.size and x.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if x.size == 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor."
+            )
+        num_classes = int(x.max()) + 1
+    elif x.size and x.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(x.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, x[..., None], 1, axis=-1)
+    return out
+

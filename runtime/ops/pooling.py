@@ -1,0 +1,434 @@
+"""Pooling beyond 2-d windows: 3-d max and average pooling, adaptive max pooling
+(2-d and 3-d), max unpooling and fractional max pooling, and their backward
+helpers.
+
+Every max pooling returns, beside the values, each window's argmax as its flat
+position in the input's last `dims` dims (`(d * H + h) * W + w`), as PyTorch does;
+the gradient goes back there (`max_pool_backward`, a scatter-add whose own
+backward is a gather), and max unpooling writes there (its backward gathers).
+Windows are scanned in row-major order with PyTorch's rule `val > max ||
+isnan(val)`: the first of equal values, the last NaN. Average pooling is
+separable, one matrix per axis (conv_pool.avg_pool_matrix), so its backward is
+the product with their transposes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.ops.common import _constant, _raw, _sizes, _zeros
+from yamlgrad.runtime.ops.conv_pool import (
+    _lowest,
+    _window_max_in_order,
+    avg_pool_matrix,
+    expand_param,
+    pool_output_size,
+)
+from yamlgrad.runtime.ops.namespace import array_namespace
+
+KERNELS = (
+    "max_pool3d_with_indices_kernel",
+    "avg_pool3d_kernel",
+    "adaptive_max_pool_kernel",
+    "max_unpool_kernel",
+    "fractional_max_pool_kernel",
+)
+BACKWARD_HELPERS = (
+    "max_pool_backward",
+    "max_unpool_backward",
+    "avg_pool3d_backward",
+)
+
+
+def _strides_of(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides of `sizes`."""
+    return tuple(math.prod(sizes[i + 1 :]) for i in range(len(sizes)))
+
+
+def _check_pool_params(
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+) -> None:
+    """pooling_output_shape's checks, axis by axis."""
+    for k, s, p, d in zip(kernel, stride, padding, dilation):
+        if k <= 0 or s <= 0 or d <= 0:
+            raise RuntimeError(
+                "kernel size, stride and dilation should be greater than zero, but "
+                f"got kernel_size: {k} stride: {s} dilation: {d}"
+            )
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > math.trunc((d * (k - 1) + 1) / 2):
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+
+
+def _pool3d_output(
+    x: np.ndarray,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> tuple[int, ...]:
+    if x.ndim not in (4, 5) or 0 in x.shape[-4:]:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    _check_pool_params(kernel, stride, padding, dilation)
+    sizes = x.shape[-3:]
+    out = tuple(
+        pool_output_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)
+    )
+    if min(out) < 1:
+        given = "x".join(str(n) for n in x.shape[-4:])
+        got = "x".join(str(n) for n in (x.shape[-4],) + out)
+        raise RuntimeError(
+            f"Given input size: ({given}). Calculated output size: ({got}). "
+            "Output size is too small"
+        )
+    return out
+
+
+def _pool3d_arguments(
+    kernel_size: tuple[int, ...], stride: tuple[int, ...], *rest: tuple[int, ...]
+) -> tuple[tuple[int, ...], ...]:
+    kernel = expand_param(kernel_size, 3)
+    stride = expand_param(stride, 3) if len(stride) else kernel
+    return (kernel, stride) + tuple(expand_param(r, 3) for r in rest)
+
+
+def max_pool3d_with_indices_kernel(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of 3-d max pooling: one strided view per kernel offset
+    (no copy of the windows), compared in order."""
+    x = np.asarray(x)
+    kernel, stride, padding, dilation = _pool3d_arguments(
+        kernel_size, stride, padding, dilation
+    )
+    out = _pool3d_output(x, kernel, stride, padding, dilation, ceil_mode)
+    sizes = x.shape[-3:]
+    right = [
+        max(0, (o - 1) * s + d * (k - 1) + 1 - p - n)
+        for o, s, d, k, p, n in zip(out, stride, dilation, kernel, padding, sizes)
+    ]
+    widths = [(0, 0)] * (x.ndim - 3) + list(zip(padding, right))
+    padded = np.pad(x, widths, constant_values=_lowest(x.dtype))
+    strides = _strides_of(sizes)
+    views, steps = [], []
+    for offset in np.ndindex(*kernel):
+        begin = [o * d for o, d in zip(offset, dilation)]
+        window = tuple(
+            slice(b, b + s * (o - 1) + 1, s) for b, s, o in zip(begin, stride, out)
+        )
+        views.append(padded[(Ellipsis,) + window])
+        steps.append(sum(b * m for b, m in zip(begin, strides)))
+    nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    values, arg = _window_max_in_order(views, nan)
+    corner = sum(
+        np.reshape((np.arange(o) * s - p) * m, [-1 if i == a else 1 for i in range(3)])
+        for a, (o, s, p, m) in enumerate(zip(out, stride, padding, strides))
+    )
+    indices = np.asarray(steps, dtype=np.int64).take(arg) + corner
+    return np.ascontiguousarray(values), indices
+
+
+def max_pool_backward(
+    grad: Any, indices: Any, sizes: tuple[int, ...], dims: int
+) -> Any:
+    """Each window's gradient added at its argmax, in an input of `sizes` whose
+    last `dims` dims are pooled; on Tensors a scatter_add (its backward a gather)."""
+    planes = math.prod(sizes[:-dims])
+    plane = math.prod(sizes[-dims:])
+    index = np.reshape(_raw(indices), (planes, -1))
+    xp = array_namespace(grad)
+    flat = xp.reshape(grad, (planes, index.shape[1]))
+    if not isinstance(flat, np.ndarray):
+        total = xp.scatter_add(_zeros((planes, plane), grad), 1, index, flat)
+        return xp.reshape(total, sizes)
+    rows = index + np.arange(planes)[:, None] * plane
+    total = np.bincount(rows.ravel(), weights=flat.ravel(), minlength=planes * plane)
+    return total.astype(flat.dtype, copy=False).reshape(sizes)
+
+
+def _avg_pool3d_matrices(
+    sizes: tuple[int, ...],
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    dtype: np.dtype,
+) -> list[np.ndarray]:
+    """(A_d, A_h, A_w) of avg_pool3d, after PyTorch's checks."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding = _pool3d_arguments(kernel_size, stride, padding)
+    _pool3d_output(
+        np.broadcast_to(0.0, sizes), kernel, stride, padding, (1,) * 3, ceil_mode
+    )
+    matrices = [
+        avg_pool_matrix(
+            n, k, s, p, ceil_mode, count_include_pad, divisor_override, dtype
+        )
+        for n, k, s, p in zip(sizes[-3:], kernel, stride, padding)
+    ]
+    if divisor_override is not None:
+        matrices[0] = matrices[0] / np.asarray(divisor_override, dtype=dtype)
+    return matrices
+
+
+def _separable3d(x: Any, matrices: list[np.ndarray]) -> Any:
+    """x's last three dims multiplied by one matrix each: M_d, M_h, M_w."""
+    xp = array_namespace(x)
+    m_d, m_h, m_w = matrices
+    m_d, m_h, m_w_t = (_constant(np.ascontiguousarray(m), x) for m in (m_d, m_h, m_w.T))
+    y = xp.matmul(m_h, xp.matmul(x, m_w_t))
+    lead = tuple(y.shape[:-3])
+    depth, rows, cols = tuple(y.shape[-3:])
+    y = xp.matmul(m_d, xp.reshape(y, lead + (depth, rows * cols)))
+    return xp.reshape(y, lead + (matrices[0].shape[0], rows, cols))
+
+
+def avg_pool3d_kernel(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> np.ndarray:
+    """The average of each 3-d window, as three matrix products."""
+    x = np.asarray(x)
+    matrices = _avg_pool3d_matrices(
+        x.shape,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        x.dtype,
+    )
+    return np.ascontiguousarray(_separable3d(x, matrices))
+
+
+def avg_pool3d_backward(
+    grad: Any,
+    sizes: tuple[int, ...],
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """The adjoint of avg_pool3d: the products with the transposed matrices."""
+    matrices = _avg_pool3d_matrices(
+        tuple(sizes),
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        _raw(grad).dtype,
+    )
+    return _separable3d(grad, [m.T for m in matrices])
+
+
+def _window_indices(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, int]:
+    """[..., out, K] positions of windows [start, end) along one axis, K the widest
+    window; a narrower window repeats its last position (a repeat never wins a
+    strict comparison, and a NaN repeated is the same element)."""
+    width = int(np.max(ends - starts)) if starts.size else 1
+    positions = starts[..., None] + np.arange(width)
+    return np.minimum(positions, ends[..., None] - 1), width
+
+
+def _gather_windows(
+    x: np.ndarray, per_axis: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The windows of x's last len(per_axis) dims, given each axis's [P..., out,
+    K] positions (P: leading dims they vary with, or none): values [..., out...,
+    K...] flattened to [..., out..., window], and each element's flat position
+    in the pooled dims, shaped alike."""
+    dims = len(per_axis)
+    strides = _strides_of(x.shape[-dims:])
+    lead = x.ndim - dims
+    index = []
+    flat = 0
+    for axis, positions in enumerate(per_axis):
+        # [P..., out, K] -> broadcastable to [lead..., out_0, K_0, out_1, K_1, ...]
+        extra = positions.ndim - 2
+        shape = [1] * (lead + 2 * dims)
+        shape[lead - extra : lead] = positions.shape[:extra]
+        shape[lead + 2 * axis : lead + 2 * axis + 2] = positions.shape[-2:]
+        positions = positions.reshape(shape)
+        index.append(positions)
+        flat = flat + positions * strides[axis]
+    leading = tuple(
+        np.arange(n).reshape([-1 if i == j else 1 for i in range(lead + 2 * dims)])
+        for j, n in enumerate(x.shape[:lead])
+    )
+    values = x[leading + tuple(index)]
+    order = tuple(range(lead)) + tuple(lead + 2 * a for a in range(dims))
+    order += tuple(lead + 2 * a + 1 for a in range(dims))
+    flat = np.broadcast_to(flat, values.shape).transpose(order)
+    values = values.transpose(order)
+    window = values.shape[: lead + dims] + (-1,)
+    return values.reshape(window), np.reshape(flat, window)
+
+
+def _max_over_windows(
+    values: np.ndarray, flat: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Max over the last axis in order (PyTorch's rule) and its flat position."""
+    nan = values.dtype.kind == "f" and bool(np.isnan(values).any())
+    views = [values[..., j] for j in range(values.shape[-1])]
+    best, arg = _window_max_in_order(views, nan)
+    indices = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    return np.ascontiguousarray(best), np.ascontiguousarray(indices, dtype=np.int64)
+
+
+def adaptive_max_pool_kernel(
+    x: Any, output_size: tuple[int, ...], dims: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of adaptive max pooling over the last `dims` dims: window
+    i of an axis of n inputs is [floor(i n / o), ceil((i + 1) n / o))."""
+    x = np.asarray(x)
+    name = f"adaptive_max_pool{dims}d"
+    out = expand_param(output_size, dims)
+    if x.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
+            f"{_sizes(x.shape)}"
+        )
+    for i in range(x.ndim - dims, x.ndim):
+        if x.shape[i] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {_sizes(x.shape)} with dimension "
+                f"{i} being empty"
+            )
+    if len(out) != dims:
+        raise RuntimeError(
+            f"{name}(): internal error: output_size.size() must be {dims}"
+        )
+    per_axis = []
+    for n, o in zip(x.shape[-dims:], out):
+        i = np.arange(o)
+        per_axis.append(_window_indices((i * n) // o, -((-(i + 1) * n) // o))[0])
+    return _max_over_windows(*_gather_windows(x, per_axis))
+
+
+def _fractional_starts(
+    samples: np.ndarray, size: int, out: int, kernel: int
+) -> np.ndarray:
+    """PyTorch's generate_intervals: the window starts of one axis for each
+    sample u, int((i + u) * alpha) - int(u * alpha) with alpha = (size - kernel)
+    / (out - 1), the last window flush with the end."""
+    starts = np.full(samples.shape + (out,), size - kernel, dtype=np.int64)
+    if out > 1:
+        alpha = samples.dtype.type((size - kernel) / (out - 1))
+        i = np.arange(out - 1, dtype=samples.dtype)
+        first = ((i + samples[..., None]) * alpha).astype(np.int64)
+        starts[..., :-1] = first - (samples * alpha).astype(np.int64)[..., None]
+    return starts
+
+
+def fractional_max_pool_kernel(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    output_size: tuple[int, ...],
+    random_samples: Any,
+    dims: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of fractional max pooling over the last `dims` dims: the
+    windows of each (batch, channel) plane start where its `random_samples` put
+    them (PyTorch's order: width then height in 2-d; depth, height, width in 3-d)."""
+    x, samples = np.asarray(x), np.asarray(random_samples)
+    name = f"fractional_max_pool{dims}d"
+    kernel = expand_param(kernel_size, dims)
+    out = expand_param(output_size, dims)
+    if x.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
+            f"{_sizes(x.shape)}"
+        )
+    for n, o, k in zip(x.shape[-dims:], out, kernel):
+        if o + k - 1 > n:
+            raise RuntimeError(
+                f"{name}(): pool size {k} too large relative to input size {n} "
+                f"for output size {o}"
+            )
+    batched = x if x.ndim == dims + 2 else x[None]
+    samples = samples.reshape(batched.shape[:2] + (dims,)).astype(x.dtype)
+    per_axis = []
+    for a, (n, o, k) in enumerate(zip(x.shape[-dims:], out, kernel)):
+        sample = samples[..., 1 - a if dims == 2 else a]
+        starts = _fractional_starts(sample, n, o, k)
+        per_axis.append(_window_indices(starts, starts + k)[0])
+    values, indices = _max_over_windows(*_gather_windows(batched, per_axis))
+    if x.ndim == dims + 1:
+        return values[0], indices[0]
+    return values, indices
+
+
+def max_unpool_kernel(
+    self: Any, indices: Any, output_size: tuple[int, ...], dims: int
+) -> np.ndarray:
+    """Zeros of the output size with each value written at its index (a flat
+    position in the last `dims` dims), as max_unpool2d/3d."""
+    self, indices = np.asarray(self), np.asarray(indices)
+    out = tuple(expand_param(output_size, dims))
+    if indices.dtype != np.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    if self.shape != indices.shape:
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({_sizes(self.shape)}) but got indices tensor with shape: "
+            f"{_sizes(indices.shape)}"
+        )
+    lead = self.shape[:-dims]
+    planes, plane = math.prod(lead), math.prod(out)
+    where = indices.reshape(planes, -1)
+    invalid = (where < 0) | (where >= plane)
+    if invalid.any():
+        size = "x".join(str(n) for n in out)
+        raise RuntimeError(
+            f"Found an invalid max index: {int(where[invalid][0])} (output volumes "
+            f"are of size {size}"
+        )
+    result = np.zeros((planes, plane), dtype=self.dtype)
+    np.put_along_axis(result, where, self.reshape(planes, -1), axis=1)
+    return result.reshape(lead + out)
+
+
+def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
+    """PyTorch's max_pool_double_backward: the gradient read at each index."""
+    index = _raw(indices)
+    lead = tuple(index.shape[:-dims])
+    planes = math.prod(lead)
+    xp = array_namespace(grad)
+    flat = xp.reshape(grad, (planes, -1))
+    where = np.reshape(index, (planes, -1))
+    if isinstance(flat, np.ndarray):
+        picked = np.take_along_axis(flat, where, axis=1)
+    else:
+        picked = xp.gather(flat, 1, where)
+    return xp.reshape(picked, tuple(index.shape))

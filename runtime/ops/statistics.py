@@ -1,0 +1,281 @@
+"""Statistics over a tensor: aminmax, var_mean and std_mean, logcumsumexp, renorm,
+histc, and their backward helpers.
+
+The kernels reuse the reductions' (var, mean, vector norms); the backward helpers
+are PyTorch's formulas over the reductions' helpers, written once against
+`array_namespace` so that a double backward records them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.ops.common import _abs, _constant, _data, _dim
+from yamlgrad.runtime.ops.elementwise import exp, where
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.reductions import (
+    _no_identity,
+    linalg_vector_norm_backward,
+    mean_backward,
+    mean_reduce,
+    reduce_dims,
+    restore_reduced_dims,
+    scale_grad_by_count,
+    std_backward,
+    var,
+    var_backward,
+    vector_norm,
+)
+from yamlgrad.runtime.ops.shapes import c_order, flip
+
+KERNELS = (
+    "aminmax_kernel",
+    "var_mean_kernel",
+    "std_mean_kernel",
+    "logcumsumexp_kernel",
+    "renorm_kernel",
+    "histc_kernel",
+)
+BACKWARD_HELPERS = (
+    "aminmax_backward",
+    "var_mean_backward",
+    "std_mean_backward",
+    "logcumsumexp_backward",
+    "logcumsumexp_jvp",
+    "renorm_backward",
+)
+
+
+# -- aminmax ---------------------------------------------------------------------
+
+
+def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
+    """(amin, amax) over `dim`, or over every element for None."""
+    x = np.asarray(x)
+    if dim is None:
+        _no_identity("aminmax", x, None, False, False)
+        if x.size == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the "
+                "operation has no identity."
+            )
+        axis = None
+    else:
+        axis = _dim(dim, x.ndim, "aminmax") if x.ndim else None
+        if x.ndim and x.shape[axis] == 0:
+            raise IndexError(
+                "aminmax(): Expected reduction dim "
+                f"{dim} to have non-zero size."
+            )
+    low = np.amin(x, axis=axis, keepdims=keepdim)
+    high = np.amax(x, axis=axis, keepdims=keepdim)
+    if dim is None and keepdim:
+        low, high = low.reshape((1,) * x.ndim), high.reshape((1,) * x.ndim)
+    return c_order(np.asarray(low)), c_order(np.asarray(high))
+
+
+def aminmax_backward(
+    self: Any,
+    dim: int | None,
+    keepdim: bool,
+    grad_min: Any,
+    grad_max: Any,
+    min: Any,
+    max: Any,
+) -> Any:
+    """Each gradient shared evenly among the entries equal to its extreme."""
+    dims = () if dim is None else (dim,)
+    total = None
+    for grad, value in ((grad_min, min), (grad_max, max)):
+        part = scale_grad_by_count(
+            restore_reduced_dims(grad, dims, keepdim),
+            restore_reduced_dims(value, dims, keepdim) == self,
+            dims,
+        )
+        total = part if total is None else total + part
+    return total
+
+
+# -- var_mean and std_mean -----------------------------------------------------------
+
+
+def _mean(x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
+    return c_order(mean_reduce(x, axis=reduce_dims(dim, np.ndim(x)), keepdims=keepdim))
+
+
+def var_mean_kernel(
+    x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
+) -> tuple[Any, Any]:
+    """(var, mean) over `dim` in one call, as torch.var_mean."""
+    return c_order(var(x, dim, correction, keepdim, "var_mean")), _mean(x, dim, keepdim)
+
+
+def std_mean_kernel(
+    x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
+) -> tuple[Any, Any]:
+    """(std, mean) over `dim` in one call, as torch.std_mean."""
+    variance = var(x, dim, correction, keepdim, "std_mean")
+    return c_order(np.sqrt(variance)), _mean(x, dim, keepdim)
+
+
+def var_mean_backward(
+    grad_var: Any,
+    grad_mean: Any,
+    self: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """var_backward of the first gradient plus mean_backward of the second."""
+    return var_backward(grad_var, self, dim, correction, keepdim) + mean_backward(
+        grad_mean, tuple(self.shape), dim, keepdim
+    )
+
+
+def std_mean_backward(
+    grad_std: Any,
+    grad_mean: Any,
+    self: Any,
+    std: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """std_backward of the first gradient plus mean_backward of the second."""
+    return std_backward(std, grad_std, self, dim, correction, keepdim) + mean_backward(
+        grad_mean, tuple(self.shape), dim, keepdim
+    )
+
+
+# -- logcumsumexp --------------------------------------------------------------------
+
+
+def logcumsumexp_kernel(x: Any, dim: int) -> Any:
+    """log(cumsum(exp(x))) along `dim`, without overflow (logaddexp's scan)."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float32)
+    if x.ndim == 0:
+        _dim(dim, 0, "logcumsumexp")
+        return np.array(x, copy=True)
+    axis = _dim(dim, x.ndim, "logcumsumexp")
+    return c_order(np.logaddexp.accumulate(x, axis=axis))
+
+
+def _logcumsumexp(x: Any, dim: int) -> Any:
+    if isinstance(x, Tensor):
+        return ops.logcumsumexp(x, dim)
+    return logcumsumexp_kernel(x, dim)
+
+
+def logcumsumexp_backward(grad: Any, self: Any, result: Any, dim: int) -> Any:
+    """PyTorch's: sum over j >= i of grad_j exp(self_i - result_j), as two
+    reversed logcumsumexps (of the positive and the negative part of grad) so
+    that nothing overflows."""
+    if np.ndim(_data(grad)) == 0 or np.size(_data(grad)) == 0:
+        return grad
+    lowest = float(np.finfo(_data(grad).dtype).min)
+    with np.errstate(divide="ignore"):
+        log_abs = array_namespace(grad).log(_abs(grad))
+    grad_data = _data(grad)
+    parts = []
+    for side in (grad_data > 0, grad_data < 0):
+        log_part = where(_constant(side, grad), log_abs, lowest)
+        with np.errstate(over="ignore"):  # lowest - result: -inf, whose exp is 0
+            shifted = flip(log_part - result, (dim,))
+            reversed_sum = flip(_logcumsumexp(shifted, dim), (dim,))
+            parts.append(exp(reversed_sum + self))
+    return parts[0] - parts[1]
+
+
+def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
+    """sum over i <= j of exp(self_i) self_t_i / sum over i <= j of exp(self_i),
+    with the largest entry along `dim` taken out of both (it cancels)."""
+    if np.ndim(_data(self_p)) == 0:
+        return self_t
+    xp = array_namespace(self_p, self_t)
+    shift = np.max(_data(self_p), axis=dim, keepdims=True)
+    weights = exp(self_p - _constant(shift, self_p))
+    return xp.cumsum(weights * self_t, axis=dim) / xp.cumsum(weights, axis=dim)
+
+
+# -- renorm --------------------------------------------------------------------------
+
+
+def _other_dims(ndim: int, dim: int) -> tuple[int, ...]:
+    axis = _dim(dim, ndim, "renorm")
+    return tuple(d for d in range(ndim) if d != axis)
+
+
+def _check_renorm(x: Any, p: float, dim: int, maxnorm: float) -> None:
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if np.ndim(x) <= 1:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {np.ndim(x)} dimensions"
+        )
+
+
+def renorm_kernel(x: Any, p: float, dim: int, maxnorm: float) -> Any:
+    """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to it."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"renorm: expected a floating point or complex input, got {_st(x.dtype)}"
+        )
+    _check_renorm(x, p, dim, maxnorm)
+    norm = vector_norm(x, p, _other_dims(x.ndim, dim), True)
+    factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)
+    return c_order(x * factor)
+
+
+def renorm_backward(grad: Any, self: Any, p: float, dim: int, maxnorm: float) -> Any:
+    """PyTorch's: where the slice was scaled, the scale's gradient too (through
+    the norm's backward); elsewhere grad as it is."""
+    dims = _other_dims(self.ndim, dim)
+    if isinstance(self, Tensor):
+        norm = ops.linalg_vector_norm(self, p, dims, True)
+    else:
+        norm = vector_norm(self, p, dims, True)
+    xp = array_namespace(grad, self)
+    summed = xp.sum(self * grad, axis=dims, keepdims=True)
+    norm_grad = linalg_vector_norm_backward(summed, self, p, norm, dims, True)
+    inverse = 1.0 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    scaled = factor * grad - (factor * inverse) * norm_grad
+    return where(_constant(_data(norm) > maxnorm, grad), scaled, grad)
+
+
+# -- histc ---------------------------------------------------------------------------
+
+
+def histc_kernel(x: Any, bins: int, min: float, max: float) -> Any:
+    """A histogram of `bins` equal bins over [min, max] (the data's range when
+    both are 0); values outside it are left out."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        raise RuntimeError(f'"histogram_cpu" not implemented for \'{_st(x.dtype)}\'')
+    if bins <= 0:
+        raise RuntimeError("torch.histc(): bins must be > 0, but got " f"{bins} for dim 0")
+    low, high = float(min), float(max)
+    if low == high and x.size:
+        low, high = float(x.min()), float(x.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError(
+            "torch.histc(): max must be larger than min, but got "
+            f"min {low} max {high}"
+        )
+    counts, _ = np.histogram(x, bins=bins, range=(low, high))
+    return counts.astype(x.dtype)
+
+
+register_numpy_kernels(logcumsumexp=logcumsumexp_kernel)
