@@ -57,7 +57,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
     bool_arg,
-    call_batched,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
@@ -72,7 +71,9 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     index_tensors,
     int_arg,
     int_list_arg,
-    is_batched,
+    interpose,
+    interposed,
+    interposition,
     layout_arg,
     make_view,
     make_views,
@@ -109,8 +110,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
-    tracing,
-    vmap_hook,
     write_inplace,
 )
 
@@ -763,24 +762,14 @@ __all__ = [
 ]
 
 
-def add_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
-    """
+def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("add.Tensor", "elementwise", add_Tensor, self, other, alpha)
+    if interposition.active and interposed(self, other):
+        return interpose("add.Tensor", "elementwise", add_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add_Tensor", add_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -806,23 +795,14 @@ def add_Tensor(
     return result
 
 
-def add_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.add(self, other * alpha)
-    """
+def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("add.Scalar", "elementwise", add_Scalar, self, other, alpha)
+    if interposition.active and interposed(self):
+        return interpose("add.Scalar", "elementwise", add_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add_Scalar", add_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -842,24 +822,14 @@ def add_Scalar(
     return result
 
 
-def sub_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
-    """
+def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("sub.Tensor", "elementwise", sub_Tensor, self, other, alpha)
+    if interposition.active and interposed(self, other):
+        return interpose("sub.Tensor", "elementwise", sub_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub_Tensor", sub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -885,23 +855,14 @@ def sub_Tensor(
     return result
 
 
-def sub_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(self, other * alpha)
-    """
+def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sub.Scalar", "elementwise", sub_Scalar, self, other, alpha)
+    if interposition.active and interposed(self):
+        return interpose("sub.Scalar", "elementwise", sub_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub_Scalar", sub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -921,26 +882,14 @@ def sub_Scalar(
     return result
 
 
-def rsub_Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
-    """
+def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "rsub.Tensor", "elementwise", rsub_Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("rsub.Tensor", "elementwise", rsub_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsub_Tensor", rsub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -968,25 +917,14 @@ def rsub_Tensor(
     return result
 
 
-def rsub_Scalar(
-    input: Any,
-    other: Any,
-    alpha: Any = 1,
-) -> Tensor:
-    """`rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
-
-    forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
-    """
+def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "rsub.Scalar", "elementwise", rsub_Scalar, self, other, alpha
-        )
+    if interposition.active and interposed(self):
+        return interpose("rsub.Scalar", "elementwise", rsub_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsub_Scalar", rsub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1011,21 +949,13 @@ def rsub_Scalar(
     return result
 
 
-def mul_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.multiply(self, other)
-    """
+def mul_Tensor(input: Any, other: Any) -> Tensor:
+    """`mul.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("mul.Tensor", "elementwise", mul_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul_Tensor", mul_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1050,21 +980,13 @@ def mul_Tensor(
     return result
 
 
-def mul_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.multiply(self, other)
-    """
+def mul_Scalar(input: Any, other: Any) -> Tensor:
+    """`mul.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mul.Scalar", "elementwise", mul_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul_Scalar", mul_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1085,21 +1007,13 @@ def mul_Scalar(
     return result
 
 
-def div_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.true_divide(self, other)
-    """
+def div_Tensor(input: Any, other: Any) -> Tensor:
+    """`div.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("div.Tensor", "elementwise", div_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div_Tensor", div_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1124,21 +1038,13 @@ def div_Tensor(
     return result
 
 
-def div_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.true_divide(self, other)
-    """
+def div_Scalar(input: Any, other: Any) -> Tensor:
+    """`div.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("div.Scalar", "elementwise", div_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div_Scalar", div_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1159,19 +1065,11 @@ def div_Scalar(
     return result
 
 
-def div_Tensor_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "div.Tensor_mode",
             "elementwise",
             div_Tensor_mode,
@@ -1182,10 +1080,6 @@ def div_Tensor_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div_Tensor_mode", div_Tensor_mode, (self, other, rounding_mode)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1217,19 +1111,11 @@ def div_Tensor_mode(
     return result
 
 
-def div_Scalar_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "div.Scalar_mode",
             "elementwise",
             div_Scalar_mode,
@@ -1240,10 +1126,6 @@ def div_Scalar_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div_Scalar_mode", div_Scalar_mode, (self, other, rounding_mode)
-        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1271,14 +1153,8 @@ def div_Scalar_mode(
     return result
 
 
-def true_divide_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    composite: div(self, other)
-    """
+def true_divide_Tensor(input: Any, other: Any) -> Tensor:
+    """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return div(self, other)
@@ -1293,25 +1169,16 @@ def true_divide_Tensor(
         raise
 
 
-def where_self(
-    condition: Any,
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
-
-    forward: np.where(condition, self, other)
-    """
+def where_self(condition: Any, input: Any, other: Any) -> Tensor:
+    """`where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(condition, self, other):
-        return call_batched(
+    if interposition.active and interposed(condition, self, other):
+        return interpose(
             "where.self", "elementwise", where_self, condition, self, other
         )
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("where_self", where_self, (condition, self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1336,21 +1203,13 @@ def where_self(
     return result
 
 
-def maximum(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`maximum(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.maximum(self, other)
-    """
+def maximum(input: Any, other: Any) -> Tensor:
+    """`maximum(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("maximum", "elementwise", maximum, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("maximum", maximum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1379,21 +1238,13 @@ def maximum(
     return result
 
 
-def fmax(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmax(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmax(self, other)
-    """
+def fmax(input: Any, other: Any) -> Tensor:
+    """`fmax(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmax", "elementwise", fmax, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmax", "elementwise", fmax, self, other)
     self_ = tensor_arg(self, "fmax", "input", 1)
     other_ = tensor_arg(other, "fmax", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmax", fmax, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1422,21 +1273,13 @@ def fmax(
     return result
 
 
-def minimum(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`minimum(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.minimum(self, other)
-    """
+def minimum(input: Any, other: Any) -> Tensor:
+    """`minimum(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("minimum", "elementwise", minimum, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("minimum", minimum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1465,21 +1308,13 @@ def minimum(
     return result
 
 
-def fmin(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmin(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmin(self, other)
-    """
+def fmin(input: Any, other: Any) -> Tensor:
+    """`fmin(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmin", "elementwise", fmin, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmin", "elementwise", fmin, self, other)
     self_ = tensor_arg(self, "fmin", "input", 1)
     other_ = tensor_arg(other, "fmin", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmin", fmin, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1508,21 +1343,13 @@ def fmin(
     return result
 
 
-def atan2(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`atan2(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.arctan2(self, other)
-    """
+def atan2(input: Any, other: Any) -> Tensor:
+    """`atan2(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("atan2", "elementwise", atan2, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan2", atan2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1547,21 +1374,13 @@ def atan2(
     return result
 
 
-def hypot(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`hypot(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.hypot(self, other)
-    """
+def hypot(input: Any, other: Any) -> Tensor:
+    """`hypot(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("hypot", "elementwise", hypot, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hypot", hypot, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1588,23 +1407,13 @@ def hypot(
     return result
 
 
-def copysign_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.copysign(self, other)
-    """
+def copysign_Tensor(input: Any, other: Any) -> Tensor:
+    """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "copysign.Tensor", "elementwise", copysign_Tensor, self, other
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("copysign.Tensor", "elementwise", copysign_Tensor, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign_Tensor", copysign_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1633,23 +1442,13 @@ def copysign_Tensor(
     return result
 
 
-def copysign_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.copysign(self, other)
-    """
+def copysign_Scalar(input: Any, other: Any) -> Tensor:
+    """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "copysign.Scalar", "elementwise", copysign_Scalar, self, other
-        )
+    if interposition.active and interposed(self):
+        return interpose("copysign.Scalar", "elementwise", copysign_Scalar, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign_Scalar", copysign_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1672,23 +1471,15 @@ def copysign_Scalar(
     return result
 
 
-def remainder_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.remainder(self, other)
-    """
+def remainder_Scalar(input: Any, other: Any) -> Tensor:
+    """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "remainder.Scalar", "elementwise", remainder_Scalar, self, other
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("remainder_Scalar", remainder_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1708,23 +1499,15 @@ def remainder_Scalar(
     return result
 
 
-def remainder_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.remainder(self, other)
-    """
+def remainder_Tensor(input: Any, other: Any) -> Tensor:
+    """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "remainder.Tensor", "elementwise", remainder_Tensor, self, other
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("remainder_Tensor", remainder_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1749,21 +1532,13 @@ def remainder_Tensor(
     return result
 
 
-def fmod_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.fmod(self, other)
-    """
+def fmod_Scalar(input: Any, other: Any) -> Tensor:
+    """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod_Scalar", fmod_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1783,21 +1558,13 @@ def fmod_Scalar(
     return result
 
 
-def fmod_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.fmod(self, other)
-    """
+def fmod_Tensor(input: Any, other: Any) -> Tensor:
+    """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other_ = tensor_arg(other, "fmod", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod_Tensor", fmod_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1822,21 +1589,13 @@ def fmod_Tensor(
     return result
 
 
-def xlogy_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Tensor(input: Any, other: Any) -> Tensor:
+    """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("xlogy_Tensor", xlogy_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1865,25 +1624,15 @@ def xlogy_Tensor(
     return result
 
 
-def xlogy_Scalar_Self(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
+    """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(other):
-        return call_batched(
+    if interposition.active and interposed(other):
+        return interpose(
             "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
         )
     self = scalar_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy_Scalar_Self", xlogy_Scalar_Self, (self, other)
-        )
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1905,25 +1654,15 @@ def xlogy_Scalar_Self(
     return result
 
 
-def xlogy_Scalar_Other(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
-
-    forward: xlogy(self, other)
-    """
+def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
+    """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
         )
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy_Scalar_Other", xlogy_Scalar_Other, (self, other)
-        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1949,19 +1688,12 @@ def xlogy_Scalar_Other(
     return result
 
 
-def frexp_Tensor(
-    input: Any,
-) -> Any:
-    """`frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`
-
-    forward: frexp_kernel(self)
-    """
+def frexp_Tensor(input: Any) -> Any:
+    """`frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("frexp.Tensor", "", frexp_Tensor, self)
+    if interposition.active and interposed(self):
+        return interpose("frexp.Tensor", "", frexp_Tensor, self)
     self_ = tensor_arg(self, "frexp", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("frexp_Tensor", frexp_Tensor, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FrexpBackward0()
@@ -1982,21 +1714,13 @@ def frexp_Tensor(
     return return_type("frexp", ("mantissa", "exponent"))(*outputs)
 
 
-def nextafter(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`nextafter(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.nextafter(self, other)
-    """
+def nextafter(input: Any, other: Any) -> Tensor:
+    """`nextafter(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("nextafter", "elementwise", nextafter, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("nextafter", "elementwise", nextafter, self, other)
     self_ = tensor_arg(self, "nextafter", "input", 1)
     other_ = tensor_arg(other, "nextafter", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nextafter", nextafter, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -2025,21 +1749,13 @@ def nextafter(
     return result
 
 
-def ldexp_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: self * 2.0 ** other
-    """
+def ldexp_Tensor(input: Any, other: Any) -> Tensor:
+    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ldexp.Tensor", "elementwise", ldexp_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ldexp.Tensor", "elementwise", ldexp_Tensor, self, other)
     self_ = tensor_arg(self, "ldexp", "input", 1)
     other_ = tensor_arg(other, "ldexp", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ldexp_Tensor", ldexp_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -2068,21 +1784,13 @@ def ldexp_Tensor(
     return result
 
 
-def logaddexp(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logaddexp(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logaddexp(self, other)
-    """
+def logaddexp(input: Any, other: Any) -> Tensor:
+    """`logaddexp(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logaddexp", "elementwise", logaddexp, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logaddexp", "elementwise", logaddexp, self, other)
     self_ = tensor_arg(self, "logaddexp", "input", 1)
     other_ = tensor_arg(other, "logaddexp", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logaddexp", logaddexp, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -2111,21 +1819,13 @@ def logaddexp(
     return result
 
 
-def logaddexp2(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logaddexp2(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logaddexp2(self, other)
-    """
+def logaddexp2(input: Any, other: Any) -> Tensor:
+    """`logaddexp2(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logaddexp2", "elementwise", logaddexp2, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logaddexp2", "elementwise", logaddexp2, self, other)
     self_ = tensor_arg(self, "logaddexp2", "input", 1)
     other_ = tensor_arg(other, "logaddexp2", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logaddexp2", logaddexp2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -2154,25 +1854,14 @@ def logaddexp2(
     return result
 
 
-def lerp_Scalar(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end):
-        return call_batched(
-            "lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight
-        )
+    if interposition.active and interposed(self, end):
+        return interpose("lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp_Scalar", lerp_Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         grad_fn = LerpBackward0()
@@ -2193,25 +1882,14 @@ def lerp_Scalar(
     return result
 
 
-def lerp_Tensor(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched(
-            "lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight
-        )
+    if interposition.active and interposed(self, end, weight):
+        return interpose("lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp_Tensor", lerp_Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -2238,28 +1916,17 @@ def lerp_Tensor(
     return result
 
 
-def addcmul(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
-
-    forward: np.add(self, value * tensor1 * tensor2)
-    """
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcmul", "elementwise", addcmul, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcmul", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addcmul", addcmul, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -2293,28 +1960,17 @@ def addcmul(
     return result
 
 
-def addcdiv(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
-
-    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
-    """
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcdiv", "elementwise", addcdiv, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcdiv", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addcdiv", addcdiv, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -2350,23 +2006,14 @@ def addcdiv(
     return result
 
 
-def clamp_Tensor(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min, max):
-        return call_batched("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
+    if interposition.active and interposed(self, min, max):
+        return interpose("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min_ = optional_tensor_arg(min, "clamp", "min", 2)
     max_ = optional_tensor_arg(max, "clamp", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_Tensor", clamp_Tensor, (self, min, max))
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -2410,23 +2057,14 @@ def clamp_Tensor(
     return result
 
 
-def clamp_default(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp", "elementwise", clamp_default, self, min, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp", "elementwise", clamp_default, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_default", clamp_default, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2449,21 +2087,13 @@ def clamp_default(
     return result
 
 
-def clamp_min_default(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min(Tensor self, Scalar min) -> Tensor`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min_default(input: Any, min: Any) -> Tensor:
+    """`clamp_min(Tensor self, Scalar min) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_min", "elementwise", clamp_min_default, self, min)
+    if interposition.active and interposed(self):
+        return interpose("clamp_min", "elementwise", clamp_min_default, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min_default", clamp_min_default, (self, min))
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2485,23 +2115,13 @@ def clamp_min_default(
     return result
 
 
-def clamp_min_Tensor(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min_Tensor(input: Any, min: Any) -> Tensor:
+    """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min):
-        return call_batched(
-            "clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min
-        )
+    if interposition.active and interposed(self, min):
+        return interpose("clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min_ = tensor_arg(min, "clamp_min", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min_Tensor", clamp_min_Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -2526,21 +2146,13 @@ def clamp_min_Tensor(
     return result
 
 
-def clamp_max_default(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max(Tensor self, Scalar max) -> Tensor`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max_default(input: Any, max: Any) -> Tensor:
+    """`clamp_max(Tensor self, Scalar max) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_max", "elementwise", clamp_max_default, self, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_max", "elementwise", clamp_max_default, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max_default", clamp_max_default, (self, max))
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2562,23 +2174,13 @@ def clamp_max_default(
     return result
 
 
-def clamp_max_Tensor(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max_Tensor(input: Any, max: Any) -> Tensor:
+    """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, max):
-        return call_batched(
-            "clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max
-        )
+    if interposition.active and interposed(self, max):
+        return interpose("clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max_ = tensor_arg(max, "clamp_max", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max_Tensor", clamp_max_Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -2604,28 +2206,18 @@ def clamp_max_Tensor(
 
 
 def nan_to_num(
-    input: Any,
-    nan: Any = None,
-    posinf: Any = None,
-    neginf: Any = None,
+    input: Any, nan: Any = None, posinf: Any = None, neginf: Any = None
 ) -> Tensor:
-    """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
-
-    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
-    """
+    """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "nan_to_num", "elementwise", nan_to_num, self, nan, posinf, neginf
         )
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nan_to_num", nan_to_num, (self, nan, posinf, neginf)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanToNumBackward0()
@@ -2656,21 +2248,13 @@ def nan_to_num(
     return result
 
 
-def eq_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`eq.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.equal(self, other)
-    """
+def eq_Tensor(input: Any, other: Any) -> Tensor:
+    """`eq.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("eq.Tensor", "elementwise", eq_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("eq_Tensor", eq_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.equal(self_, other_))
@@ -2679,21 +2263,13 @@ def eq_Tensor(
     return result
 
 
-def ne_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ne.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.not_equal(self, other)
-    """
+def ne_Tensor(input: Any, other: Any) -> Tensor:
+    """`ne.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ne.Tensor", "elementwise", ne_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ne_Tensor", ne_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.not_equal(self_, other_))
@@ -2702,21 +2278,13 @@ def ne_Tensor(
     return result
 
 
-def lt_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`lt.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.less(self, other)
-    """
+def lt_Tensor(input: Any, other: Any) -> Tensor:
+    """`lt.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("lt.Tensor", "elementwise", lt_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lt_Tensor", lt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less(self_, other_))
@@ -2725,21 +2293,13 @@ def lt_Tensor(
     return result
 
 
-def le_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`le.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.less_equal(self, other)
-    """
+def le_Tensor(input: Any, other: Any) -> Tensor:
+    """`le.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("le.Tensor", "elementwise", le_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("le_Tensor", le_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less_equal(self_, other_))
@@ -2748,21 +2308,13 @@ def le_Tensor(
     return result
 
 
-def gt_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`gt.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.greater(self, other)
-    """
+def gt_Tensor(input: Any, other: Any) -> Tensor:
+    """`gt.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("gt.Tensor", "elementwise", gt_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gt_Tensor", gt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater(self_, other_))
@@ -2771,21 +2323,13 @@ def gt_Tensor(
     return result
 
 
-def ge_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ge.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.greater_equal(self, other)
-    """
+def ge_Tensor(input: Any, other: Any) -> Tensor:
+    """`ge.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ge.Tensor", "elementwise", ge_Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ge_Tensor", ge_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater_equal(self_, other_))
@@ -2794,21 +2338,13 @@ def ge_Tensor(
     return result
 
 
-def eq_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`eq.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.equal(self, other)
-    """
+def eq_Scalar(input: Any, other: Any) -> Tensor:
+    """`eq.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("eq.Scalar", "elementwise", eq_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("eq_Scalar", eq_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.equal(self_, other))
@@ -2817,21 +2353,13 @@ def eq_Scalar(
     return result
 
 
-def ne_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ne.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.not_equal(self, other)
-    """
+def ne_Scalar(input: Any, other: Any) -> Tensor:
+    """`ne.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ne.Scalar", "elementwise", ne_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ne_Scalar", ne_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.not_equal(self_, other))
@@ -2840,21 +2368,13 @@ def ne_Scalar(
     return result
 
 
-def lt_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`lt.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.less(self, other)
-    """
+def lt_Scalar(input: Any, other: Any) -> Tensor:
+    """`lt.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("lt.Scalar", "elementwise", lt_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lt_Scalar", lt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less(self_, other))
@@ -2863,21 +2383,13 @@ def lt_Scalar(
     return result
 
 
-def le_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`le.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.less_equal(self, other)
-    """
+def le_Scalar(input: Any, other: Any) -> Tensor:
+    """`le.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("le.Scalar", "elementwise", le_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("le_Scalar", le_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less_equal(self_, other))
@@ -2886,21 +2398,13 @@ def le_Scalar(
     return result
 
 
-def gt_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`gt.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.greater(self, other)
-    """
+def gt_Scalar(input: Any, other: Any) -> Tensor:
+    """`gt.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("gt.Scalar", "elementwise", gt_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gt_Scalar", gt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater(self_, other))
@@ -2909,21 +2413,13 @@ def gt_Scalar(
     return result
 
 
-def ge_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ge.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.greater_equal(self, other)
-    """
+def ge_Scalar(input: Any, other: Any) -> Tensor:
+    """`ge.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ge.Scalar", "elementwise", ge_Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ge_Scalar", ge_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater_equal(self_, other))
@@ -2932,19 +2428,12 @@ def ge_Scalar(
     return result
 
 
-def isnan(
-    input: Any,
-) -> Tensor:
-    """`isnan(Tensor self) -> Tensor`
-
-    forward: np.isnan(self)
-    """
+def isnan(input: Any) -> Tensor:
+    """`isnan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isnan", "elementwise", isnan, self)
+    if interposition.active and interposed(self):
+        return interpose("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isnan", isnan, (self,))
     try:
         result = Tensor._make(np.isnan(self_))
     except ValueError as kernel_failure:
@@ -2952,19 +2441,12 @@ def isnan(
     return result
 
 
-def isinf(
-    input: Any,
-) -> Tensor:
-    """`isinf(Tensor self) -> Tensor`
-
-    forward: np.isinf(self)
-    """
+def isinf(input: Any) -> Tensor:
+    """`isinf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isinf", "elementwise", isinf, self)
+    if interposition.active and interposed(self):
+        return interpose("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isinf", isinf, (self,))
     try:
         result = Tensor._make(np.isinf(self_))
     except ValueError as kernel_failure:
@@ -2972,19 +2454,12 @@ def isinf(
     return result
 
 
-def isfinite(
-    input: Any,
-) -> Tensor:
-    """`isfinite(Tensor self) -> Tensor`
-
-    forward: np.isfinite(self)
-    """
+def isfinite(input: Any) -> Tensor:
+    """`isfinite(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("isfinite", "elementwise", isfinite, self)
+    if interposition.active and interposed(self):
+        return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("isfinite", isfinite, (self,))
     try:
         result = Tensor._make(np.isfinite(self_))
     except ValueError as kernel_failure:
@@ -2992,19 +2467,12 @@ def isfinite(
     return result
 
 
-def logical_not(
-    input: Any,
-) -> Tensor:
-    """`logical_not(Tensor self) -> Tensor`
-
-    forward: np.logical_not(self)
-    """
+def logical_not(input: Any) -> Tensor:
+    """`logical_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logical_not", "elementwise", logical_not, self)
+    if interposition.active and interposed(self):
+        return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_not", logical_not, (self,))
     try:
         result = Tensor._make(np.logical_not(self_))
     except ValueError as kernel_failure:
@@ -3012,21 +2480,13 @@ def logical_not(
     return result
 
 
-def logical_xor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_xor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_xor(self, other)
-    """
+def logical_xor(input: Any, other: Any) -> Tensor:
+    """`logical_xor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_xor", "elementwise", logical_xor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_xor", logical_xor, (self, other))
     try:
         result = Tensor._make(np.logical_xor(self_, other_))
     except ValueError as kernel_failure:
@@ -3034,21 +2494,13 @@ def logical_xor(
     return result
 
 
-def logical_and(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_and(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_and(self, other)
-    """
+def logical_and(input: Any, other: Any) -> Tensor:
+    """`logical_and(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_and", "elementwise", logical_and, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_and", logical_and, (self, other))
     try:
         result = Tensor._make(np.logical_and(self_, other_))
     except ValueError as kernel_failure:
@@ -3056,21 +2508,13 @@ def logical_and(
     return result
 
 
-def logical_or(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`logical_or(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.logical_or(self, other)
-    """
+def logical_or(input: Any, other: Any) -> Tensor:
+    """`logical_or(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_or", "elementwise", logical_or, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logical_or", logical_or, (self, other))
     try:
         result = Tensor._make(np.logical_or(self_, other_))
     except ValueError as kernel_failure:
@@ -3078,19 +2522,12 @@ def logical_or(
     return result
 
 
-def bitwise_not(
-    input: Any,
-) -> Tensor:
-    """`bitwise_not(Tensor self) -> Tensor`
-
-    forward: np.invert(self)
-    """
+def bitwise_not(input: Any) -> Tensor:
+    """`bitwise_not(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("bitwise_not", "elementwise", bitwise_not, self)
+    if interposition.active and interposed(self):
+        return interpose("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bitwise_not", bitwise_not, (self,))
     try:
         result = Tensor._make(np.invert(self_))
     except ValueError as kernel_failure:
@@ -3098,25 +2535,15 @@ def bitwise_not(
     return result
 
 
-def bitwise_and_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_and(self, other)
-    """
+def bitwise_and_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_and.Tensor", "elementwise", bitwise_and_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_and_Tensor", bitwise_and_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_and(self_, other_))
@@ -3125,25 +2552,15 @@ def bitwise_and_Tensor(
     return result
 
 
-def bitwise_and_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_and(self, other)
-    """
+def bitwise_and_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_and.Scalar", "elementwise", bitwise_and_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_and_Scalar", bitwise_and_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_and(self_, other))
@@ -3152,25 +2569,15 @@ def bitwise_and_Scalar(
     return result
 
 
-def bitwise_or_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_or(self, other)
-    """
+def bitwise_or_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_or.Tensor", "elementwise", bitwise_or_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_or_Tensor", bitwise_or_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_or(self_, other_))
@@ -3179,25 +2586,15 @@ def bitwise_or_Tensor(
     return result
 
 
-def bitwise_or_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_or(self, other)
-    """
+def bitwise_or_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_or.Scalar", "elementwise", bitwise_or_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_or_Scalar", bitwise_or_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_or(self_, other))
@@ -3206,25 +2603,15 @@ def bitwise_or_Scalar(
     return result
 
 
-def bitwise_xor_Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.bitwise_xor(self, other)
-    """
+def bitwise_xor_Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "bitwise_xor.Tensor", "elementwise", bitwise_xor_Tensor, self, other
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_xor_Tensor", bitwise_xor_Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other_))
@@ -3233,25 +2620,15 @@ def bitwise_xor_Tensor(
     return result
 
 
-def bitwise_xor_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.bitwise_xor(self, other)
-    """
+def bitwise_xor_Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "bitwise_xor.Scalar", "elementwise", bitwise_xor_Scalar, self, other
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bitwise_xor_Scalar", bitwise_xor_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other))
@@ -3260,25 +2637,15 @@ def bitwise_xor_Scalar(
     return result
 
 
-def floor_divide_default(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`floor_divide(Tensor self, Tensor other) -> Tensor`
-
-    forward: np.floor_divide(self, other)
-    """
+def floor_divide_default(input: Any, other: Any) -> Tensor:
+    """`floor_divide(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "floor_divide", "elementwise", floor_divide_default, self, other
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "floor_divide_default", floor_divide_default, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.floor_divide(self_, other_))
@@ -3287,25 +2654,15 @@ def floor_divide_default(
     return result
 
 
-def floor_divide_Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
-
-    forward: np.floor_divide(self, other)
-    """
+def floor_divide_Scalar(input: Any, other: Any) -> Tensor:
+    """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "floor_divide.Scalar", "elementwise", floor_divide_Scalar, self, other
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "floor_divide_Scalar", floor_divide_Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.floor_divide(self_, other))
@@ -3314,25 +2671,15 @@ def floor_divide_Scalar(
     return result
 
 
-def pow_Tensor_Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
-
-    forward: np.power(self, exponent)
-    """
+def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "pow.Tensor_Scalar", "elementwise", pow_Tensor_Scalar, self, exponent
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pow_Tensor_Scalar", pow_Tensor_Scalar, (self, exponent)
-        )
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3354,25 +2701,15 @@ def pow_Tensor_Scalar(
     return result
 
 
-def pow_Tensor_Tensor(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
-
-    forward: np.power(self, exponent)
-    """
+def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
+    """`pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, exponent):
-        return call_batched(
+    if interposition.active and interposed(self, exponent):
+        return interpose(
             "pow.Tensor_Tensor", "elementwise", pow_Tensor_Tensor, self, exponent
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pow_Tensor_Tensor", pow_Tensor_Tensor, (self, exponent)
-        )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -3401,21 +2738,13 @@ def pow_Tensor_Tensor(
     return result
 
 
-def pow_Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
-
-    forward: c_order(np.power(self, exponent))
-    """
+def pow_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(exponent):
-        return call_batched("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
+    if interposition.active and interposed(exponent):
+        return interpose("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow_Scalar", pow_Scalar, (self, exponent))
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -3441,19 +2770,12 @@ def pow_Scalar(
     return result
 
 
-def neg(
-    input: Any,
-) -> Tensor:
-    """`neg(Tensor self) -> Tensor`
-
-    forward: np.negative(self)
-    """
+def neg(input: Any) -> Tensor:
+    """`neg(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("neg", "elementwise", neg, self)
+    if interposition.active and interposed(self):
+        return interpose("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("neg", neg, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
@@ -3472,19 +2794,12 @@ def neg(
     return result
 
 
-def reciprocal(
-    input: Any,
-) -> Tensor:
-    """`reciprocal(Tensor self) -> Tensor`
-
-    forward: np.reciprocal(self)
-    """
+def reciprocal(input: Any) -> Tensor:
+    """`reciprocal(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reciprocal", "elementwise", reciprocal, self)
+    if interposition.active and interposed(self):
+        return interpose("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("reciprocal", reciprocal, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3506,19 +2821,12 @@ def reciprocal(
     return result
 
 
-def exp(
-    input: Any,
-) -> Tensor:
-    """`exp(Tensor self) -> Tensor`
-
-    forward: np.exp(self)
-    """
+def exp(input: Any) -> Tensor:
+    """`exp(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp", "elementwise", exp, self)
+    if interposition.active and interposed(self):
+        return interpose("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp", exp, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3540,19 +2848,12 @@ def exp(
     return result
 
 
-def log(
-    input: Any,
-) -> Tensor:
-    """`log(Tensor self) -> Tensor`
-
-    forward: np.log(self)
-    """
+def log(input: Any) -> Tensor:
+    """`log(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log", "elementwise", log, self)
+    if interposition.active and interposed(self):
+        return interpose("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log", log, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3573,19 +2874,12 @@ def log(
     return result
 
 
-def sin(
-    input: Any,
-) -> Tensor:
-    """`sin(Tensor self) -> Tensor`
-
-    forward: np.sin(self)
-    """
+def sin(input: Any) -> Tensor:
+    """`sin(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sin", "elementwise", sin, self)
+    if interposition.active and interposed(self):
+        return interpose("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sin", sin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3606,19 +2900,12 @@ def sin(
     return result
 
 
-def cos(
-    input: Any,
-) -> Tensor:
-    """`cos(Tensor self) -> Tensor`
-
-    forward: np.cos(self)
-    """
+def cos(input: Any) -> Tensor:
+    """`cos(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cos", "elementwise", cos, self)
+    if interposition.active and interposed(self):
+        return interpose("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cos", cos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3639,19 +2926,12 @@ def cos(
     return result
 
 
-def tanh(
-    input: Any,
-) -> Tensor:
-    """`tanh(Tensor self) -> Tensor`
-
-    forward: np.tanh(self)
-    """
+def tanh(input: Any) -> Tensor:
+    """`tanh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tanh", "elementwise", tanh, self)
+    if interposition.active and interposed(self):
+        return interpose("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tanh", tanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3673,19 +2953,12 @@ def tanh(
     return result
 
 
-def sigmoid(
-    input: Any,
-) -> Tensor:
-    """`sigmoid(Tensor self) -> Tensor`
-
-    forward: sigmoid(self)
-    """
+def sigmoid(input: Any) -> Tensor:
+    """`sigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sigmoid", "elementwise", sigmoid, self)
+    if interposition.active and interposed(self):
+        return interpose("sigmoid", "elementwise", sigmoid, self)
     self_ = tensor_arg(self, "sigmoid", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sigmoid", sigmoid, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3707,19 +2980,12 @@ def sigmoid(
     return result
 
 
-def relu(
-    input: Any,
-) -> Tensor:
-    """`relu(Tensor self) -> Tensor`
-
-    forward: relu(self)
-    """
+def relu(input: Any) -> Tensor:
+    """`relu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("relu", "elementwise", relu, self)
+    if interposition.active and interposed(self):
+        return interpose("relu", "elementwise", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("relu", relu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
@@ -3740,18 +3006,11 @@ def relu(
     return result
 
 
-def threshold_backward(
-    grad_output: Any,
-    input: Any,
-    threshold: Any,
-) -> Tensor:
-    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`
-
-    forward: threshold_backward_kernel(grad_output, self, threshold)
-    """
+def threshold_backward(grad_output: Any, input: Any, threshold: Any) -> Tensor:
+    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(grad_output, self):
-        return call_batched(
+    if interposition.active and interposed(grad_output, self):
+        return interpose(
             "threshold_backward",
             "elementwise",
             threshold_backward,
@@ -3762,10 +3021,6 @@ def threshold_backward(
     grad_output_ = tensor_arg(grad_output, "threshold_backward", "grad_output", 1)
     self_ = tensor_arg(self, "threshold_backward", "input", 2)
     threshold = scalar_arg(threshold, "threshold_backward", "threshold", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "threshold_backward", threshold_backward, (grad_output, self, threshold)
-        )
     grad_output_, self_ = promote_operands(grad_output_, self_)
     grad_fn = None
     if compute_requires_grad(grad_output, self):
@@ -3801,19 +3056,12 @@ def threshold_backward(
     return result
 
 
-def sqrt(
-    input: Any,
-) -> Tensor:
-    """`sqrt(Tensor self) -> Tensor`
-
-    forward: np.sqrt(self)
-    """
+def sqrt(input: Any) -> Tensor:
+    """`sqrt(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sqrt", "elementwise", sqrt, self)
+    if interposition.active and interposed(self):
+        return interpose("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sqrt", sqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3835,19 +3083,12 @@ def sqrt(
     return result
 
 
-def abs(
-    input: Any,
-) -> Tensor:
-    """`abs(Tensor self) -> Tensor`
-
-    forward: np.abs(self)
-    """
+def abs(input: Any) -> Tensor:
+    """`abs(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("abs", "elementwise", abs, self)
+    if interposition.active and interposed(self):
+        return interpose("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("abs", abs, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
@@ -3867,19 +3108,12 @@ def abs(
     return result
 
 
-def sign(
-    input: Any,
-) -> Tensor:
-    """`sign(Tensor self) -> Tensor`
-
-    forward: np.sign(self)
-    """
+def sign(input: Any) -> Tensor:
+    """`sign(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sign", "elementwise", sign, self)
+    if interposition.active and interposed(self):
+        return interpose("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sign", sign, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
@@ -3898,19 +3132,12 @@ def sign(
     return result
 
 
-def exp2(
-    input: Any,
-) -> Tensor:
-    """`exp2(Tensor self) -> Tensor`
-
-    forward: np.exp2(self)
-    """
+def exp2(input: Any) -> Tensor:
+    """`exp2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp2", "elementwise", exp2, self)
+    if interposition.active and interposed(self):
+        return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp2", exp2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3932,19 +3159,12 @@ def exp2(
     return result
 
 
-def expm1(
-    input: Any,
-) -> Tensor:
-    """`expm1(Tensor self) -> Tensor`
-
-    forward: np.expm1(self)
-    """
+def expm1(input: Any) -> Tensor:
+    """`expm1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expm1", "elementwise", expm1, self)
+    if interposition.active and interposed(self):
+        return interpose("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("expm1", expm1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3966,19 +3186,12 @@ def expm1(
     return result
 
 
-def log2(
-    input: Any,
-) -> Tensor:
-    """`log2(Tensor self) -> Tensor`
-
-    forward: np.log2(self)
-    """
+def log2(input: Any) -> Tensor:
+    """`log2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log2", "elementwise", log2, self)
+    if interposition.active and interposed(self):
+        return interpose("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log2", log2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3999,19 +3212,12 @@ def log2(
     return result
 
 
-def log10(
-    input: Any,
-) -> Tensor:
-    """`log10(Tensor self) -> Tensor`
-
-    forward: np.log10(self)
-    """
+def log10(input: Any) -> Tensor:
+    """`log10(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log10", "elementwise", log10, self)
+    if interposition.active and interposed(self):
+        return interpose("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log10", log10, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4032,19 +3238,12 @@ def log10(
     return result
 
 
-def log1p(
-    input: Any,
-) -> Tensor:
-    """`log1p(Tensor self) -> Tensor`
-
-    forward: np.log1p(self)
-    """
+def log1p(input: Any) -> Tensor:
+    """`log1p(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log1p", "elementwise", log1p, self)
+    if interposition.active and interposed(self):
+        return interpose("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log1p", log1p, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4065,19 +3264,12 @@ def log1p(
     return result
 
 
-def rsqrt(
-    input: Any,
-) -> Tensor:
-    """`rsqrt(Tensor self) -> Tensor`
-
-    forward: np.reciprocal(np.sqrt(self))
-    """
+def rsqrt(input: Any) -> Tensor:
+    """`rsqrt(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rsqrt", "elementwise", rsqrt, self)
+    if interposition.active and interposed(self):
+        return interpose("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsqrt", rsqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4099,13 +3291,8 @@ def rsqrt(
     return result
 
 
-def square(
-    input: Any,
-) -> Tensor:
-    """`square(Tensor self) -> Tensor`
-
-    composite: pow(self, 2)
-    """
+def square(input: Any) -> Tensor:
+    """`square(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return pow(self, 2)
@@ -4114,19 +3301,12 @@ def square(
         raise
 
 
-def tan(
-    input: Any,
-) -> Tensor:
-    """`tan(Tensor self) -> Tensor`
-
-    forward: np.tan(self)
-    """
+def tan(input: Any) -> Tensor:
+    """`tan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tan", "elementwise", tan, self)
+    if interposition.active and interposed(self):
+        return interpose("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tan", tan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4148,19 +3328,12 @@ def tan(
     return result
 
 
-def asin(
-    input: Any,
-) -> Tensor:
-    """`asin(Tensor self) -> Tensor`
-
-    forward: np.arcsin(self)
-    """
+def asin(input: Any) -> Tensor:
+    """`asin(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asin", "elementwise", asin, self)
+    if interposition.active and interposed(self):
+        return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asin", asin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4181,19 +3354,12 @@ def asin(
     return result
 
 
-def acos(
-    input: Any,
-) -> Tensor:
-    """`acos(Tensor self) -> Tensor`
-
-    forward: np.arccos(self)
-    """
+def acos(input: Any) -> Tensor:
+    """`acos(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acos", "elementwise", acos, self)
+    if interposition.active and interposed(self):
+        return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acos", acos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4214,19 +3380,12 @@ def acos(
     return result
 
 
-def atan(
-    input: Any,
-) -> Tensor:
-    """`atan(Tensor self) -> Tensor`
-
-    forward: np.arctan(self)
-    """
+def atan(input: Any) -> Tensor:
+    """`atan(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atan", "elementwise", atan, self)
+    if interposition.active and interposed(self):
+        return interpose("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan", atan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4247,19 +3406,12 @@ def atan(
     return result
 
 
-def rad2deg(
-    input: Any,
-) -> Tensor:
-    """`rad2deg(Tensor self) -> Tensor`
-
-    forward: self * 57.29577951308232
-    """
+def rad2deg(input: Any) -> Tensor:
+    """`rad2deg(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rad2deg", "elementwise", rad2deg, self)
+    if interposition.active and interposed(self):
+        return interpose("rad2deg", "elementwise", rad2deg, self)
     self_ = tensor_arg(self, "rad2deg", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rad2deg", rad2deg, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4279,19 +3431,12 @@ def rad2deg(
     return result
 
 
-def sinh(
-    input: Any,
-) -> Tensor:
-    """`sinh(Tensor self) -> Tensor`
-
-    forward: np.sinh(self)
-    """
+def sinh(input: Any) -> Tensor:
+    """`sinh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinh", "elementwise", sinh, self)
+    if interposition.active and interposed(self):
+        return interpose("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinh", sinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4312,19 +3457,12 @@ def sinh(
     return result
 
 
-def cosh(
-    input: Any,
-) -> Tensor:
-    """`cosh(Tensor self) -> Tensor`
-
-    forward: np.cosh(self)
-    """
+def cosh(input: Any) -> Tensor:
+    """`cosh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cosh", "elementwise", cosh, self)
+    if interposition.active and interposed(self):
+        return interpose("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cosh", cosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4345,19 +3483,12 @@ def cosh(
     return result
 
 
-def asinh(
-    input: Any,
-) -> Tensor:
-    """`asinh(Tensor self) -> Tensor`
-
-    forward: np.arcsinh(self)
-    """
+def asinh(input: Any) -> Tensor:
+    """`asinh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asinh", "elementwise", asinh, self)
+    if interposition.active and interposed(self):
+        return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asinh", asinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4378,19 +3509,12 @@ def asinh(
     return result
 
 
-def acosh(
-    input: Any,
-) -> Tensor:
-    """`acosh(Tensor self) -> Tensor`
-
-    forward: np.arccosh(self)
-    """
+def acosh(input: Any) -> Tensor:
+    """`acosh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acosh", "elementwise", acosh, self)
+    if interposition.active and interposed(self):
+        return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acosh", acosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4411,19 +3535,12 @@ def acosh(
     return result
 
 
-def atanh(
-    input: Any,
-) -> Tensor:
-    """`atanh(Tensor self) -> Tensor`
-
-    forward: np.arctanh(self)
-    """
+def atanh(input: Any) -> Tensor:
+    """`atanh(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atanh", "elementwise", atanh, self)
+    if interposition.active and interposed(self):
+        return interpose("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atanh", atanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4444,19 +3561,12 @@ def atanh(
     return result
 
 
-def deg2rad(
-    input: Any,
-) -> Tensor:
-    """`deg2rad(Tensor self) -> Tensor`
-
-    forward: self * 0.017453292519943295
-    """
+def deg2rad(input: Any) -> Tensor:
+    """`deg2rad(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("deg2rad", "elementwise", deg2rad, self)
+    if interposition.active and interposed(self):
+        return interpose("deg2rad", "elementwise", deg2rad, self)
     self_ = tensor_arg(self, "deg2rad", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("deg2rad", deg2rad, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4476,21 +3586,13 @@ def deg2rad(
     return result
 
 
-def logit(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`logit(Tensor self, float? eps=None) -> Tensor`
-
-    forward: logit(self, eps)
-    """
+def logit(input: Any, eps: Any = None) -> Tensor:
+    """`logit(Tensor self, float? eps=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logit", "elementwise", logit, self, eps)
+    if interposition.active and interposed(self):
+        return interpose("logit", "elementwise", logit, self, eps)
     self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logit", logit, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4512,19 +3614,12 @@ def logit(
     return result
 
 
-def erf(
-    input: Any,
-) -> Tensor:
-    """`erf(Tensor self) -> Tensor`
-
-    forward: erf(self)
-    """
+def erf(input: Any) -> Tensor:
+    """`erf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erf", "elementwise", erf, self)
+    if interposition.active and interposed(self):
+        return interpose("erf", "elementwise", erf, self)
     self_ = tensor_arg(self, "erf", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erf", erf, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4545,19 +3640,12 @@ def erf(
     return result
 
 
-def erfc(
-    input: Any,
-) -> Tensor:
-    """`erfc(Tensor self) -> Tensor`
-
-    forward: erfc(self)
-    """
+def erfc(input: Any) -> Tensor:
+    """`erfc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfc", "elementwise", erfc, self)
+    if interposition.active and interposed(self):
+        return interpose("erfc", "elementwise", erfc, self)
     self_ = tensor_arg(self, "erfc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfc", erfc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4578,19 +3666,12 @@ def erfc(
     return result
 
 
-def erfinv(
-    input: Any,
-) -> Tensor:
-    """`erfinv(Tensor self) -> Tensor`
-
-    forward: erfinv(self)
-    """
+def erfinv(input: Any) -> Tensor:
+    """`erfinv(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfinv", "elementwise", erfinv, self)
+    if interposition.active and interposed(self):
+        return interpose("erfinv", "elementwise", erfinv, self)
     self_ = tensor_arg(self, "erfinv", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfinv", erfinv, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4611,19 +3692,12 @@ def erfinv(
     return result
 
 
-def lgamma(
-    input: Any,
-) -> Tensor:
-    """`lgamma(Tensor self) -> Tensor`
-
-    forward: lgamma(self)
-    """
+def lgamma(input: Any) -> Tensor:
+    """`lgamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("lgamma", "elementwise", lgamma, self)
+    if interposition.active and interposed(self):
+        return interpose("lgamma", "elementwise", lgamma, self)
     self_ = tensor_arg(self, "lgamma", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lgamma", lgamma, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4644,21 +3718,13 @@ def lgamma(
     return result
 
 
-def mvlgamma(
-    input: Any,
-    p: Any,
-) -> Tensor:
-    """`mvlgamma(Tensor self, int p) -> Tensor`
-
-    forward: mvlgamma_kernel(self, p)
-    """
+def mvlgamma(input: Any, p: Any) -> Tensor:
+    """`mvlgamma(Tensor self, int p) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mvlgamma", "elementwise", mvlgamma, self, p)
+    if interposition.active and interposed(self):
+        return interpose("mvlgamma", "elementwise", mvlgamma, self, p)
     self_ = tensor_arg(self, "mvlgamma", "input", 1)
     p = int_arg(p, "mvlgamma", "p", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mvlgamma", mvlgamma, (self, p))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MvlgammaBackward0()
@@ -4679,19 +3745,12 @@ def mvlgamma(
     return result
 
 
-def digamma(
-    input: Any,
-) -> Tensor:
-    """`digamma(Tensor self) -> Tensor`
-
-    forward: digamma(self)
-    """
+def digamma(input: Any) -> Tensor:
+    """`digamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("digamma", "elementwise", digamma, self)
+    if interposition.active and interposed(self):
+        return interpose("digamma", "elementwise", digamma, self)
     self_ = tensor_arg(self, "digamma", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("digamma", digamma, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4712,21 +3771,13 @@ def digamma(
     return result
 
 
-def polygamma(
-    n: Any,
-    input: Any,
-) -> Tensor:
-    """`polygamma(int n, Tensor self) -> Tensor`
-
-    forward: polygamma(n, self)
-    """
+def polygamma(n: Any, input: Any) -> Tensor:
+    """`polygamma(int n, Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("polygamma", "elementwise", polygamma, n, self)
+    if interposition.active and interposed(self):
+        return interpose("polygamma", "elementwise", polygamma, n, self)
     n = int_arg(n, "polygamma", "n", 1)
     self_ = tensor_arg(self, "polygamma", "input", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("polygamma", polygamma, (n, self))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4750,19 +3801,12 @@ def polygamma(
     return result
 
 
-def i0(
-    input: Any,
-) -> Tensor:
-    """`i0(Tensor self) -> Tensor`
-
-    forward: i0(self)
-    """
+def i0(input: Any) -> Tensor:
+    """`i0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("i0", "elementwise", i0, self)
+    if interposition.active and interposed(self):
+        return interpose("i0", "elementwise", i0, self)
     self_ = tensor_arg(self, "i0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("i0", i0, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4783,19 +3827,12 @@ def i0(
     return result
 
 
-def sinc(
-    input: Any,
-) -> Tensor:
-    """`sinc(Tensor self) -> Tensor`
-
-    forward: sinc(self)
-    """
+def sinc(input: Any) -> Tensor:
+    """`sinc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinc", "elementwise", sinc, self)
+    if interposition.active and interposed(self):
+        return interpose("sinc", "elementwise", sinc, self)
     self_ = tensor_arg(self, "sinc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinc", sinc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4816,19 +3853,12 @@ def sinc(
     return result
 
 
-def special_i0e(
-    input: Any,
-) -> Tensor:
-    """`special_i0e(Tensor self) -> Tensor`
-
-    forward: special_i0e(self)
-    """
+def special_i0e(input: Any) -> Tensor:
+    """`special_i0e(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i0e", "elementwise", special_i0e, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i0e", "elementwise", special_i0e, self)
     self_ = tensor_arg(self, "special_i0e", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i0e", special_i0e, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4851,19 +3881,12 @@ def special_i0e(
     return result
 
 
-def special_i1(
-    input: Any,
-) -> Tensor:
-    """`special_i1(Tensor self) -> Tensor`
-
-    forward: special_i1(self)
-    """
+def special_i1(input: Any) -> Tensor:
+    """`special_i1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i1", "elementwise", special_i1, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i1", "elementwise", special_i1, self)
     self_ = tensor_arg(self, "special_i1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i1", special_i1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4886,19 +3909,12 @@ def special_i1(
     return result
 
 
-def special_i1e(
-    input: Any,
-) -> Tensor:
-    """`special_i1e(Tensor self) -> Tensor`
-
-    forward: special_i1e(self)
-    """
+def special_i1e(input: Any) -> Tensor:
+    """`special_i1e(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_i1e", "elementwise", special_i1e, self)
+    if interposition.active and interposed(self):
+        return interpose("special_i1e", "elementwise", special_i1e, self)
     self_ = tensor_arg(self, "special_i1e", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_i1e", special_i1e, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4921,19 +3937,12 @@ def special_i1e(
     return result
 
 
-def special_erfcx(
-    input: Any,
-) -> Tensor:
-    """`special_erfcx(Tensor self) -> Tensor`
-
-    forward: special_erfcx(self)
-    """
+def special_erfcx(input: Any) -> Tensor:
+    """`special_erfcx(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_erfcx", "elementwise", special_erfcx, self)
+    if interposition.active and interposed(self):
+        return interpose("special_erfcx", "elementwise", special_erfcx, self)
     self_ = tensor_arg(self, "special_erfcx", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_erfcx", special_erfcx, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4956,19 +3965,12 @@ def special_erfcx(
     return result
 
 
-def special_ndtri(
-    input: Any,
-) -> Tensor:
-    """`special_ndtri(Tensor self) -> Tensor`
-
-    forward: special_ndtri(self)
-    """
+def special_ndtri(input: Any) -> Tensor:
+    """`special_ndtri(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_ndtri", "elementwise", special_ndtri, self)
+    if interposition.active and interposed(self):
+        return interpose("special_ndtri", "elementwise", special_ndtri, self)
     self_ = tensor_arg(self, "special_ndtri", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_ndtri", special_ndtri, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4990,19 +3992,12 @@ def special_ndtri(
     return result
 
 
-def special_log_ndtr(
-    input: Any,
-) -> Tensor:
-    """`special_log_ndtr(Tensor self) -> Tensor`
-
-    forward: special_log_ndtr(self)
-    """
+def special_log_ndtr(input: Any) -> Tensor:
+    """`special_log_ndtr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_log_ndtr", "elementwise", special_log_ndtr, self)
+    if interposition.active and interposed(self):
+        return interpose("special_log_ndtr", "elementwise", special_log_ndtr, self)
     self_ = tensor_arg(self, "special_log_ndtr", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_log_ndtr", special_log_ndtr, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -5025,19 +4020,12 @@ def special_log_ndtr(
     return result
 
 
-def special_entr(
-    input: Any,
-) -> Tensor:
-    """`special_entr(Tensor self) -> Tensor`
-
-    forward: special_entr(self)
-    """
+def special_entr(input: Any) -> Tensor:
+    """`special_entr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_entr", "elementwise", special_entr, self)
+    if interposition.active and interposed(self):
+        return interpose("special_entr", "elementwise", special_entr, self)
     self_ = tensor_arg(self, "special_entr", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_entr", special_entr, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -5058,23 +4046,13 @@ def special_entr(
     return result
 
 
-def special_xlog1py(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`special_xlog1py(Tensor self, Tensor other) -> Tensor`
-
-    forward: special_xlog1py(self, other)
-    """
+def special_xlog1py(input: Any, other: Any) -> Tensor:
+    """`special_xlog1py(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "special_xlog1py", "elementwise", special_xlog1py, self, other
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("special_xlog1py", "elementwise", special_xlog1py, self, other)
     self_ = tensor_arg(self, "special_xlog1py", "input", 1)
     other_ = tensor_arg(other, "special_xlog1py", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_xlog1py", special_xlog1py, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -5103,13 +4081,8 @@ def special_xlog1py(
     return result
 
 
-def special_expit(
-    input: Any,
-) -> Tensor:
-    """`special_expit(Tensor self) -> Tensor`
-
-    composite: sigmoid(self)
-    """
+def special_expit(input: Any) -> Tensor:
+    """`special_expit(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sigmoid(self)
@@ -5118,14 +4091,8 @@ def special_expit(
         raise
 
 
-def special_logit(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`special_logit(Tensor self, float? eps=None) -> Tensor`
-
-    composite: logit(self, eps)
-    """
+def special_logit(input: Any, eps: Any = None) -> Tensor:
+    """`special_logit(Tensor self, float? eps=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return logit(self, eps)
@@ -5134,14 +4101,8 @@ def special_logit(
         raise
 
 
-def special_xlogy(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`special_xlogy(Tensor self, Tensor other) -> Tensor`
-
-    composite: xlogy(self, other)
-    """
+def special_xlogy(input: Any, other: Any) -> Tensor:
+    """`special_xlogy(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return xlogy(self, other)
@@ -5156,13 +4117,8 @@ def special_xlogy(
         raise
 
 
-def special_ndtr(
-    input: Any,
-) -> Tensor:
-    """`special_ndtr(Tensor self) -> Tensor`
-
-    composite: mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
-    """
+def special_ndtr(input: Any) -> Tensor:
+    """`special_ndtr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
@@ -5171,13 +4127,8 @@ def special_ndtr(
         raise
 
 
-def special_erf(
-    input: Any,
-) -> Tensor:
-    """`special_erf(Tensor self) -> Tensor`
-
-    composite: erf(self)
-    """
+def special_erf(input: Any) -> Tensor:
+    """`special_erf(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erf(self)
@@ -5186,13 +4137,8 @@ def special_erf(
         raise
 
 
-def special_erfc(
-    input: Any,
-) -> Tensor:
-    """`special_erfc(Tensor self) -> Tensor`
-
-    composite: erfc(self)
-    """
+def special_erfc(input: Any) -> Tensor:
+    """`special_erfc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erfc(self)
@@ -5201,13 +4147,8 @@ def special_erfc(
         raise
 
 
-def special_erfinv(
-    input: Any,
-) -> Tensor:
-    """`special_erfinv(Tensor self) -> Tensor`
-
-    composite: erfinv(self)
-    """
+def special_erfinv(input: Any) -> Tensor:
+    """`special_erfinv(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return erfinv(self)
@@ -5216,13 +4157,8 @@ def special_erfinv(
         raise
 
 
-def special_digamma(
-    input: Any,
-) -> Tensor:
-    """`special_digamma(Tensor self) -> Tensor`
-
-    composite: digamma(self)
-    """
+def special_digamma(input: Any) -> Tensor:
+    """`special_digamma(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return digamma(self)
@@ -5231,13 +4167,8 @@ def special_digamma(
         raise
 
 
-def special_psi(
-    input: Any,
-) -> Tensor:
-    """`special_psi(Tensor self) -> Tensor`
-
-    composite: digamma(self)
-    """
+def special_psi(input: Any) -> Tensor:
+    """`special_psi(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return digamma(self)
@@ -5246,13 +4177,8 @@ def special_psi(
         raise
 
 
-def special_gammaln(
-    input: Any,
-) -> Tensor:
-    """`special_gammaln(Tensor self) -> Tensor`
-
-    composite: lgamma(self)
-    """
+def special_gammaln(input: Any) -> Tensor:
+    """`special_gammaln(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return lgamma(self)
@@ -5261,14 +4187,8 @@ def special_gammaln(
         raise
 
 
-def special_polygamma(
-    n: Any,
-    input: Any,
-) -> Tensor:
-    """`special_polygamma(int n, Tensor self) -> Tensor`
-
-    composite: polygamma(n, self)
-    """
+def special_polygamma(n: Any, input: Any) -> Tensor:
+    """`special_polygamma(int n, Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return polygamma(n, self)
@@ -5277,13 +4197,8 @@ def special_polygamma(
         raise
 
 
-def special_i0(
-    input: Any,
-) -> Tensor:
-    """`special_i0(Tensor self) -> Tensor`
-
-    composite: i0(self)
-    """
+def special_i0(input: Any) -> Tensor:
+    """`special_i0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return i0(self)
@@ -5292,13 +4207,8 @@ def special_i0(
         raise
 
 
-def special_sinc(
-    input: Any,
-) -> Tensor:
-    """`special_sinc(Tensor self) -> Tensor`
-
-    composite: sinc(self)
-    """
+def special_sinc(input: Any) -> Tensor:
+    """`special_sinc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sinc(self)
@@ -5307,13 +4217,8 @@ def special_sinc(
         raise
 
 
-def special_log1p(
-    input: Any,
-) -> Tensor:
-    """`special_log1p(Tensor self) -> Tensor`
-
-    composite: log1p(self)
-    """
+def special_log1p(input: Any) -> Tensor:
+    """`special_log1p(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return log1p(self)
@@ -5322,13 +4227,8 @@ def special_log1p(
         raise
 
 
-def special_expm1(
-    input: Any,
-) -> Tensor:
-    """`special_expm1(Tensor self) -> Tensor`
-
-    composite: expm1(self)
-    """
+def special_expm1(input: Any) -> Tensor:
+    """`special_expm1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expm1(self)
@@ -5337,13 +4237,8 @@ def special_expm1(
         raise
 
 
-def special_exp2(
-    input: Any,
-) -> Tensor:
-    """`special_exp2(Tensor self) -> Tensor`
-
-    composite: exp2(self)
-    """
+def special_exp2(input: Any) -> Tensor:
+    """`special_exp2(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return exp2(self)
@@ -5352,18 +4247,11 @@ def special_exp2(
         raise
 
 
-def special_airy_ai(
-    x: Any,
-) -> Tensor:
-    """`special_airy_ai(Tensor x) -> Tensor`
-
-    forward: special_airy_ai(x)
-    """
-    if vmap_hook.levels and is_batched(x):
-        return call_batched("special_airy_ai", "elementwise", special_airy_ai, x)
+def special_airy_ai(x: Any) -> Tensor:
+    """`special_airy_ai(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose("special_airy_ai", "elementwise", special_airy_ai, x)
     x_ = tensor_arg(x, "special_airy_ai", "x", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_airy_ai", special_airy_ai, (x,))
     (x_,) = promote_operands(x_, int_to_float=True)
     try:
         result = Tensor._make(special.special_airy_ai(x_))
@@ -5372,19 +4260,12 @@ def special_airy_ai(
     return result
 
 
-def special_bessel_j0(
-    input: Any,
-) -> Tensor:
-    """`special_bessel_j0(Tensor self) -> Tensor`
-
-    forward: special_bessel_j0(self)
-    """
+def special_bessel_j0(input: Any) -> Tensor:
+    """`special_bessel_j0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_bessel_j0", "elementwise", special_bessel_j0, self)
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_j0", "elementwise", special_bessel_j0, self)
     self_ = tensor_arg(self, "special_bessel_j0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_bessel_j0", special_bessel_j0, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_bessel_j0(self_))
@@ -5393,19 +4274,12 @@ def special_bessel_j0(
     return result
 
 
-def special_bessel_j1(
-    input: Any,
-) -> Tensor:
-    """`special_bessel_j1(Tensor self) -> Tensor`
-
-    forward: special_bessel_j1(self)
-    """
+def special_bessel_j1(input: Any) -> Tensor:
+    """`special_bessel_j1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_bessel_j1", "elementwise", special_bessel_j1, self)
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_j1", "elementwise", special_bessel_j1, self)
     self_ = tensor_arg(self, "special_bessel_j1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_bessel_j1", special_bessel_j1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_bessel_j1(self_))
@@ -5414,19 +4288,12 @@ def special_bessel_j1(
     return result
 
 
-def special_bessel_y0(
-    input: Any,
-) -> Tensor:
-    """`special_bessel_y0(Tensor self) -> Tensor`
-
-    forward: special_bessel_y0(self)
-    """
+def special_bessel_y0(input: Any) -> Tensor:
+    """`special_bessel_y0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_bessel_y0", "elementwise", special_bessel_y0, self)
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_y0", "elementwise", special_bessel_y0, self)
     self_ = tensor_arg(self, "special_bessel_y0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_bessel_y0", special_bessel_y0, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_bessel_y0(self_))
@@ -5435,19 +4302,12 @@ def special_bessel_y0(
     return result
 
 
-def special_bessel_y1(
-    input: Any,
-) -> Tensor:
-    """`special_bessel_y1(Tensor self) -> Tensor`
-
-    forward: special_bessel_y1(self)
-    """
+def special_bessel_y1(input: Any) -> Tensor:
+    """`special_bessel_y1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("special_bessel_y1", "elementwise", special_bessel_y1, self)
+    if interposition.active and interposed(self):
+        return interpose("special_bessel_y1", "elementwise", special_bessel_y1, self)
     self_ = tensor_arg(self, "special_bessel_y1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("special_bessel_y1", special_bessel_y1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_bessel_y1(self_))
@@ -5456,16 +4316,10 @@ def special_bessel_y1(
     return result
 
 
-def special_chebyshev_polynomial_t(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_chebyshev_polynomial_t(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_chebyshev_polynomial_t",
             "elementwise",
             special_chebyshev_polynomial_t,
@@ -5474,10 +4328,6 @@ def special_chebyshev_polynomial_t(
         )
     x_ = tensor_arg(x, "special_chebyshev_polynomial_t", "x", 1)
     n_ = tensor_arg(n, "special_chebyshev_polynomial_t", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_chebyshev_polynomial_t", special_chebyshev_polynomial_t, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5488,16 +4338,10 @@ def special_chebyshev_polynomial_t(
     return result
 
 
-def special_chebyshev_polynomial_u(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_chebyshev_polynomial_u(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_chebyshev_polynomial_u",
             "elementwise",
             special_chebyshev_polynomial_u,
@@ -5506,10 +4350,6 @@ def special_chebyshev_polynomial_u(
         )
     x_ = tensor_arg(x, "special_chebyshev_polynomial_u", "x", 1)
     n_ = tensor_arg(n, "special_chebyshev_polynomial_u", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_chebyshev_polynomial_u", special_chebyshev_polynomial_u, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5520,16 +4360,10 @@ def special_chebyshev_polynomial_u(
     return result
 
 
-def special_chebyshev_polynomial_v(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_chebyshev_polynomial_v(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_chebyshev_polynomial_v",
             "elementwise",
             special_chebyshev_polynomial_v,
@@ -5538,10 +4372,6 @@ def special_chebyshev_polynomial_v(
         )
     x_ = tensor_arg(x, "special_chebyshev_polynomial_v", "x", 1)
     n_ = tensor_arg(n, "special_chebyshev_polynomial_v", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_chebyshev_polynomial_v", special_chebyshev_polynomial_v, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5552,16 +4382,10 @@ def special_chebyshev_polynomial_v(
     return result
 
 
-def special_chebyshev_polynomial_w(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_chebyshev_polynomial_w(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """`special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_chebyshev_polynomial_w",
             "elementwise",
             special_chebyshev_polynomial_w,
@@ -5570,10 +4394,6 @@ def special_chebyshev_polynomial_w(
         )
     x_ = tensor_arg(x, "special_chebyshev_polynomial_w", "x", 1)
     n_ = tensor_arg(n, "special_chebyshev_polynomial_w", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_chebyshev_polynomial_w", special_chebyshev_polynomial_w, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5584,16 +4404,10 @@ def special_chebyshev_polynomial_w(
     return result
 
 
-def special_hermite_polynomial_h(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_hermite_polynomial_h(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_hermite_polynomial_h(x: Any, n: Any) -> Tensor:
+    """`special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_hermite_polynomial_h",
             "elementwise",
             special_hermite_polynomial_h,
@@ -5602,10 +4416,6 @@ def special_hermite_polynomial_h(
         )
     x_ = tensor_arg(x, "special_hermite_polynomial_h", "x", 1)
     n_ = tensor_arg(n, "special_hermite_polynomial_h", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_hermite_polynomial_h", special_hermite_polynomial_h, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(special_polynomials.special_hermite_polynomial_h(x_, n_))
@@ -5614,16 +4424,10 @@ def special_hermite_polynomial_h(
     return result
 
 
-def special_hermite_polynomial_he(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_hermite_polynomial_he(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_hermite_polynomial_he(x: Any, n: Any) -> Tensor:
+    """`special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_hermite_polynomial_he",
             "elementwise",
             special_hermite_polynomial_he,
@@ -5632,10 +4436,6 @@ def special_hermite_polynomial_he(
         )
     x_ = tensor_arg(x, "special_hermite_polynomial_he", "x", 1)
     n_ = tensor_arg(n, "special_hermite_polynomial_he", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_hermite_polynomial_he", special_hermite_polynomial_he, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(special_polynomials.special_hermite_polynomial_he(x_, n_))
@@ -5644,16 +4444,10 @@ def special_hermite_polynomial_he(
     return result
 
 
-def special_laguerre_polynomial_l(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_laguerre_polynomial_l(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_laguerre_polynomial_l(x: Any, n: Any) -> Tensor:
+    """`special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_laguerre_polynomial_l",
             "elementwise",
             special_laguerre_polynomial_l,
@@ -5662,10 +4456,6 @@ def special_laguerre_polynomial_l(
         )
     x_ = tensor_arg(x, "special_laguerre_polynomial_l", "x", 1)
     n_ = tensor_arg(n, "special_laguerre_polynomial_l", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_laguerre_polynomial_l", special_laguerre_polynomial_l, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(special_polynomials.special_laguerre_polynomial_l(x_, n_))
@@ -5674,16 +4464,10 @@ def special_laguerre_polynomial_l(
     return result
 
 
-def special_legendre_polynomial_p(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_legendre_polynomial_p(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_legendre_polynomial_p(x: Any, n: Any) -> Tensor:
+    """`special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_legendre_polynomial_p",
             "elementwise",
             special_legendre_polynomial_p,
@@ -5692,10 +4476,6 @@ def special_legendre_polynomial_p(
         )
     x_ = tensor_arg(x, "special_legendre_polynomial_p", "x", 1)
     n_ = tensor_arg(n, "special_legendre_polynomial_p", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_legendre_polynomial_p", special_legendre_polynomial_p, (x, n)
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(special_polynomials.special_legendre_polynomial_p(x_, n_))
@@ -5704,26 +4484,17 @@ def special_legendre_polynomial_p(
     return result
 
 
-def special_modified_bessel_i0(
-    input: Any,
-) -> Tensor:
-    """`special_modified_bessel_i0(Tensor self) -> Tensor`
-
-    forward: special_modified_bessel_i0(self)
-    """
+def special_modified_bessel_i0(input: Any) -> Tensor:
+    """`special_modified_bessel_i0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "special_modified_bessel_i0",
             "elementwise",
             special_modified_bessel_i0,
             self,
         )
     self_ = tensor_arg(self, "special_modified_bessel_i0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_modified_bessel_i0", special_modified_bessel_i0, (self,)
-        )
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_modified_bessel_i0(self_))
@@ -5732,26 +4503,17 @@ def special_modified_bessel_i0(
     return result
 
 
-def special_modified_bessel_i1(
-    input: Any,
-) -> Tensor:
-    """`special_modified_bessel_i1(Tensor self) -> Tensor`
-
-    forward: special_modified_bessel_i1(self)
-    """
+def special_modified_bessel_i1(input: Any) -> Tensor:
+    """`special_modified_bessel_i1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "special_modified_bessel_i1",
             "elementwise",
             special_modified_bessel_i1,
             self,
         )
     self_ = tensor_arg(self, "special_modified_bessel_i1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_modified_bessel_i1", special_modified_bessel_i1, (self,)
-        )
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_modified_bessel_i1(self_))
@@ -5760,26 +4522,17 @@ def special_modified_bessel_i1(
     return result
 
 
-def special_modified_bessel_k0(
-    input: Any,
-) -> Tensor:
-    """`special_modified_bessel_k0(Tensor self) -> Tensor`
-
-    forward: special_modified_bessel_k0(self)
-    """
+def special_modified_bessel_k0(input: Any) -> Tensor:
+    """`special_modified_bessel_k0(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "special_modified_bessel_k0",
             "elementwise",
             special_modified_bessel_k0,
             self,
         )
     self_ = tensor_arg(self, "special_modified_bessel_k0", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_modified_bessel_k0", special_modified_bessel_k0, (self,)
-        )
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_modified_bessel_k0(self_))
@@ -5788,26 +4541,17 @@ def special_modified_bessel_k0(
     return result
 
 
-def special_modified_bessel_k1(
-    input: Any,
-) -> Tensor:
-    """`special_modified_bessel_k1(Tensor self) -> Tensor`
-
-    forward: special_modified_bessel_k1(self)
-    """
+def special_modified_bessel_k1(input: Any) -> Tensor:
+    """`special_modified_bessel_k1(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "special_modified_bessel_k1",
             "elementwise",
             special_modified_bessel_k1,
             self,
         )
     self_ = tensor_arg(self, "special_modified_bessel_k1", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_modified_bessel_k1", special_modified_bessel_k1, (self,)
-        )
     (self_,) = promote_operands(self_, int_to_float=True)
     try:
         result = Tensor._make(special.special_modified_bessel_k1(self_))
@@ -5816,25 +4560,16 @@ def special_modified_bessel_k1(
     return result
 
 
-def special_scaled_modified_bessel_k0(
-    x: Any,
-) -> Tensor:
-    """`special_scaled_modified_bessel_k0(Tensor x) -> Tensor`
-
-    forward: special_scaled_modified_bessel_k0(x)
-    """
-    if vmap_hook.levels and is_batched(x):
-        return call_batched(
+def special_scaled_modified_bessel_k0(x: Any) -> Tensor:
+    """`special_scaled_modified_bessel_k0(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
             "special_scaled_modified_bessel_k0",
             "elementwise",
             special_scaled_modified_bessel_k0,
             x,
         )
     x_ = tensor_arg(x, "special_scaled_modified_bessel_k0", "x", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_scaled_modified_bessel_k0", special_scaled_modified_bessel_k0, (x,)
-        )
     (x_,) = promote_operands(x_, int_to_float=True)
     try:
         result = Tensor._make(special.special_scaled_modified_bessel_k0(x_))
@@ -5843,25 +4578,16 @@ def special_scaled_modified_bessel_k0(
     return result
 
 
-def special_scaled_modified_bessel_k1(
-    x: Any,
-) -> Tensor:
-    """`special_scaled_modified_bessel_k1(Tensor x) -> Tensor`
-
-    forward: special_scaled_modified_bessel_k1(x)
-    """
-    if vmap_hook.levels and is_batched(x):
-        return call_batched(
+def special_scaled_modified_bessel_k1(x: Any) -> Tensor:
+    """`special_scaled_modified_bessel_k1(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
             "special_scaled_modified_bessel_k1",
             "elementwise",
             special_scaled_modified_bessel_k1,
             x,
         )
     x_ = tensor_arg(x, "special_scaled_modified_bessel_k1", "x", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_scaled_modified_bessel_k1", special_scaled_modified_bessel_k1, (x,)
-        )
     (x_,) = promote_operands(x_, int_to_float=True)
     try:
         result = Tensor._make(special.special_scaled_modified_bessel_k1(x_))
@@ -5870,16 +4596,10 @@ def special_scaled_modified_bessel_k1(
     return result
 
 
-def special_shifted_chebyshev_polynomial_t(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_shifted_chebyshev_polynomial_t(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_shifted_chebyshev_polynomial_t",
             "elementwise",
             special_shifted_chebyshev_polynomial_t,
@@ -5888,12 +4608,6 @@ def special_shifted_chebyshev_polynomial_t(
         )
     x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_t", "x", 1)
     n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_t", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_shifted_chebyshev_polynomial_t",
-            special_shifted_chebyshev_polynomial_t,
-            (x, n),
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5906,16 +4620,10 @@ def special_shifted_chebyshev_polynomial_t(
     return result
 
 
-def special_shifted_chebyshev_polynomial_u(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_shifted_chebyshev_polynomial_u(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_shifted_chebyshev_polynomial_u",
             "elementwise",
             special_shifted_chebyshev_polynomial_u,
@@ -5924,12 +4632,6 @@ def special_shifted_chebyshev_polynomial_u(
         )
     x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_u", "x", 1)
     n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_u", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_shifted_chebyshev_polynomial_u",
-            special_shifted_chebyshev_polynomial_u,
-            (x, n),
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5942,16 +4644,10 @@ def special_shifted_chebyshev_polynomial_u(
     return result
 
 
-def special_shifted_chebyshev_polynomial_v(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_shifted_chebyshev_polynomial_v(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_shifted_chebyshev_polynomial_v",
             "elementwise",
             special_shifted_chebyshev_polynomial_v,
@@ -5960,12 +4656,6 @@ def special_shifted_chebyshev_polynomial_v(
         )
     x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_v", "x", 1)
     n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_v", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_shifted_chebyshev_polynomial_v",
-            special_shifted_chebyshev_polynomial_v,
-            (x, n),
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -5978,16 +4668,10 @@ def special_shifted_chebyshev_polynomial_v(
     return result
 
 
-def special_shifted_chebyshev_polynomial_w(
-    x: Any,
-    n: Any,
-) -> Tensor:
-    """`special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
-
-    forward: special_shifted_chebyshev_polynomial_w(x, n)
-    """
-    if vmap_hook.levels and is_batched(x, n):
-        return call_batched(
+def special_shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`"""
+    if interposition.active and interposed(x, n):
+        return interpose(
             "special_shifted_chebyshev_polynomial_w",
             "elementwise",
             special_shifted_chebyshev_polynomial_w,
@@ -5996,12 +4680,6 @@ def special_shifted_chebyshev_polynomial_w(
         )
     x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_w", "x", 1)
     n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_w", "n", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_shifted_chebyshev_polynomial_w",
-            special_shifted_chebyshev_polynomial_w,
-            (x, n),
-        )
     x_, n_ = promote_operands(x_, n_, int_to_float=True)
     try:
         result = Tensor._make(
@@ -6014,22 +4692,13 @@ def special_shifted_chebyshev_polynomial_w(
     return result
 
 
-def special_spherical_bessel_j0(
-    x: Any,
-) -> Tensor:
-    """`special_spherical_bessel_j0(Tensor x) -> Tensor`
-
-    forward: special_spherical_bessel_j0(x)
-    """
-    if vmap_hook.levels and is_batched(x):
-        return call_batched(
+def special_spherical_bessel_j0(x: Any) -> Tensor:
+    """`special_spherical_bessel_j0(Tensor x) -> Tensor`"""
+    if interposition.active and interposed(x):
+        return interpose(
             "special_spherical_bessel_j0", "elementwise", special_spherical_bessel_j0, x
         )
     x_ = tensor_arg(x, "special_spherical_bessel_j0", "x", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "special_spherical_bessel_j0", special_spherical_bessel_j0, (x,)
-        )
     (x_,) = promote_operands(x_, int_to_float=True)
     try:
         result = Tensor._make(special.special_spherical_bessel_j0(x_))
@@ -6038,19 +4707,12 @@ def special_spherical_bessel_j0(
     return result
 
 
-def floor(
-    input: Any,
-) -> Tensor:
-    """`floor(Tensor self) -> Tensor`
-
-    forward: np.floor(self)
-    """
+def floor(input: Any) -> Tensor:
+    """`floor(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("floor", "elementwise", floor, self)
+    if interposition.active and interposed(self):
+        return interpose("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("floor", floor, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
@@ -6069,19 +4731,12 @@ def floor(
     return result
 
 
-def ceil(
-    input: Any,
-) -> Tensor:
-    """`ceil(Tensor self) -> Tensor`
-
-    forward: np.ceil(self)
-    """
+def ceil(input: Any) -> Tensor:
+    """`ceil(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil", "elementwise", ceil, self)
+    if interposition.active and interposed(self):
+        return interpose("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ceil", ceil, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
@@ -6100,19 +4755,12 @@ def ceil(
     return result
 
 
-def round_default(
-    input: Any,
-) -> Tensor:
-    """`round(Tensor self) -> Tensor`
-
-    forward: np.round(self)
-    """
+def round_default(input: Any) -> Tensor:
+    """`round(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round", "elementwise", round_default, self)
+    if interposition.active and interposed(self):
+        return interpose("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round_default", round_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
@@ -6131,24 +4779,15 @@ def round_default(
     return result
 
 
-def round_decimals(
-    input: Any,
-    *,
-    decimals: Any,
-) -> Tensor:
-    """`round.decimals(Tensor self, *, int decimals) -> Tensor`
-
-    forward: np.round(self, decimals)
-    """
+def round_decimals(input: Any, *, decimals: Any) -> Tensor:
+    """`round.decimals(Tensor self, *, int decimals) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "round.decimals", "elementwise", round_decimals, self, decimals
         )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round_decimals", round_decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -6167,19 +4806,12 @@ def round_decimals(
     return result
 
 
-def trunc(
-    input: Any,
-) -> Tensor:
-    """`trunc(Tensor self) -> Tensor`
-
-    forward: np.trunc(self)
-    """
+def trunc(input: Any) -> Tensor:
+    """`trunc(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc", "elementwise", trunc, self)
+    if interposition.active and interposed(self):
+        return interpose("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trunc", trunc, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
@@ -6198,19 +4830,12 @@ def trunc(
     return result
 
 
-def frac(
-    input: Any,
-) -> Tensor:
-    """`frac(Tensor self) -> Tensor`
-
-    forward: self - np.trunc(self)
-    """
+def frac(input: Any) -> Tensor:
+    """`frac(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("frac", "elementwise", frac, self)
+    if interposition.active and interposed(self):
+        return interpose("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("frac", frac, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
@@ -6229,22 +4854,13 @@ def frac(
     return result
 
 
-def sum_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: sum_reduce(self, dtype=dtype)
-    """
+def sum_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sum", "full_reduction", sum_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("sum", "full_reduction", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sum_default", sum_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward0()
@@ -6265,29 +4881,18 @@ def sum_default(
 
 
 def sum_dim_IntList(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "sum.dim_IntList", "dims(dim)", sum_dim_IntList, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sum_dim_IntList", sum_dim_IntList, (self, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward1()
@@ -6322,22 +4927,13 @@ def sum_dim_IntList(
     return result
 
 
-def mean_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: mean_reduce(self, dtype=dtype)
-    """
+def mean_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mean", "full_reduction", mean_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("mean", "full_reduction", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mean_default", mean_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward0()
@@ -6358,27 +4954,16 @@ def mean_default(
 
 
 def mean_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(mean_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "mean.dim", "dims(dim)", mean_dim, self, dim, keepdim, dtype
-        )
+    if interposition.active and interposed(self):
+        return interpose("mean.dim", "dims(dim)", mean_dim, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mean_dim", mean_dim, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward1()
@@ -6411,23 +4996,14 @@ def mean_dim(
     return result
 
 
-def max_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: max_dim(self, dim, keepdim)
-    """
+def max_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("max_dim", max_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward0()
@@ -6457,19 +5033,12 @@ def max_dim(
     return return_type("max", ("values", "indices"))(*outputs)
 
 
-def max_default(
-    input: Any,
-) -> Tensor:
-    """`max(Tensor self) -> Tensor`
-
-    forward: max_all(self)
-    """
+def max_default(input: Any) -> Tensor:
+    """`max(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("max", "full_reduction", max_default, self)
+    if interposition.active and interposed(self):
+        return interpose("max", "full_reduction", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("max_default", max_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
@@ -6491,23 +5060,14 @@ def max_default(
     return result
 
 
-def min_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: min_dim(self, dim, keepdim)
-    """
+def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("min_dim", min_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward0()
@@ -6537,19 +5097,12 @@ def min_dim(
     return return_type("min", ("values", "indices"))(*outputs)
 
 
-def min_default(
-    input: Any,
-) -> Tensor:
-    """`min(Tensor self) -> Tensor`
-
-    forward: min_all(self)
-    """
+def min_default(input: Any) -> Tensor:
+    """`min(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("min", "full_reduction", min_default, self)
+    if interposition.active and interposed(self):
+        return interpose("min", "full_reduction", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("min_default", min_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
@@ -6571,22 +5124,13 @@ def min_default(
     return result
 
 
-def prod_default(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: np.prod(self, dtype=dtype)
-    """
+def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
+    """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("prod", "full_reduction", prod_default, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("prod_default", prod_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
@@ -6611,29 +5155,18 @@ def prod_default(
 
 
 def prod_dim_int(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "prod.dim_int", "dims(dim)", prod_dim_int, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "prod_dim_int", prod_dim_int, (self, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -6673,19 +5206,12 @@ def prod_dim_int(
 
 
 def var_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Tensor:
-    """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-
-    forward: c_order(var(self, dim, correction, keepdim))
-    """
+    """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "var.correction",
             "dims(dim)",
             var_correction,
@@ -6698,10 +5224,6 @@ def var_correction(
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "var_correction", var_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = VarBackward0()
@@ -6743,19 +5265,12 @@ def var_correction(
 
 
 def var_mean_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Any:
-    """`var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
-
-    forward: var_mean_kernel(self, dim, correction, keepdim)
-    """
+    """`var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "var_mean.correction",
             "dims(dim)",
             var_mean_correction,
@@ -6768,10 +5283,6 @@ def var_mean_correction(
     dim = optional_int_list_arg(dim, "var_mean", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var_mean", "correction", 3)
     keepdim = bool_arg(keepdim, "var_mean", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "var_mean_correction", var_mean_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = VarMeanBackward0()
@@ -6814,19 +5325,12 @@ def var_mean_correction(
 
 
 def std_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Tensor:
-    """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-
-    forward: c_order(std_kernel(self, dim, correction, keepdim))
-    """
+    """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "std.correction",
             "dims(dim)",
             std_correction,
@@ -6839,10 +5343,6 @@ def std_correction(
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "std_correction", std_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = StdBackward0()
@@ -6886,19 +5386,12 @@ def std_correction(
 
 
 def std_mean_correction(
-    input: Any,
-    dim: Any = None,
-    *,
-    correction: Any = None,
-    keepdim: Any = False,
+    input: Any, dim: Any = None, *, correction: Any = None, keepdim: Any = False
 ) -> Any:
-    """`std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
-
-    forward: std_mean_kernel(self, dim, correction, keepdim)
-    """
+    """`std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "std_mean.correction",
             "dims(dim)",
             std_mean_correction,
@@ -6911,10 +5404,6 @@ def std_mean_correction(
     dim = optional_int_list_arg(dim, "std_mean", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std_mean", "correction", 3)
     keepdim = bool_arg(keepdim, "std_mean", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "std_mean_correction", std_mean_correction, (self, dim, correction, keepdim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = StdMeanBackward0()
@@ -6966,13 +5455,10 @@ def linalg_vector_norm(
     *,
     dtype: Any = None,
 ) -> Tensor:
-    """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
-    """
+    """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "linalg_vector_norm",
             "dims(dim)",
             linalg_vector_norm,
@@ -6987,10 +5473,6 @@ def linalg_vector_norm(
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_vector_norm", linalg_vector_norm, (self, ord, dim, keepdim, dtype)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgVectorNormBackward0()
@@ -7039,14 +5521,8 @@ def linalg_vector_norm(
     return result
 
 
-def norm_Scalar(
-    input: Any,
-    p: Any = 2,
-) -> Tensor:
-    """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
-
-    composite: linalg_vector_norm(self, p)
-    """
+def norm_Scalar(input: Any, p: Any = 2) -> Tensor:
+    """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, p)
@@ -7055,16 +5531,8 @@ def norm_Scalar(
         raise
 
 
-def norm_ScalarOpt_dim(
-    input: Any,
-    p: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
-
-    composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
-    """
+def norm_ScalarOpt_dim(input: Any, p: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
@@ -7073,23 +5541,14 @@ def norm_ScalarOpt_dim(
         raise
 
 
-def amax(
-    input: Any,
-    dim: Any = (),
-    keepdim: Any = False,
-) -> Tensor:
-    """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
-
-    forward: c_order(amax_kernel(self, dim, keepdim))
-    """
+def amax(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
+    """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("amax", "dims(dim)", amax, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("amax", "dims(dim)", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("amax", amax, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AmaxBackward0()
@@ -7117,23 +5576,14 @@ def amax(
     return result
 
 
-def amin(
-    input: Any,
-    dim: Any = (),
-    keepdim: Any = False,
-) -> Tensor:
-    """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
-
-    forward: c_order(amin_kernel(self, dim, keepdim))
-    """
+def amin(input: Any, dim: Any = (), keepdim: Any = False) -> Tensor:
+    """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("amin", "dims(dim)", amin, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("amin", "dims(dim)", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("amin", amin, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AminBackward0()
@@ -7161,24 +5611,14 @@ def amin(
     return result
 
 
-def aminmax(
-    input: Any,
-    *,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Any:
-    """`aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
-
-    forward: aminmax_kernel(self, dim, keepdim)
-    """
+def aminmax(input: Any, *, dim: Any = None, keepdim: Any = False) -> Any:
+    """`aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("aminmax", "dims(dim)", aminmax, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("aminmax", "dims(dim)", aminmax, self, dim, keepdim)
     self_ = tensor_arg(self, "aminmax", "input", 1)
     dim = optional_int_arg(dim, "aminmax", "dim", 2)
     keepdim = bool_arg(keepdim, "aminmax", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("aminmax", aminmax, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AminmaxBackward0()
@@ -7213,25 +5653,16 @@ def aminmax(
 
 
 def nansum(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-    *,
-    dtype: Any = None,
+    input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
 ) -> Tensor:
-    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(np.nansum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
-    """
+    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nansum", "dims(dim)", nansum, self, dim, keepdim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("nansum", "dims(dim)", nansum, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "nansum", "input", 1)
     dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "nansum", "dtype", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nansum", nansum, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NansumBackward0()
@@ -7269,23 +5700,14 @@ def nansum(
     return result
 
 
-def dist(
-    input: Any,
-    other: Any,
-    p: Any = 2,
-) -> Tensor:
-    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
-
-    forward: c_order(vector_norm(np.subtract(self, other), p, None, False))
-    """
+def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
+    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("dist", "fallback", dist, self, other, p)
+    if interposition.active and interposed(self, other):
+        return interpose("dist", "fallback", dist, self, other, p)
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("dist", dist, (self, other, p))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7321,25 +5743,15 @@ def dist(
     return result
 
 
-def renorm(
-    input: Any,
-    p: Any,
-    dim: Any,
-    maxnorm: Any,
-) -> Tensor:
-    """`renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`
-
-    forward: renorm_kernel(self, p, dim, maxnorm)
-    """
+def renorm(input: Any, p: Any, dim: Any, maxnorm: Any) -> Tensor:
+    """`renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("renorm", "fallback", renorm, self, p, dim, maxnorm)
+    if interposition.active and interposed(self):
+        return interpose("renorm", "fallback", renorm, self, p, dim, maxnorm)
     self_ = tensor_arg(self, "renorm", "input", 1)
     p = scalar_arg(p, "renorm", "p", 2)
     dim = int_arg(dim, "renorm", "dim", 3)
     maxnorm = scalar_arg(maxnorm, "renorm", "maxnorm", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("renorm", renorm, (self, p, dim, maxnorm))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RenormBackward0()
@@ -7368,23 +5780,14 @@ def renorm(
     return result
 
 
-def logsumexp(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
-
-    forward: logsumexp(self, dim, keepdim)
-    """
+def logsumexp(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logsumexp", "dims(dim)", logsumexp, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("logsumexp", "dims(dim)", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logsumexp", logsumexp, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogsumexpBackward0()
@@ -7414,21 +5817,13 @@ def logsumexp(
     return result
 
 
-def cummax(
-    input: Any,
-    dim: Any,
-) -> Any:
-    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
-
-    forward: cummaxmin(self, dim, True)
-    """
+def cummax(input: Any, dim: Any) -> Any:
+    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cummax", "dims(dim)", cummax, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("cummax", "dims(dim)", cummax, self, dim)
     self_ = tensor_arg(self, "cummax", "input", 1)
     dim = int_arg(dim, "cummax", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cummax", cummax, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CummaxBackward0()
@@ -7455,21 +5850,13 @@ def cummax(
     return return_type("cummax", ("values", "indices"))(*outputs)
 
 
-def cummin(
-    input: Any,
-    dim: Any,
-) -> Any:
-    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`
-
-    forward: cummaxmin(self, dim, False)
-    """
+def cummin(input: Any, dim: Any) -> Any:
+    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cummin", "dims(dim)", cummin, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("cummin", "dims(dim)", cummin, self, dim)
     self_ = tensor_arg(self, "cummin", "input", 1)
     dim = int_arg(dim, "cummin", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cummin", cummin, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumminBackward0()
@@ -7496,21 +5883,13 @@ def cummin(
     return return_type("cummin", ("values", "indices"))(*outputs)
 
 
-def logcumsumexp(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`logcumsumexp(Tensor self, int dim) -> Tensor`
-
-    forward: logcumsumexp_kernel(self, dim)
-    """
+def logcumsumexp(input: Any, dim: Any) -> Tensor:
+    """`logcumsumexp(Tensor self, int dim) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logcumsumexp", "dims(dim)", logcumsumexp, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("logcumsumexp", "dims(dim)", logcumsumexp, self, dim)
     self_ = tensor_arg(self, "logcumsumexp", "input", 1)
     dim = int_arg(dim, "logcumsumexp", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logcumsumexp", logcumsumexp, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogcumsumexpBackward0()
@@ -7533,24 +5912,14 @@ def logcumsumexp(
     return result
 
 
-def cumsum(
-    input: Any,
-    dim: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(cumsum(self, dim, dtype))
-    """
+def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cumsum", "dims(dim)", cumsum, self, dim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("cumsum", "dims(dim)", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cumsum", cumsum, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumsumBackward0()
@@ -7571,24 +5940,14 @@ def cumsum(
     return result
 
 
-def cumprod(
-    input: Any,
-    dim: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: c_order(cumprod(self, dim, dtype))
-    """
+def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cumprod", "dims(dim)", cumprod, self, dim, dtype)
+    if interposition.active and interposed(self):
+        return interpose("cumprod", "dims(dim)", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cumprod", cumprod, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumprodBackward0()
@@ -7614,23 +5973,14 @@ def cumprod(
     return result
 
 
-def _softmax(
-    input: Any,
-    dim: Any,
-    half_to_float: Any,
-) -> Tensor:
-    """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-
-    forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
-    """
+def _softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
+    """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_softmax", "dims(dim)", _softmax, self, dim, half_to_float)
+    if interposition.active and interposed(self):
+        return interpose("_softmax", "dims(dim)", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_softmax", _softmax, (self, dim, half_to_float))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftmaxBackward0()
@@ -7664,27 +6014,16 @@ def _softmax(
     return result
 
 
-def _log_softmax(
-    input: Any,
-    dim: Any,
-    half_to_float: Any,
-) -> Tensor:
-    """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-
-    forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
-    """
+def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
+    """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "_log_softmax", "dims(dim)", _log_softmax, self, dim, half_to_float
         )
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_log_softmax", _log_softmax, (self, dim, half_to_float)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSoftmaxBackward0()
@@ -7722,15 +6061,8 @@ def _log_softmax(
     return result
 
 
-def softmax_int(
-    input: Any,
-    dim: Any,
-    dtype: Any = None,
-) -> Tensor:
-    """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
-
-    composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
-    """
+def softmax_int(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _softmax(
@@ -7747,15 +6079,8 @@ def softmax_int(
         raise
 
 
-def log_softmax_int(
-    input: Any,
-    dim: Any,
-    dtype: Any = None,
-) -> Tensor:
-    """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
-
-    composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
-    """
+def log_softmax_int(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _log_softmax(
@@ -7772,17 +6097,11 @@ def log_softmax_int(
         raise
 
 
-def count_nonzero_dim_IntList(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
-
-    forward: count_nonzero_kernel(self, dim)
-    """
+def count_nonzero_dim_IntList(input: Any, dim: Any) -> Tensor:
+    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "count_nonzero.dim_IntList",
             "dims(dim)",
             count_nonzero_dim_IntList,
@@ -7791,10 +6110,6 @@ def count_nonzero_dim_IntList(
         )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "count_nonzero_dim_IntList", count_nonzero_dim_IntList, (self, dim)
-        )
     try:
         result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
     except ValueError as kernel_failure:
@@ -7802,25 +6117,13 @@ def count_nonzero_dim_IntList(
     return result
 
 
-def count_nonzero_default(
-    input: Any,
-    dim: Any = None,
-) -> Tensor:
-    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`
-
-    forward: count_nonzero_kernel(self, None if dim is None else (dim,))
-    """
+def count_nonzero_default(input: Any, dim: Any = None) -> Tensor:
+    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "count_nonzero", "dims(dim)", count_nonzero_default, self, dim
-        )
+    if interposition.active and interposed(self):
+        return interpose("count_nonzero", "dims(dim)", count_nonzero_default, self, dim)
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "count_nonzero_default", count_nonzero_default, (self, dim)
-        )
     try:
         result = Tensor._make(
             reductions.count_nonzero_kernel(self_, None if dim is None else (dim,))
@@ -7830,25 +6133,15 @@ def count_nonzero_default(
     return result
 
 
-def histc(
-    input: Any,
-    bins: Any = 100,
-    min: Any = 0,
-    max: Any = 0,
-) -> Tensor:
-    """`histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
-
-    forward: histc_kernel(self, bins, min, max)
-    """
+def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0) -> Tensor:
+    """`histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("histc", "", histc, self, bins, min, max)
+    if interposition.active and interposed(self):
+        return interpose("histc", "", histc, self, bins, min, max)
     self_ = tensor_arg(self, "histc", "input", 1)
     bins = int_arg(bins, "histc", "bins", 2)
     min = scalar_arg(min, "histc", "min", 3)
     max = scalar_arg(max, "histc", "max", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("histc", histc, (self, bins, min, max))
     try:
         result = Tensor._make(statistics.histc_kernel(self_, bins, min, max))
     except ValueError as kernel_failure:
@@ -7858,23 +6151,14 @@ def histc(
     return result
 
 
-def argmax(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: argmax(self, dim, keepdim)
-    """
+def argmax(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("argmax", "dims(dim)", argmax, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("argmax", "dims(dim)", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("argmax", argmax, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmax(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -7884,19 +6168,12 @@ def argmax(
     return result
 
 
-def nonzero(
-    input: Any,
-) -> Tensor:
-    """`nonzero(Tensor self) -> Tensor`
-
-    forward: nonzero_kernel(self)
-    """
+def nonzero(input: Any) -> Tensor:
+    """`nonzero(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nonzero", "", nonzero, self)
+    if interposition.active and interposed(self):
+        return interpose("nonzero", "", nonzero, self)
     self_ = tensor_arg(self, "nonzero", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nonzero", nonzero, (self,))
     try:
         result = Tensor._make(blocks.nonzero_kernel(self_))
     except ValueError as kernel_failure:
@@ -7904,21 +6181,13 @@ def nonzero(
     return result
 
 
-def one_hot(
-    input: Any,
-    num_classes: Any = -1,
-) -> Tensor:
-    """`one_hot(Tensor self, int num_classes=-1) -> Tensor`
-
-    forward: one_hot_kernel(self, num_classes)
-    """
+def one_hot(input: Any, num_classes: Any = -1) -> Tensor:
+    """`one_hot(Tensor self, int num_classes=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("one_hot", "", one_hot, self, num_classes)
+    if interposition.active and interposed(self):
+        return interpose("one_hot", "", one_hot, self, num_classes)
     self_ = tensor_arg(self, "one_hot", "input", 1)
     num_classes = int_arg(num_classes, "one_hot", "num_classes", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("one_hot", one_hot, (self, num_classes))
     try:
         result = Tensor._make(blocks.one_hot_kernel(self_, num_classes))
     except ValueError as kernel_failure:
@@ -7928,23 +6197,14 @@ def one_hot(
     return result
 
 
-def argmin(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: argmin(self, dim, keepdim)
-    """
+def argmin(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("argmin", "dims(dim)", argmin, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("argmin", "dims(dim)", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("argmin", argmin, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmin(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -7954,19 +6214,12 @@ def argmin(
     return result
 
 
-def all_default(
-    input: Any,
-) -> Tensor:
-    """`all(Tensor self) -> Tensor`
-
-    forward: np.all(self)
-    """
+def all_default(input: Any) -> Tensor:
+    """`all(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all", "full_reduction", all_default, self)
+    if interposition.active and interposed(self):
+        return interpose("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_default", all_default, (self,))
     try:
         result = Tensor._make(np.all(self_))
     except ValueError as kernel_failure:
@@ -7974,23 +6227,14 @@ def all_default(
     return result
 
 
-def all_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
-
-    forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
-    """
+def all_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dim", "dims(dim)", all_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("all.dim", "dims(dim)", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_dim", all_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -8004,23 +6248,14 @@ def all_dim(
     return result
 
 
-def all_dims(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
-    """
+def all_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dims", "dims(dim)", all_dims, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("all.dims", "dims(dim)", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("all_dims", all_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -8030,19 +6265,12 @@ def all_dims(
     return result
 
 
-def any_default(
-    input: Any,
-) -> Tensor:
-    """`any(Tensor self) -> Tensor`
-
-    forward: np.any(self)
-    """
+def any_default(input: Any) -> Tensor:
+    """`any(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any", "full_reduction", any_default, self)
+    if interposition.active and interposed(self):
+        return interpose("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_default", any_default, (self,))
     try:
         result = Tensor._make(np.any(self_))
     except ValueError as kernel_failure:
@@ -8050,23 +6278,14 @@ def any_default(
     return result
 
 
-def any_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Tensor:
-    """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
-
-    forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
-    """
+def any_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
+    """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dim", "dims(dim)", any_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("any.dim", "dims(dim)", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_dim", any_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -8080,23 +6299,14 @@ def any_dim(
     return result
 
 
-def any_dims(
-    input: Any,
-    dim: Any = None,
-    keepdim: Any = False,
-) -> Tensor:
-    """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
-
-    forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
-    """
+def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
+    """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dims", "dims(dim)", any_dims, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("any.dims", "dims(dim)", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("any_dims", any_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -8106,25 +6316,15 @@ def any_dims(
     return result
 
 
-def kthvalue(
-    input: Any,
-    k: Any,
-    dim: Any = -1,
-    keepdim: Any = False,
-) -> Any:
-    """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: kthvalue_along(self, k, dim, keepdim)
-    """
+def kthvalue(input: Any, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+    """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("kthvalue", "dims(dim)", kthvalue, self, k, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("kthvalue", "dims(dim)", kthvalue, self, k, dim, keepdim)
     self_ = tensor_arg(self, "kthvalue", "input", 1)
     k = int_arg(k, "kthvalue", "k", 2)
     dim = int_arg(dim, "kthvalue", "dim", 3)
     keepdim = bool_arg(keepdim, "kthvalue", "keepdim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("kthvalue", kthvalue, (self, k, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = KthvalueBackward0()
@@ -8157,19 +6357,12 @@ def kthvalue(
     return return_type("kthvalue", ("values", "indices"))(*outputs)
 
 
-def median_default(
-    input: Any,
-) -> Tensor:
-    """`median(Tensor self) -> Tensor`
-
-    forward: median_all(self, False)
-    """
+def median_default(input: Any) -> Tensor:
+    """`median(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("median", "", median_default, self)
+    if interposition.active and interposed(self):
+        return interpose("median", "", median_default, self)
     self_ = tensor_arg(self, "median", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("median_default", median_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MedianBackward0()
@@ -8191,19 +6384,12 @@ def median_default(
     return result
 
 
-def nanmedian_default(
-    input: Any,
-) -> Tensor:
-    """`nanmedian(Tensor self) -> Tensor`
-
-    forward: median_all(self, True)
-    """
+def nanmedian_default(input: Any) -> Tensor:
+    """`nanmedian(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("nanmedian", "", nanmedian_default, self)
+    if interposition.active and interposed(self):
+        return interpose("nanmedian", "", nanmedian_default, self)
     self_ = tensor_arg(self, "nanmedian", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nanmedian_default", nanmedian_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanmedianBackward0()
@@ -8227,23 +6413,14 @@ def nanmedian_default(
     return result
 
 
-def median_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: median_along(self, dim, keepdim, False)
-    """
+def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("median_dim", median_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MedianBackward1()
@@ -8276,25 +6453,16 @@ def median_dim(
     return return_type("median", ("values", "indices"))(*outputs)
 
 
-def nanmedian_dim(
-    input: Any,
-    dim: Any,
-    keepdim: Any = False,
-) -> Any:
-    """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: median_along(self, dim, keepdim, True)
-    """
+def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
+    """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
         )
     self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nanmedian_dim", nanmedian_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanmedianBackward1()
@@ -8327,23 +6495,14 @@ def nanmedian_dim(
     return return_type("nanmedian", ("values", "indices"))(*outputs)
 
 
-def mode(
-    input: Any,
-    dim: Any = -1,
-    keepdim: Any = False,
-) -> Any:
-    """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
-
-    forward: mode_along(self, dim, keepdim)
-    """
+def mode(input: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+    """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mode", "dims(dim)", mode, self, dim, keepdim)
+    if interposition.active and interposed(self):
+        return interpose("mode", "dims(dim)", mode, self, dim, keepdim)
     self_ = tensor_arg(self, "mode", "input", 1)
     dim = int_arg(dim, "mode", "dim", 2)
     keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mode", mode, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ModeBackward0()
@@ -8371,25 +6530,14 @@ def mode(
     return return_type("mode", ("values", "indices"))(*outputs)
 
 
-def sort_default(
-    input: Any,
-    dim: Any = -1,
-    descending: Any = False,
-) -> Any:
-    """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
-
-    forward: sort_along(self, dim, descending)
-    """
+def sort_default(input: Any, dim: Any = -1, descending: Any = False) -> Any:
+    """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sort", "dims(dim)", sort_default, self, dim, descending)
+    if interposition.active and interposed(self):
+        return interpose("sort", "dims(dim)", sort_default, self, dim, descending)
     self_ = tensor_arg(self, "sort", "input", 1)
     dim = int_arg(dim, "sort", "dim", 2)
     descending = bool_arg(descending, "sort", "descending", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sort_default", sort_default, (self, dim, descending)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SortBackward0()
@@ -8421,29 +6569,18 @@ def sort_default(
 
 
 def sort_stable(
-    input: Any,
-    *,
-    stable: Any,
-    dim: Any = -1,
-    descending: Any = False,
+    input: Any, *, stable: Any, dim: Any = -1, descending: Any = False
 ) -> Any:
-    """`sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
-
-    forward: sort_along(self, dim, descending)
-    """
+    """`sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "sort_stable", sort_stable, (self, stable, dim, descending)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SortBackward1()
@@ -8479,27 +6616,14 @@ def sort_stable(
     return return_type("sort", ("values", "indices"))(*outputs)
 
 
-def argsort_default(
-    input: Any,
-    dim: Any = -1,
-    descending: Any = False,
-) -> Tensor:
-    """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
-
-    forward: sort_along(self, dim, descending)[1]
-    """
+def argsort_default(input: Any, dim: Any = -1, descending: Any = False) -> Tensor:
+    """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "argsort", "dims(dim)", argsort_default, self, dim, descending
-        )
+    if interposition.active and interposed(self):
+        return interpose("argsort", "dims(dim)", argsort_default, self, dim, descending)
     self_ = tensor_arg(self, "argsort", "input", 1)
     dim = int_arg(dim, "argsort", "dim", 2)
     descending = bool_arg(descending, "argsort", "descending", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "argsort_default", argsort_default, (self, dim, descending)
-        )
     try:
         result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
     except ValueError as kernel_failure:
@@ -8510,29 +6634,18 @@ def argsort_default(
 
 
 def argsort_stable(
-    input: Any,
-    *,
-    stable: Any,
-    dim: Any = -1,
-    descending: Any = False,
+    input: Any, *, stable: Any, dim: Any = -1, descending: Any = False
 ) -> Tensor:
-    """`argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
-
-    forward: sort_along(self, dim, descending)[1]
-    """
+    """`argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "argsort_stable", argsort_stable, (self, stable, dim, descending)
-        )
     try:
         result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
     except ValueError as kernel_failure:
@@ -8547,13 +6660,8 @@ def argsort_stable(
     return result
 
 
-def msort(
-    input: Any,
-) -> Tensor:
-    """`msort(Tensor self) -> Tensor`
-
-    composite: sort(self, 0)[0]
-    """
+def msort(input: Any) -> Tensor:
+    """`msort(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return sort(self, 0)[0]
@@ -8563,26 +6671,17 @@ def msort(
 
 
 def topk(
-    input: Any,
-    k: Any,
-    dim: Any = -1,
-    largest: Any = True,
-    sorted: Any = True,
+    input: Any, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True
 ) -> Any:
-    """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
-
-    forward: topk_along(self, k, dim, largest, sorted)
-    """
+    """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("topk", "dims(dim)", topk, self, k, dim, largest, sorted)
+    if interposition.active and interposed(self):
+        return interpose("topk", "dims(dim)", topk, self, k, dim, largest, sorted)
     self_ = tensor_arg(self, "topk", "input", 1)
     k = int_arg(k, "topk", "k", 2)
     dim = int_arg(dim, "topk", "dim", 3)
     largest = bool_arg(largest, "topk", "largest", 4)
     sorted = bool_arg(sorted, "topk", "sorted", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("topk", topk, (self, k, dim, largest, sorted))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TopkBackward0()
@@ -8633,13 +6732,10 @@ def unique_dim(
     return_inverse: Any = False,
     return_counts: Any = False,
 ) -> Any:
-    """`unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_dim_sorted(self, dim, sorted, return_inverse, return_counts)
-    """
+    """`unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unique_dim",
             "fallback",
             unique_dim,
@@ -8654,10 +6750,6 @@ def unique_dim(
     sorted = bool_arg(sorted, "unique_dim", "sorted", 3)
     return_inverse = bool_arg(return_inverse, "unique_dim", "return_inverse", 4)
     return_counts = bool_arg(return_counts, "unique_dim", "return_counts", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unique_dim", unique_dim, (self, dim, sorted, return_inverse, return_counts)
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -8679,18 +6771,12 @@ def unique_dim(
 
 
 def unique_consecutive(
-    input: Any,
-    return_inverse: Any = False,
-    return_counts: Any = False,
-    dim: Any = None,
+    input: Any, return_inverse: Any = False, return_counts: Any = False, dim: Any = None
 ) -> Any:
-    """`unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_consecutive_along(self, return_inverse, return_counts, dim)
-    """
+    """`unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unique_consecutive",
             "fallback",
             unique_consecutive,
@@ -8703,12 +6789,6 @@ def unique_consecutive(
     return_inverse = bool_arg(return_inverse, "unique_consecutive", "return_inverse", 2)
     return_counts = bool_arg(return_counts, "unique_consecutive", "return_counts", 3)
     dim = optional_int_arg(dim, "unique_consecutive", "dim", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unique_consecutive",
-            unique_consecutive,
-            (self, return_inverse, return_counts, dim),
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -8729,18 +6809,12 @@ def unique_consecutive(
 
 
 def unique_dim_consecutive(
-    input: Any,
-    dim: Any,
-    return_inverse: Any = False,
-    return_counts: Any = False,
+    input: Any, dim: Any, return_inverse: Any = False, return_counts: Any = False
 ) -> Any:
-    """`unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_consecutive_along(self, return_inverse, return_counts, dim)
-    """
+    """`unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unique_dim_consecutive",
             "fallback",
             unique_dim_consecutive,
@@ -8757,12 +6831,6 @@ def unique_dim_consecutive(
     return_counts = bool_arg(
         return_counts, "unique_dim_consecutive", "return_counts", 4
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unique_dim_consecutive",
-            unique_dim_consecutive,
-            (self, dim, return_inverse, return_counts),
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -8788,23 +6856,16 @@ def _unique2(
     return_inverse: Any = False,
     return_counts: Any = False,
 ) -> Any:
-    """`_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-
-    forward: unique_sorted(self, sorted, return_inverse, return_counts)
-    """
+    """`_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "_unique2", "", _unique2, self, sorted, return_inverse, return_counts
         )
     self_ = tensor_arg(self, "_unique2", "input", 1)
     sorted = bool_arg(sorted, "_unique2", "sorted", 2)
     return_inverse = bool_arg(return_inverse, "_unique2", "return_inverse", 3)
     return_counts = bool_arg(return_counts, "_unique2", "return_counts", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_unique2", _unique2, (self, sorted, return_inverse, return_counts)
-        )
     try:
         outputs = [
             Tensor._make(value)
@@ -8824,26 +6885,13 @@ def _unique2(
     return tuple(outputs)
 
 
-def bernoulli_default(
-    input: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
-
-    forward: bernoulli_draw(self, self, generator)
-    """
+def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
+    """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "bernoulli", "elementwise", bernoulli_default, self, generator
-        )
+    if interposition.active and interposed(self):
+        return interpose("bernoulli", "elementwise", bernoulli_default, self, generator)
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "bernoulli_default", bernoulli_default, (self, generator)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = BernoulliBackward0()
@@ -8862,24 +6910,14 @@ def bernoulli_default(
     return result
 
 
-def bernoulli_p(
-    input: Any,
-    p: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
-
-    forward: bernoulli_draw(self, p, generator)
-    """
+def bernoulli_p(input: Any, p: Any, *, generator: Any = None) -> Tensor:
+    """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("bernoulli.p", "", bernoulli_p, self, p, generator)
+    if interposition.active and interposed(self):
+        return interpose("bernoulli.p", "", bernoulli_p, self, p, generator)
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     p = float_arg(p, "bernoulli", "p", 2)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bernoulli_p", bernoulli_p, (self, p, generator))
     try:
         result = Tensor._make(random_draws.bernoulli_draw(self_, p, generator))
     except ValueError as kernel_failure:
@@ -8890,29 +6928,18 @@ def bernoulli_p(
 
 
 def multinomial(
-    input: Any,
-    num_samples: Any,
-    replacement: Any = False,
-    *,
-    generator: Any = None,
+    input: Any, num_samples: Any, replacement: Any = False, *, generator: Any = None
 ) -> Tensor:
-    """`multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
-
-    forward: multinomial_draw(self, num_samples, replacement, generator)
-    """
+    """`multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "multinomial", "", multinomial, self, num_samples, replacement, generator
         )
     self_ = tensor_arg(self, "multinomial", "input", 1)
     num_samples = int_arg(num_samples, "multinomial", "num_samples", 2)
     replacement = bool_arg(replacement, "multinomial", "replacement", 3)
     generator = optional_generator_arg(generator, "multinomial", "generator", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "multinomial", multinomial, (self, num_samples, replacement, generator)
-        )
     try:
         result = Tensor._make(
             random_draws.multinomial_draw(self_, num_samples, replacement, generator)
@@ -8929,21 +6956,13 @@ def multinomial(
     return result
 
 
-def poisson(
-    input: Any,
-    generator: Any = None,
-) -> Tensor:
-    """`poisson(Tensor self, Generator? generator=None) -> Tensor`
-
-    forward: poisson_draw(self, generator)
-    """
+def poisson(input: Any, generator: Any = None) -> Tensor:
+    """`poisson(Tensor self, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("poisson", "elementwise", poisson, self, generator)
+    if interposition.active and interposed(self):
+        return interpose("poisson", "elementwise", poisson, self, generator)
     self_ = tensor_arg(self, "poisson", "input", 1)
     generator = optional_generator_arg(generator, "poisson", "generator", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("poisson", poisson, (self, generator))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PoissonBackward0()
@@ -8963,25 +6982,16 @@ def poisson(
 
 
 def normal_(
-    input: Any,
-    mean: Any = 0,
-    std: Any = 1,
-    *,
-    generator: Any = None,
+    input: Any, mean: Any = 0, std: Any = 1, *, generator: Any = None
 ) -> Tensor:
-    """`normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
-
-    forward: normal_fill(self, mean, std, generator)
-    """
+    """`normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("normal_", "", normal_, self, mean, std, generator)
+    if interposition.active and interposed(self):
+        return interpose("normal_", "", normal_, self, mean, std, generator)
     self_ = tensor_arg(self, "normal_", "input", 1)
     mean = float_arg(mean, "normal_", "mean", 2)
     std = float_arg(std, "normal_", "std", 3)
     generator = optional_generator_arg(generator, "normal_", "generator", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("normal_", normal_, (self, mean, std, generator))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9010,18 +7020,10 @@ def normal_(
     return result
 
 
-def normal_Tensor_float(
-    mean: Any,
-    std: Any = 1,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(mean):
-        return call_batched(
+def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Tensor:
+    """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(mean):
+        return interpose(
             "normal.Tensor_float",
             "elementwise",
             normal_Tensor_float,
@@ -9032,10 +7034,6 @@ def normal_Tensor_float(
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_Tensor_float", normal_Tensor_float, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(mean):
         grad_fn = NormalBackward1()
@@ -9056,18 +7054,10 @@ def normal_Tensor_float(
     return result
 
 
-def normal_float_Tensor(
-    mean: Any,
-    std: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(std):
-        return call_batched(
+def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
+    """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(std):
+        return interpose(
             "normal.float_Tensor",
             "elementwise",
             normal_float_Tensor,
@@ -9078,10 +7068,6 @@ def normal_float_Tensor(
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_float_Tensor", normal_float_Tensor, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(std):
         grad_fn = NormalBackward2()
@@ -9102,27 +7088,15 @@ def normal_float_Tensor(
     return result
 
 
-def normal_Tensor_Tensor(
-    mean: Any,
-    std: Any,
-    *,
-    generator: Any = None,
-) -> Tensor:
-    """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
-
-    forward: normal_draw(mean, std, generator)
-    """
-    if vmap_hook.levels and is_batched(mean, std):
-        return call_batched(
+def normal_Tensor_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
+    """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(mean, std):
+        return interpose(
             "normal.Tensor_Tensor", "", normal_Tensor_Tensor, mean, std, generator
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
     generator = optional_generator_arg(generator, "normal", "generator", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "normal_Tensor_Tensor", normal_Tensor_Tensor, (mean, std, generator)
-        )
     grad_fn = None
     if compute_requires_grad(mean, std):
         grad_fn = NormalBackward3()
@@ -9142,21 +7116,13 @@ def normal_Tensor_Tensor(
     return result
 
 
-def mm(
-    input: Any,
-    mat2: Any,
-) -> Tensor:
-    """`mm(Tensor self, Tensor mat2) -> Tensor`
-
-    forward: mm_kernel(self, mat2)
-    """
+def mm(input: Any, mat2: Any) -> Tensor:
+    """`mm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("mm", "matmul", mm, self, mat2)
+    if interposition.active and interposed(self, mat2):
+        return interpose("mm", "matmul", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mm", mm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = MmBackward0()
@@ -9180,14 +7146,8 @@ def mm(
     return result
 
 
-def matmul(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`matmul(Tensor self, Tensor other) -> Tensor`
-
-    composite: linalg.matmul_by_rank(self, other)
-    """
+def matmul(input: Any, other: Any) -> Tensor:
+    """`matmul(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg.matmul_by_rank(self, other)
@@ -9202,21 +7162,13 @@ def matmul(
         raise
 
 
-def dot(
-    input: Any,
-    tensor: Any,
-) -> Tensor:
-    """`dot(Tensor self, Tensor tensor) -> Tensor`
-
-    forward: dot_kernel(self, tensor)
-    """
+def dot(input: Any, tensor: Any) -> Tensor:
+    """`dot(Tensor self, Tensor tensor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor):
-        return call_batched("dot", "matmul", dot, self, tensor)
+    if interposition.active and interposed(self, tensor):
+        return interpose("dot", "matmul", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("dot", dot, (self, tensor))
     grad_fn = None
     if compute_requires_grad(self, tensor):
         grad_fn = DotBackward0()
@@ -9240,21 +7192,13 @@ def dot(
     return result
 
 
-def mv(
-    input: Any,
-    vec: Any,
-) -> Tensor:
-    """`mv(Tensor self, Tensor vec) -> Tensor`
-
-    forward: mv_kernel(self, vec)
-    """
+def mv(input: Any, vec: Any) -> Tensor:
+    """`mv(Tensor self, Tensor vec) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec):
-        return call_batched("mv", "matmul", mv, self, vec)
+    if interposition.active and interposed(self, vec):
+        return interpose("mv", "matmul", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mv", mv, (self, vec))
     grad_fn = None
     if compute_requires_grad(self, vec):
         grad_fn = MvBackward0()
@@ -9278,21 +7222,13 @@ def mv(
     return result
 
 
-def bmm(
-    input: Any,
-    mat2: Any,
-) -> Tensor:
-    """`bmm(Tensor self, Tensor mat2) -> Tensor`
-
-    forward: bmm_kernel(self, mat2)
-    """
+def bmm(input: Any, mat2: Any) -> Tensor:
+    """`bmm(Tensor self, Tensor mat2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("bmm", "matmul", bmm, self, mat2)
+    if interposition.active and interposed(self, mat2):
+        return interpose("bmm", "matmul", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("bmm", bmm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = BmmBackward0()
@@ -9316,14 +7252,8 @@ def bmm(
     return result
 
 
-def outer(
-    input: Any,
-    vec2: Any,
-) -> Tensor:
-    """`outer(Tensor self, Tensor vec2) -> Tensor`
-
-    composite: mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
-    """
+def outer(input: Any, vec2: Any) -> Tensor:
+    """`outer(Tensor self, Tensor vec2) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
@@ -9338,28 +7268,16 @@ def outer(
         raise
 
 
-def addmm(
-    input: Any,
-    mat1: Any,
-    mat2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addmm_kernel(self, mat1, mat2, beta, alpha)
-    """
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat1, mat2):
-        return call_batched("addmm", "addmm", addmm, self, mat1, mat2, beta, alpha)
+    if interposition.active and interposed(self, mat1, mat2):
+        return interpose("addmm", "addmm", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmm", addmm, (self, mat1, mat2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0()
@@ -9396,28 +7314,16 @@ def addmm(
     return result
 
 
-def addmv(
-    input: Any,
-    mat: Any,
-    vec: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addmv_kernel(self, mat, vec, beta, alpha)
-    """
+def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat, vec):
-        return call_batched("addmv", "", addmv, self, mat, vec, beta, alpha)
+    if interposition.active and interposed(self, mat, vec):
+        return interpose("addmv", "", addmv, self, mat, vec, beta, alpha)
     self_ = tensor_arg(self, "addmv", "input", 1)
     mat_ = tensor_arg(mat, "addmv", "mat", 2)
     vec_ = tensor_arg(vec, "addmv", "vec", 3)
     beta = scalar_arg(beta, "addmv", "beta", 4)
     alpha = scalar_arg(alpha, "addmv", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmv", addmv, (self, mat, vec, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat, vec):
         grad_fn = AddmvBackward0()
@@ -9456,28 +7362,16 @@ def addmv(
     return result
 
 
-def addr(
-    input: Any,
-    vec1: Any,
-    vec2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addr_kernel(self, vec1, vec2, beta, alpha)
-    """
+def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec1, vec2):
-        return call_batched("addr", "", addr, self, vec1, vec2, beta, alpha)
+    if interposition.active and interposed(self, vec1, vec2):
+        return interpose("addr", "", addr, self, vec1, vec2, beta, alpha)
     self_ = tensor_arg(self, "addr", "input", 1)
     vec1_ = tensor_arg(vec1, "addr", "vec1", 2)
     vec2_ = tensor_arg(vec2, "addr", "vec2", 3)
     beta = scalar_arg(beta, "addr", "beta", 4)
     alpha = scalar_arg(alpha, "addr", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addr", addr, (self, vec1, vec2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, vec1, vec2):
         grad_fn = AddrBackward0()
@@ -9523,29 +7417,17 @@ def addr(
 
 
 def addbmm(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("addbmm", "", addbmm, self, batch1, batch2, beta, alpha)
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("addbmm", "", addbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "addbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "addbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "addbmm", "batch2", 3)
     beta = scalar_arg(beta, "addbmm", "beta", 4)
     alpha = scalar_arg(alpha, "addbmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addbmm", addbmm, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = AddbmmBackward0()
@@ -9594,21 +7476,13 @@ def addbmm(
     return result
 
 
-def vdot(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`vdot(Tensor self, Tensor other) -> Tensor`
-
-    forward: dot_kernel(self, other)
-    """
+def vdot(input: Any, other: Any) -> Tensor:
+    """`vdot(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("vdot", "", vdot, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("vdot", "", vdot, self, other)
     self_ = tensor_arg(self, "vdot", "input", 1)
     other_ = tensor_arg(other, "vdot", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("vdot", vdot, (self, other))
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = VdotBackward0()
@@ -9637,31 +7511,17 @@ def vdot(
 
 
 def baddbmm(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-
-    forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched(
-            "baddbmm", "addmm", baddbmm, self, batch1, batch2, beta, alpha
-        )
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("baddbmm", "addmm", baddbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "baddbmm", baddbmm, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0()
@@ -9702,19 +7562,12 @@ def baddbmm(
     return result
 
 
-def trace(
-    input: Any,
-) -> Tensor:
-    """`trace(Tensor self) -> Tensor`
-
-    forward: trace(self)
-    """
+def trace(input: Any) -> Tensor:
+    """`trace(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trace", "trace", trace, self)
+    if interposition.active and interposed(self):
+        return interpose("trace", "trace", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trace", trace, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TraceBackward0()
@@ -9734,23 +7587,14 @@ def trace(
     return result
 
 
-def linalg_inv_ex(
-    A: Any,
-    *,
-    check_errors: Any = False,
-) -> Any:
-    """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`
-
-    forward: linalg_inv_ex(A, check_errors)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched(
+def linalg_inv_ex(A: Any, *, check_errors: Any = False) -> Any:
+    """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`"""
+    if interposition.active and interposed(A):
+        return interpose(
             "linalg_inv_ex", "leading_dims", linalg_inv_ex, A, check_errors
         )
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_inv_ex", linalg_inv_ex, (A, check_errors))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgInvExBackward0()
@@ -9781,13 +7625,8 @@ def linalg_inv_ex(
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
-def linalg_inv(
-    A: Any,
-) -> Tensor:
-    """`linalg_inv(Tensor A) -> Tensor`
-
-    composite: linalg_inv_ex(A)[0]
-    """
+def linalg_inv(A: Any) -> Tensor:
+    """`linalg_inv(Tensor A) -> Tensor`"""
     try:
         return linalg_inv_ex(A)[0]
     except (AttributeError, TypeError):
@@ -9795,18 +7634,11 @@ def linalg_inv(
         raise
 
 
-def linalg_det(
-    A: Any,
-) -> Tensor:
-    """`linalg_det(Tensor A) -> Tensor`
-
-    forward: np.linalg.det(A)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_det", "leading_dims", linalg_det, A)
+def linalg_det(A: Any) -> Tensor:
+    """`linalg_det(Tensor A) -> Tensor`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_det", linalg_det, (A,))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
@@ -9828,21 +7660,13 @@ def linalg_det(
     return result
 
 
-def cholesky(
-    input: Any,
-    upper: Any = False,
-) -> Tensor:
-    """`cholesky(Tensor self, bool upper=False) -> Tensor`
-
-    forward: cholesky_factor(self, upper)
-    """
+def cholesky(input: Any, upper: Any = False) -> Tensor:
+    """`cholesky(Tensor self, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cholesky", "", cholesky, self, upper)
+    if interposition.active and interposed(self):
+        return interpose("cholesky", "", cholesky, self, upper)
     self_ = tensor_arg(self, "cholesky", "input", 1)
     upper = bool_arg(upper, "cholesky", "upper", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cholesky", cholesky, (self, upper))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CholeskyBackward0()
@@ -9867,27 +7691,17 @@ def cholesky(
 
 
 def linalg_cholesky_ex(
-    input: Any,
-    *,
-    upper: Any = False,
-    check_errors: Any = False,
+    input: Any, *, upper: Any = False, check_errors: Any = False
 ) -> Any:
-    """`linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
-
-    forward: cholesky_kernel(self, upper, check_errors)
-    """
+    """`linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "linalg_cholesky_ex", "", linalg_cholesky_ex, self, upper, check_errors
         )
     self_ = tensor_arg(self, "linalg_cholesky_ex", "input", 1)
     upper = bool_arg(upper, "linalg_cholesky_ex", "upper", 2)
     check_errors = bool_arg(check_errors, "linalg_cholesky_ex", "check_errors", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_cholesky_ex", linalg_cholesky_ex, (self, upper, check_errors)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgCholeskyExBackward0()
@@ -9926,15 +7740,8 @@ def linalg_cholesky_ex(
     return return_type("linalg_cholesky_ex", ("L", "info"))(*outputs)
 
 
-def linalg_cholesky(
-    input: Any,
-    *,
-    upper: Any = False,
-) -> Tensor:
-    """`linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
-
-    composite: linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
-    """
+def linalg_cholesky(input: Any, *, upper: Any = False) -> Tensor:
+    """`linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
@@ -9943,25 +7750,14 @@ def linalg_cholesky(
         raise
 
 
-def cholesky_solve(
-    input: Any,
-    input2: Any,
-    upper: Any = False,
-) -> Tensor:
-    """`cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
-
-    forward: cholesky_solve_kernel(self, input2, upper)
-    """
+def cholesky_solve(input: Any, input2: Any, upper: Any = False) -> Tensor:
+    """`cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, input2):
-        return call_batched("cholesky_solve", "", cholesky_solve, self, input2, upper)
+    if interposition.active and interposed(self, input2):
+        return interpose("cholesky_solve", "", cholesky_solve, self, input2, upper)
     self_ = tensor_arg(self, "cholesky_solve", "input", 1)
     input2_ = tensor_arg(input2, "cholesky_solve", "input2", 2)
     upper = bool_arg(upper, "cholesky_solve", "upper", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "cholesky_solve", cholesky_solve, (self, input2, upper)
-        )
     grad_fn = None
     if compute_requires_grad(self, input2):
         grad_fn = CholeskySolveBackward0()
@@ -9996,21 +7792,13 @@ def cholesky_solve(
     return result
 
 
-def cholesky_inverse(
-    input: Any,
-    upper: Any = False,
-) -> Tensor:
-    """`cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
-
-    forward: cholesky_inverse_kernel(self, upper)
-    """
+def cholesky_inverse(input: Any, upper: Any = False) -> Tensor:
+    """`cholesky_inverse(Tensor self, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cholesky_inverse", "", cholesky_inverse, self, upper)
+    if interposition.active and interposed(self):
+        return interpose("cholesky_inverse", "", cholesky_inverse, self, upper)
     self_ = tensor_arg(self, "cholesky_inverse", "input", 1)
     upper = bool_arg(upper, "cholesky_inverse", "upper", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cholesky_inverse", cholesky_inverse, (self, upper))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CholeskyInverseBackward0()
@@ -10037,24 +7825,14 @@ def cholesky_inverse(
     return result
 
 
-def linalg_cross(
-    input: Any,
-    other: Any,
-    *,
-    dim: Any = -1,
-) -> Tensor:
-    """`linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
-
-    forward: cross_kernel(self, other, dim)
-    """
+def linalg_cross(input: Any, other: Any, *, dim: Any = -1) -> Tensor:
+    """`linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("linalg_cross", "", linalg_cross, self, other, dim)
+    if interposition.active and interposed(self, other):
+        return interpose("linalg_cross", "", linalg_cross, self, other, dim)
     self_ = tensor_arg(self, "linalg_cross", "input", 1)
     other_ = tensor_arg(other, "linalg_cross", "other", 2)
     dim = int_arg(dim, "linalg_cross", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_cross", linalg_cross, (self, other, dim))
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = LinalgCrossBackward0()
@@ -10084,19 +7862,12 @@ def linalg_cross(
 
 
 def linalg_pinv_atol_rtol_tensor(
-    input: Any,
-    *,
-    atol: Any = None,
-    rtol: Any = None,
-    hermitian: Any = False,
+    input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
 ) -> Tensor:
-    """`linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
-
-    forward: pinv_kernel(self, atol, rtol, hermitian)
-    """
+    """`linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, atol, rtol):
-        return call_batched(
+    if interposition.active and interposed(self, atol, rtol):
+        return interpose(
             "linalg_pinv.atol_rtol_tensor",
             "",
             linalg_pinv_atol_rtol_tensor,
@@ -10111,12 +7882,6 @@ def linalg_pinv_atol_rtol_tensor(
     hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_pinv_atol_rtol_tensor",
-            linalg_pinv_atol_rtol_tensor,
-            (self, atol, rtol, hermitian),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgPinvBackward0()
@@ -10151,28 +7916,15 @@ def linalg_pinv_atol_rtol_tensor(
     return result
 
 
-def linalg_lstsq(
-    input: Any,
-    b: Any,
-    rcond: Any = None,
-    *,
-    driver: Any = None,
-) -> Any:
-    """`linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
-
-    forward: lstsq_kernel(self, b, rcond, driver)
-    """
+def linalg_lstsq(input: Any, b: Any, rcond: Any = None, *, driver: Any = None) -> Any:
+    """`linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, b):
-        return call_batched("linalg_lstsq", "", linalg_lstsq, self, b, rcond, driver)
+    if interposition.active and interposed(self, b):
+        return interpose("linalg_lstsq", "", linalg_lstsq, self, b, rcond, driver)
     self_ = tensor_arg(self, "linalg_lstsq", "input", 1)
     b_ = tensor_arg(b, "linalg_lstsq", "b", 2)
     rcond = optional_float_arg(rcond, "linalg_lstsq", "rcond", 3)
     driver = optional_str_arg(driver, "linalg_lstsq", "driver", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_lstsq", linalg_lstsq, (self, b, rcond, driver)
-        )
     grad_fn = None
     if compute_requires_grad(self, b):
         grad_fn = LinalgLstsqBackward0()
@@ -10209,27 +7961,15 @@ def linalg_lstsq(
     )(*outputs)
 
 
-def linalg_lu_factor_ex(
-    A: Any,
-    *,
-    pivot: Any = True,
-    check_errors: Any = False,
-) -> Any:
-    """`linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`
-
-    forward: lu_factor_kernel(A, pivot, check_errors)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched(
+def linalg_lu_factor_ex(A: Any, *, pivot: Any = True, check_errors: Any = False) -> Any:
+    """`linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`"""
+    if interposition.active and interposed(A):
+        return interpose(
             "linalg_lu_factor_ex", "", linalg_lu_factor_ex, A, pivot, check_errors
         )
     A_ = tensor_arg(A, "linalg_lu_factor_ex", "A", 1)
     pivot = bool_arg(pivot, "linalg_lu_factor_ex", "pivot", 2)
     check_errors = bool_arg(check_errors, "linalg_lu_factor_ex", "check_errors", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_lu_factor_ex", linalg_lu_factor_ex, (A, pivot, check_errors)
-        )
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgLuFactorExBackward0()
@@ -10265,21 +8005,12 @@ def linalg_lu_factor_ex(
     return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
 
 
-def linalg_lu(
-    A: Any,
-    *,
-    pivot: Any = True,
-) -> Any:
-    """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`
-
-    forward: lu_kernel(A, pivot)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_lu", "", linalg_lu, A, pivot)
+def linalg_lu(A: Any, *, pivot: Any = True) -> Any:
+    """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_lu", "", linalg_lu, A, pivot)
     A_ = tensor_arg(A, "linalg_lu", "A", 1)
     pivot = bool_arg(pivot, "linalg_lu", "pivot", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_lu", linalg_lu, (A, pivot))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgLuBackward0()
@@ -10306,19 +8037,11 @@ def linalg_lu(
 
 
 def linalg_lu_solve(
-    LU: Any,
-    pivots: Any,
-    B: Any,
-    *,
-    left: Any = True,
-    adjoint: Any = False,
+    LU: Any, pivots: Any, B: Any, *, left: Any = True, adjoint: Any = False
 ) -> Tensor:
-    """`linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`
-
-    forward: lu_solve_kernel(LU, pivots, B, left, adjoint)
-    """
-    if vmap_hook.levels and is_batched(LU, pivots, B):
-        return call_batched(
+    """`linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`"""
+    if interposition.active and interposed(LU, pivots, B):
+        return interpose(
             "linalg_lu_solve", "", linalg_lu_solve, LU, pivots, B, left, adjoint
         )
     LU_ = tensor_arg(LU, "linalg_lu_solve", "LU", 1)
@@ -10326,10 +8049,6 @@ def linalg_lu_solve(
     B_ = tensor_arg(B, "linalg_lu_solve", "B", 3)
     left = bool_arg(left, "linalg_lu_solve", "left", 4)
     adjoint = bool_arg(adjoint, "linalg_lu_solve", "adjoint", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_lu_solve", linalg_lu_solve, (LU, pivots, B, left, adjoint)
-        )
     grad_fn = None
     if compute_requires_grad(LU, B):
         grad_fn = LinalgLuSolveBackward0()
@@ -10372,27 +8091,17 @@ def linalg_lu_solve(
 
 
 def lu_unpack(
-    LU_data: Any,
-    LU_pivots: Any,
-    unpack_data: Any = True,
-    unpack_pivots: Any = True,
+    LU_data: Any, LU_pivots: Any, unpack_data: Any = True, unpack_pivots: Any = True
 ) -> Any:
-    """`lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`
-
-    forward: lu_unpack_kernel(LU_data, LU_pivots, unpack_data, unpack_pivots)
-    """
-    if vmap_hook.levels and is_batched(LU_data, LU_pivots):
-        return call_batched(
+    """`lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`"""
+    if interposition.active and interposed(LU_data, LU_pivots):
+        return interpose(
             "lu_unpack", "", lu_unpack, LU_data, LU_pivots, unpack_data, unpack_pivots
         )
     LU_data_ = tensor_arg(LU_data, "lu_unpack", "LU_data", 1)
     LU_pivots_ = tensor_arg(LU_pivots, "lu_unpack", "LU_pivots", 2)
     unpack_data = bool_arg(unpack_data, "lu_unpack", "unpack_data", 3)
     unpack_pivots = bool_arg(unpack_pivots, "lu_unpack", "unpack_pivots", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "lu_unpack", lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots)
-        )
     grad_fn = None
     if compute_requires_grad(LU_data):
         grad_fn = LuUnpackBackward0()
@@ -10433,19 +8142,12 @@ def lu_unpack(
     return return_type("lu_unpack", ("P", "L", "U"))(*outputs)
 
 
-def linalg_matrix_exp(
-    input: Any,
-) -> Tensor:
-    """`linalg_matrix_exp(Tensor self) -> Tensor`
-
-    forward: matrix_exp_kernel(self)
-    """
+def linalg_matrix_exp(input: Any) -> Tensor:
+    """`linalg_matrix_exp(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("linalg_matrix_exp", "", linalg_matrix_exp, self)
+    if interposition.active and interposed(self):
+        return interpose("linalg_matrix_exp", "", linalg_matrix_exp, self)
     self_ = tensor_arg(self, "linalg_matrix_exp", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_matrix_exp", linalg_matrix_exp, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgMatrixExpBackward0()
@@ -10467,13 +8169,8 @@ def linalg_matrix_exp(
     return result
 
 
-def matrix_exp(
-    input: Any,
-) -> Tensor:
-    """`matrix_exp(Tensor self) -> Tensor`
-
-    composite: linalg_matrix_exp(self)
-    """
+def matrix_exp(input: Any) -> Tensor:
+    """`matrix_exp(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_matrix_exp(self)
@@ -10482,24 +8179,14 @@ def matrix_exp(
         raise
 
 
-def linalg_householder_product(
-    input: Any,
-    tau: Any,
-) -> Tensor:
-    """`linalg_householder_product(Tensor input, Tensor tau) -> Tensor`
-
-    forward: householder_product_kernel(input, tau)
-    """
-    if vmap_hook.levels and is_batched(input, tau):
-        return call_batched(
+def linalg_householder_product(input: Any, tau: Any) -> Tensor:
+    """`linalg_householder_product(Tensor input, Tensor tau) -> Tensor`"""
+    if interposition.active and interposed(input, tau):
+        return interpose(
             "linalg_householder_product", "", linalg_householder_product, input, tau
         )
     input_ = tensor_arg(input, "linalg_householder_product", "input", 1)
     tau_ = tensor_arg(tau, "linalg_householder_product", "tau", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_householder_product", linalg_householder_product, (input, tau)
-        )
     grad_fn = None
     if compute_requires_grad(input, tau):
         grad_fn = LinalgHouseholderProductBackward0()
@@ -10534,28 +8221,17 @@ def linalg_householder_product(
 
 
 def ormqr(
-    input: Any,
-    input2: Any,
-    input3: Any,
-    left: Any = True,
-    transpose: Any = False,
+    input: Any, input2: Any, input3: Any, left: Any = True, transpose: Any = False
 ) -> Tensor:
-    """`ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`
-
-    forward: ormqr_kernel(self, input2, input3, left, transpose)
-    """
+    """`ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, input2, input3):
-        return call_batched("ormqr", "", ormqr, self, input2, input3, left, transpose)
+    if interposition.active and interposed(self, input2, input3):
+        return interpose("ormqr", "", ormqr, self, input2, input3, left, transpose)
     self_ = tensor_arg(self, "ormqr", "input", 1)
     input2_ = tensor_arg(input2, "ormqr", "input2", 2)
     input3_ = tensor_arg(input3, "ormqr", "input3", 3)
     left = bool_arg(left, "ormqr", "left", 4)
     transpose = bool_arg(transpose, "ormqr", "transpose", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "ormqr", ormqr, (self, input2, input3, left, transpose)
-        )
     grad_fn = None
     if compute_requires_grad(self, input2, input3):
         grad_fn = OrmqrBackward0()
@@ -10616,20 +8292,12 @@ def ormqr(
     return result
 
 
-def linalg_qr(
-    A: Any,
-    mode: Any = "reduced",
-) -> Any:
-    """`linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`
-
-    forward: qr_kernel(A, mode)
-    """
-    if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_qr", "", linalg_qr, A, mode)
+def linalg_qr(A: Any, mode: Any = "reduced") -> Any:
+    """`linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`"""
+    if interposition.active and interposed(A):
+        return interpose("linalg_qr", "", linalg_qr, A, mode)
     A_ = tensor_arg(A, "linalg_qr", "A", 1)
     mode = str_arg(mode, "linalg_qr", "mode", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("linalg_qr", linalg_qr, (A, mode))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgQrBackward0()
@@ -10661,13 +8329,10 @@ def triangular_solve(
     transpose: Any = False,
     unitriangular: Any = False,
 ) -> Any:
-    """`triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
-
-    forward: triangular_solve_kernel(self, A, upper, transpose, unitriangular)
-    """
+    """`triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, A):
-        return call_batched(
+    if interposition.active and interposed(self, A):
+        return interpose(
             "triangular_solve",
             "",
             triangular_solve,
@@ -10682,12 +8347,6 @@ def triangular_solve(
     upper = bool_arg(upper, "triangular_solve", "upper", 3)
     transpose = bool_arg(transpose, "triangular_solve", "transpose", 4)
     unitriangular = bool_arg(unitriangular, "triangular_solve", "unitriangular", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "triangular_solve",
-            triangular_solve,
-            (self, A, upper, transpose, unitriangular),
-        )
     grad_fn = None
     if compute_requires_grad(self, A):
         grad_fn = TriangularSolveBackward0()
@@ -10740,20 +8399,12 @@ def triangular_solve(
 
 
 def linalg_solve_triangular(
-    input: Any,
-    B: Any,
-    *,
-    upper: Any,
-    left: Any = True,
-    unitriangular: Any = False,
+    input: Any, B: Any, *, upper: Any, left: Any = True, unitriangular: Any = False
 ) -> Tensor:
-    """`linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
-
-    forward: solve_triangular_kernel(self, B, upper, left, unitriangular)
-    """
+    """`linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, B):
-        return call_batched(
+    if interposition.active and interposed(self, B):
+        return interpose(
             "linalg_solve_triangular",
             "",
             linalg_solve_triangular,
@@ -10770,12 +8421,6 @@ def linalg_solve_triangular(
     unitriangular = bool_arg(
         unitriangular, "linalg_solve_triangular", "unitriangular", 5
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "linalg_solve_triangular",
-            linalg_solve_triangular,
-            (self, B, upper, left, unitriangular),
-        )
     grad_fn = None
     if compute_requires_grad(self, B):
         grad_fn = LinalgSolveTriangularBackward0()
@@ -10824,16 +8469,8 @@ def linalg_solve_triangular(
     return result
 
 
-def einsum(
-    equation: Any,
-    tensors: Any,
-    *,
-    path: Any = None,
-) -> Tensor:
-    """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
-
-    composite: composites.einsum_via_ops(equation, tensors)
-    """
+def einsum(equation: Any, tensors: Any, *, path: Any = None) -> Tensor:
+    """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`"""
     try:
         return composites.einsum_via_ops(equation, tensors)
     except (AttributeError, TypeError):
@@ -10841,19 +8478,12 @@ def einsum(
         raise
 
 
-def t(
-    input: Any,
-) -> Tensor:
-    """`t(Tensor(a) self) -> Tensor(a)`
-
-    forward: transpose_2d(self)
-    """
+def t(input: Any) -> Tensor:
+    """`t(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("t", "t", t, self)
+    if interposition.active and interposed(self):
+        return interpose("t", "t", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("t", t, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -10873,25 +8503,16 @@ def t(
     return result
 
 
-def transpose_int(
-    input: Any,
-    dim0: Any,
-    dim1: Any,
-) -> Tensor:
-    """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
-
-    forward: transpose_kernel(self, dim0, dim1)
-    """
+def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "transpose.int", "dims(dim0, dim1)", transpose_int, self, dim0, dim1
         )
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("transpose_int", transpose_int, (self, dim0, dim1))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TransposeBackward0()
@@ -10915,21 +8536,13 @@ def transpose_int(
     return result
 
 
-def permute_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`
-
-    forward: np.transpose(self, dims)
-    """
+def permute_default(input: Any, dims: Any) -> Tensor:
+    """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("permute", "permute", permute_default, self, dims)
+    if interposition.active and interposed(self):
+        return interpose("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("permute_default", permute_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
@@ -10950,21 +8563,13 @@ def permute_default(
     return result
 
 
-def view_default(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
-
-    forward: view_kernel(self, size)
-    """
+def view_default(input: Any, size: Any) -> Tensor:
+    """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("view", "reshape", view_default, self, size)
+    if interposition.active and interposed(self):
+        return interpose("view", "reshape", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("view_default", view_default, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ViewBackward0()
@@ -10985,14 +8590,8 @@ def view_default(
     return result
 
 
-def reshape_default(
-    input: Any,
-    shape: Any,
-) -> Tensor:
-    """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
-
-    composite: composites.reshape_by_strides(self, shape)
-    """
+def reshape_default(input: Any, shape: Any) -> Tensor:
+    """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.reshape_by_strides(self, shape)
@@ -11001,26 +8600,14 @@ def reshape_default(
         raise
 
 
-def expand_default(
-    input: Any,
-    size: Any,
-    *,
-    implicit: Any = False,
-) -> Tensor:
-    """`expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
-
-    forward: np.broadcast_to(self, expand_shape(self.shape, size))
-    """
+def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
+    """`expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expand", "expand", expand_default, self, size, implicit)
+    if interposition.active and interposed(self):
+        return interpose("expand", "expand", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "expand_default", expand_default, (self, size, implicit)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -11045,18 +8632,11 @@ def expand_default(
     return result
 
 
-def block_diag(
-    tensors: Any,
-) -> Tensor:
-    """`block_diag(Tensor[] tensors) -> Tensor`
-
-    forward: block_diag_kernel(tensors)
-    """
-    if vmap_hook.levels and is_batched(tensors):
-        return call_batched("block_diag", "", block_diag, tensors)
+def block_diag(tensors: Any) -> Tensor:
+    """`block_diag(Tensor[] tensors) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("block_diag", "", block_diag, tensors)
     tensors_ = tensor_list_arg(tensors, "block_diag", "tensors", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("block_diag", block_diag, (tensors,))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = BlockDiagBackward0()
@@ -11076,20 +8656,12 @@ def block_diag(
     return result
 
 
-def cat(
-    tensors: Any,
-    dim: Any = 0,
-) -> Tensor:
-    """`cat(Tensor[] tensors, int dim=0) -> Tensor`
-
-    forward: c_order(np.concatenate(tensors, axis=dim))
-    """
-    if vmap_hook.levels and is_batched(tensors):
-        return call_batched("cat", "cat", cat, tensors, dim)
+def cat(tensors: Any, dim: Any = 0) -> Tensor:
+    """`cat(Tensor[] tensors, int dim=0) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cat", cat, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -11110,20 +8682,12 @@ def cat(
     return result
 
 
-def stack(
-    tensors: Any,
-    dim: Any = 0,
-) -> Tensor:
-    """`stack(Tensor[] tensors, int dim=0) -> Tensor`
-
-    forward: c_order(np.stack(tensors, axis=dim))
-    """
-    if vmap_hook.levels and is_batched(tensors):
-        return call_batched("stack", "cat", stack, tensors, dim)
+def stack(tensors: Any, dim: Any = 0) -> Tensor:
+    """`stack(Tensor[] tensors, int dim=0) -> Tensor`"""
+    if interposition.active and interposed(tensors):
+        return interpose("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("stack", stack, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -11144,23 +8708,14 @@ def stack(
     return result
 
 
-def select_int(
-    input: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`
-
-    forward: select_kernel(self, dim, index)
-    """
+def select_int(input: Any, dim: Any, index: Any) -> Tensor:
+    """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("select.int", "dims(dim)", select_int, self, dim, index)
+    if interposition.active and interposed(self):
+        return interpose("select.int", "dims(dim)", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("select_int", select_int, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SelectBackward0()
@@ -11183,28 +8738,16 @@ def select_int(
     return result
 
 
-def select_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`
-
-    forward: select_backward_kernel(grad_output, input_sizes, dim, index)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) -> Tensor:
+    """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "select_backward", "", select_backward, grad_output, input_sizes, dim, index
         )
     grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "select_backward", select_backward, (grad_output, input_sizes, dim, index)
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -11237,19 +8780,12 @@ def select_backward(
 
 
 def slice_Tensor(
-    input: Any,
-    dim: Any = 0,
-    start: Any = None,
-    end: Any = None,
-    step: Any = 1,
+    input: Any, dim: Any = 0, start: Any = None, end: Any = None, step: Any = 1
 ) -> Tensor:
-    """`slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
-
-    forward: slice_kernel(self, dim, start, end, step)
-    """
+    """`slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "slice.Tensor", "dims(dim)", slice_Tensor, self, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice", "input", 1)
@@ -11257,10 +8793,6 @@ def slice_Tensor(
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
     step = int_arg(step, "slice", "step", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_Tensor", slice_Tensor, (self, dim, start, end, step)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SliceBackward0()
@@ -11296,19 +8828,11 @@ def slice_Tensor(
 
 
 def slice_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    dim: Any,
-    start: Any,
-    end: Any,
-    step: Any,
+    grad_output: Any, input_sizes: Any, dim: Any, start: Any, end: Any, step: Any
 ) -> Tensor:
-    """`slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`
-
-    forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+    """`slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "slice_backward",
             "",
             slice_backward,
@@ -11325,12 +8849,6 @@ def slice_backward(
     start = int_arg(start, "slice_backward", "start", 4)
     end = int_arg(end, "slice_backward", "end", 5)
     step = int_arg(step, "slice_backward", "step", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_backward",
-            slice_backward,
-            (grad_output, input_sizes, dim, start, end, step),
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -11373,27 +8891,16 @@ def slice_backward(
     return result
 
 
-def split_Tensor(
-    input: Any,
-    split_size: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
-
-    forward: split_kernel(self, split_size, dim)
-    """
+def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "split.Tensor", "dims(dim)", split_Tensor, self, split_size, dim
         )
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "split_Tensor", split_Tensor, (self, split_size, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitBackward0()
@@ -11420,15 +8927,8 @@ def split_Tensor(
     return tuple(outputs)
 
 
-def split_sizes(
-    input: Any,
-    split_size: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
-
-    composite: split_with_sizes(self, split_size, dim)
-    """
+def split_sizes(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return split_with_sizes(self, split_size, dim)
@@ -11437,15 +8937,8 @@ def split_sizes(
         raise
 
 
-def chunk(
-    input: Any,
-    chunks: Any,
-    dim: Any = 0,
-) -> Any:
-    """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
-
-    composite: split(self, shapes.chunk_size(self.shape, chunks, dim), dim) if shapes.chunk_size(self.shape, chunks, dim) else split_with_sizes(self, [0] * chunks, dim)
-    """
+def chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
+    """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -11458,18 +8951,11 @@ def chunk(
         raise
 
 
-def unsafe_split_Tensor(
-    input: Any,
-    split_size: Any,
-    dim: Any = 0,
-) -> Any:
-    """`unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
-
-    forward: unsafe_split_kernel(self, split_size, dim)
-    """
+def unsafe_split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unsafe_split.Tensor",
             "dims(dim)",
             unsafe_split_Tensor,
@@ -11480,10 +8966,6 @@ def unsafe_split_Tensor(
     self_ = tensor_arg(self, "unsafe_split", "input", 1)
     split_size = int_arg(split_size, "unsafe_split", "split_size", 2)
     dim = int_arg(dim, "unsafe_split", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unsafe_split_Tensor", unsafe_split_Tensor, (self, split_size, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeSplitBackward0()
@@ -11510,18 +8992,11 @@ def unsafe_split_Tensor(
     return tuple(outputs)
 
 
-def unsafe_split_with_sizes(
-    input: Any,
-    split_sizes: Any,
-    dim: Any = 0,
-) -> Any:
-    """`unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`
-
-    forward: unsafe_split_with_sizes_kernel(self, split_sizes, dim)
-    """
+def unsafe_split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "unsafe_split_with_sizes",
             "",
             unsafe_split_with_sizes,
@@ -11532,10 +9007,6 @@ def unsafe_split_with_sizes(
     self_ = tensor_arg(self, "unsafe_split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "unsafe_split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "unsafe_split_with_sizes", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unsafe_split_with_sizes", unsafe_split_with_sizes, (self, split_sizes, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeSplitWithSizesBackward0()
@@ -11568,27 +9039,16 @@ def unsafe_split_with_sizes(
     return tuple(outputs)
 
 
-def split_with_sizes(
-    input: Any,
-    split_sizes: Any,
-    dim: Any = 0,
-) -> Any:
-    """`split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
-
-    forward: split_with_sizes_kernel(self, split_sizes, dim)
-    """
+def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "split_with_sizes", "", split_with_sizes, self, split_sizes, dim
         )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "split_with_sizes", "dim", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "split_with_sizes", split_with_sizes, (self, split_sizes, dim)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitWithSizesBackward0()
@@ -11620,21 +9080,13 @@ def split_with_sizes(
     return tuple(outputs)
 
 
-def unbind_int(
-    input: Any,
-    dim: Any = 0,
-) -> Any:
-    """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
-
-    forward: unbind_kernel(self, dim)
-    """
+def unbind_int(input: Any, dim: Any = 0) -> Any:
+    """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unbind.int", "dims(dim)", unbind_int, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("unbind.int", "dims(dim)", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unbind_int", unbind_int, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnbindBackward0()
@@ -11655,22 +9107,13 @@ def unbind_int(
     return tuple(outputs)
 
 
-def _to_copy(
-    input: Any,
-    *,
-    dtype: Any = None,
-) -> Tensor:
-    """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-
-    forward: cast(self, dtype)
-    """
+def _to_copy(input: Any, *, dtype: Any = None) -> Tensor:
+    """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_to_copy", "leading_dims", _to_copy, self, dtype)
+    if interposition.active and interposed(self):
+        return interpose("_to_copy", "leading_dims", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_to_copy", _to_copy, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
@@ -11690,21 +9133,13 @@ def _to_copy(
     return result
 
 
-def flip_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`flip(Tensor self, int[] dims) -> Tensor`
-
-    forward: flip_kernel(self, dims)
-    """
+def flip_default(input: Any, dims: Any) -> Tensor:
+    """`flip(Tensor self, int[] dims) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("flip", "dims(dims)", flip_default, self, dims)
+    if interposition.active and interposed(self):
+        return interpose("flip", "dims(dims)", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("flip_default", flip_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FlipBackward0()
@@ -11724,21 +9159,13 @@ def flip_default(
     return result
 
 
-def tril(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
-
-    forward: c_order(triangle(self, diagonal, False))
-    """
+def tril(input: Any, diagonal: Any = 0) -> Tensor:
+    """`tril(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tril", "leading_dims", tril, self, diagonal)
+    if interposition.active and interposed(self):
+        return interpose("tril", "leading_dims", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tril", tril, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TrilBackward0()
@@ -11758,21 +9185,13 @@ def tril(
     return result
 
 
-def triu(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
-
-    forward: c_order(triangle(self, diagonal, True))
-    """
+def triu(input: Any, diagonal: Any = 0) -> Tensor:
+    """`triu(Tensor self, SymInt diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("triu", "leading_dims", triu, self, diagonal)
+    if interposition.active and interposed(self):
+        return interpose("triu", "leading_dims", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("triu", triu, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TriuBackward0()
@@ -11792,27 +9211,17 @@ def triu(
     return result
 
 
-def diagonal(
-    input: Any,
-    offset: Any = 0,
-    dim1: Any = 0,
-    dim2: Any = 1,
-) -> Tensor:
-    """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
-
-    forward: diagonal_view(self, offset, dim1, dim2)
-    """
+def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+    """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "diagonal", "dims(dim1, dim2)", diagonal, self, offset, dim1, dim2
         )
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("diagonal", diagonal, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagonalBackward0()
@@ -11838,27 +9247,17 @@ def diagonal(
     return result
 
 
-def diag_embed(
-    input: Any,
-    offset: Any = 0,
-    dim1: Any = -2,
-    dim2: Any = -1,
-) -> Tensor:
-    """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
-
-    forward: c_order(diag_embed(self, offset, dim1, dim2))
-    """
+def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
+    """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "diag_embed", "dims(dim1, dim2)", diag_embed, self, offset, dim1, dim2
         )
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("diag_embed", diag_embed, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagEmbedBackward0()
@@ -11890,18 +9289,11 @@ def diag_embed(
 
 
 def diagonal_backward(
-    grad_output: Any,
-    input_sizes: Any,
-    offset: Any,
-    dim1: Any,
-    dim2: Any,
+    grad_output: Any, input_sizes: Any, offset: Any, dim1: Any, dim2: Any
 ) -> Tensor:
-    """`diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`
-
-    forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
-    """
-    if vmap_hook.levels and is_batched(grad_output):
-        return call_batched(
+    """`diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`"""
+    if interposition.active and interposed(grad_output):
+        return interpose(
             "diagonal_backward",
             "fallback",
             diagonal_backward,
@@ -11916,12 +9308,6 @@ def diagonal_backward(
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "diagonal_backward",
-            diagonal_backward,
-            (grad_output, input_sizes, offset, dim1, dim2),
-        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = DiagonalBackwardBackward0()
@@ -11960,16 +9346,9 @@ def diagonal_backward(
 
 
 def linalg_diagonal(
-    A: Any,
-    *,
-    offset: Any = 0,
-    dim1: Any = -2,
-    dim2: Any = -1,
+    A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1
 ) -> Tensor:
-    """`linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`
-
-    composite: diagonal(A, offset, dim1, dim2)
-    """
+    """`linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`"""
     try:
         return diagonal(A, offset, dim1, dim2)
     except (AttributeError, TypeError):
@@ -11977,14 +9356,8 @@ def linalg_diagonal(
         raise
 
 
-def diag(
-    input: Any,
-    diagonal: Any = 0,
-) -> Tensor:
-    """`diag(Tensor self, int diagonal=0) -> Tensor`
-
-    composite: diag_embed(self, diagonal) if linalg.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
-    """
+def diag(input: Any, diagonal: Any = 0) -> Tensor:
+    """`diag(Tensor self, int diagonal=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -11997,25 +9370,15 @@ def diag(
         raise
 
 
-def unfold(
-    input: Any,
-    dimension: Any,
-    size: Any,
-    step: Any,
-) -> Tensor:
-    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
-
-    forward: unfold_kernel(self, dimension, size, step)
-    """
+def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
+    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unfold", "", unfold, self, dimension, size, step)
+    if interposition.active and interposed(self):
+        return interpose("unfold", "", unfold, self, dimension, size, step)
     self_ = tensor_arg(self, "unfold", "input", 1)
     dimension = int_arg(dimension, "unfold", "dimension", 2)
     size = int_arg(size, "unfold", "size", 3)
     step = int_arg(step, "unfold", "step", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unfold", unfold, (self, dimension, size, step))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnfoldBackward0()
@@ -12051,18 +9414,11 @@ def unfold(
 
 
 def unfold_backward(
-    grad_in: Any,
-    input_sizes: Any,
-    dim: Any,
-    size: Any,
-    step: Any,
+    grad_in: Any, input_sizes: Any, dim: Any, size: Any, step: Any
 ) -> Tensor:
-    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
-
-    forward: unfold_backward_kernel(grad_in, input_sizes, dim, size, step)
-    """
-    if vmap_hook.levels and is_batched(grad_in):
-        return call_batched(
+    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`"""
+    if interposition.active and interposed(grad_in):
+        return interpose(
             "unfold_backward",
             "",
             unfold_backward,
@@ -12077,10 +9433,6 @@ def unfold_backward(
     dim = int_arg(dim, "unfold_backward", "dim", 3)
     size = int_arg(size, "unfold_backward", "size", 4)
     step = int_arg(step, "unfold_backward", "step", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "unfold_backward", unfold_backward, (grad_in, input_sizes, dim, size, step)
-        )
     grad_fn = None
     if compute_requires_grad(grad_in):
         grad_fn = UnfoldBackwardBackward0()
@@ -12122,15 +9474,8 @@ def unfold_backward(
     return result
 
 
-def flatten_using_ints(
-    input: Any,
-    start_dim: Any = 0,
-    end_dim: Any = -1,
-) -> Tensor:
-    """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
-
-    composite: self if shapes.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, shapes.flatten_shape(self.shape, start_dim, end_dim))
-    """
+def flatten_using_ints(input: Any, start_dim: Any = 0, end_dim: Any = -1) -> Tensor:
+    """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -12143,15 +9488,8 @@ def flatten_using_ints(
         raise
 
 
-def unflatten_int(
-    input: Any,
-    dim: Any,
-    sizes: Any,
-) -> Tensor:
-    """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
-
-    composite: view(self, shapes.unflatten_shape(self.shape, dim, sizes))
-    """
+def unflatten_int(input: Any, dim: Any, sizes: Any) -> Tensor:
+    """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return view(self, shapes.unflatten_shape(self.shape, dim, sizes))
@@ -12160,15 +9498,8 @@ def unflatten_int(
         raise
 
 
-def movedim_intlist(
-    input: Any,
-    source: Any,
-    destination: Any,
-) -> Tensor:
-    """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
-
-    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
-    """
+def movedim_intlist(input: Any, source: Any, destination: Any) -> Tensor:
+    """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -12181,15 +9512,8 @@ def movedim_intlist(
         raise
 
 
-def movedim_int(
-    input: Any,
-    source: Any,
-    destination: Any,
-) -> Tensor:
-    """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
-
-    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
-    """
+def movedim_int(input: Any, source: Any, destination: Any) -> Tensor:
+    """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -12202,14 +9526,8 @@ def movedim_int(
         raise
 
 
-def expand_as(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
-
-    composite: expand(self, other.shape)
-    """
+def expand_as(input: Any, other: Any) -> Tensor:
+    """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, other.shape)
@@ -12224,14 +9542,8 @@ def expand_as(
         raise
 
 
-def broadcast_to_default(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
-
-    composite: expand(self, size)
-    """
+def broadcast_to_default(input: Any, size: Any) -> Tensor:
+    """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, size)
@@ -12240,19 +9552,12 @@ def broadcast_to_default(
         raise
 
 
-def squeeze_default(
-    input: Any,
-) -> Tensor:
-    """`squeeze(Tensor(a) self) -> Tensor(a)`
-
-    forward: squeeze_dims(self, None)
-    """
+def squeeze_default(input: Any) -> Tensor:
+    """`squeeze(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze", "squeeze", squeeze_default, self)
+    if interposition.active and interposed(self):
+        return interpose("squeeze", "squeeze", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_default", squeeze_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward0()
@@ -12273,21 +9578,13 @@ def squeeze_default(
     return result
 
 
-def squeeze_dim(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze_dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_dim", squeeze_dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward1()
@@ -12308,21 +9605,13 @@ def squeeze_dim(
     return result
 
 
-def squeeze_dims(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze_dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze_dims", squeeze_dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward2()
@@ -12343,19 +9632,12 @@ def squeeze_dims(
     return result
 
 
-def squeeze__default(
-    input: Any,
-) -> Tensor:
-    """`squeeze_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, None)
-    """
+def squeeze__default(input: Any) -> Tensor:
+    """`squeeze_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_", "squeeze_inplace", squeeze__default, self)
+    if interposition.active and interposed(self):
+        return interpose("squeeze_", "squeeze_inplace", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__default", squeeze__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12378,21 +9660,13 @@ def squeeze__default(
     return result
 
 
-def squeeze__dim(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze__dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dim", "squeeze_inplace", squeeze__dim, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("squeeze_.dim", "squeeze_inplace", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__dim", squeeze__dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12415,23 +9689,13 @@ def squeeze__dim(
     return result
 
 
-def squeeze__dims(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
-
-    forward: squeeze_dims(self, dim)
-    """
+def squeeze__dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "squeeze_.dims", "squeeze_inplace", squeeze__dims, self, dim
-        )
+    if interposition.active and interposed(self):
+        return interpose("squeeze_.dims", "squeeze_inplace", squeeze__dims, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("squeeze__dims", squeeze__dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12454,21 +9718,13 @@ def squeeze__dims(
     return result
 
 
-def unsqueeze(
-    input: Any,
-    dim: Any,
-) -> Tensor:
-    """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
-
-    forward: np.expand_dims(self, dim)
-    """
+def unsqueeze(input: Any, dim: Any) -> Tensor:
+    """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("unsqueeze", "dims(dim)", unsqueeze, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("unsqueeze", unsqueeze, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
@@ -12489,21 +9745,13 @@ def unsqueeze(
     return result
 
 
-def index_Tensor(
-    input: Any,
-    indices: Any,
-) -> Tensor:
-    """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
-
-    forward: index_tensor(self, indices)
-    """
+def index_Tensor(input: Any, indices: Any) -> Tensor:
+    """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("index.Tensor", "", index_Tensor, self, indices)
+    if interposition.active and interposed(self):
+        return interpose("index.Tensor", "", index_Tensor, self, indices)
     self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_Tensor", index_Tensor, (self, indices))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -12524,23 +9772,14 @@ def index_Tensor(
     return result
 
 
-def rot90(
-    input: Any,
-    k: Any = 1,
-    dims: Any = (0, 1),
-) -> Tensor:
-    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`
-
-    forward: rot90_kernel(self, k, dims)
-    """
+def rot90(input: Any, k: Any = 1, dims: Any = (0, 1)) -> Tensor:
+    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rot90", "", rot90, self, k, dims)
+    if interposition.active and interposed(self):
+        return interpose("rot90", "", rot90, self, k, dims)
     self_ = tensor_arg(self, "rot90", "input", 1)
     k = int_arg(k, "rot90", "k", 2)
     dims = int_list_arg(dims, "rot90", "dims", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rot90", rot90, (self, k, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Rot90Backward0()
@@ -12563,21 +9802,13 @@ def rot90(
     return result
 
 
-def take(
-    input: Any,
-    index: Any,
-) -> Tensor:
-    """`take(Tensor self, Tensor index) -> Tensor`
-
-    forward: take_kernel(self, index)
-    """
+def take(input: Any, index: Any) -> Tensor:
+    """`take(Tensor self, Tensor index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("take", "", take, self, index)
+    if interposition.active and interposed(self, index):
+        return interpose("take", "", take, self, index)
     self_ = tensor_arg(self, "take", "input", 1)
     index_ = tensor_arg(index, "take", "index", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("take", take, (self, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TakeBackward0()
@@ -12608,13 +9839,10 @@ def slice_scatter(
     end: Any = None,
     step: Any = 1,
 ) -> Tensor:
-    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
-
-    forward: slice_scatter_kernel(self, src, dim, start, end, step)
-    """
+    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched(
+    if interposition.active and interposed(self, src):
+        return interpose(
             "slice_scatter", "", slice_scatter, self, src, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice_scatter", "input", 1)
@@ -12623,10 +9851,6 @@ def slice_scatter(
     start = optional_int_arg(start, "slice_scatter", "start", 4)
     end = optional_int_arg(end, "slice_scatter", "end", 5)
     step = int_arg(step, "slice_scatter", "step", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slice_scatter", slice_scatter, (self, src, dim, start, end, step)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = SliceScatterBackward0()
@@ -12674,27 +9898,15 @@ def slice_scatter(
     return result
 
 
-def select_scatter(
-    input: Any,
-    src: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
-
-    forward: select_scatter_kernel(self, src, dim, index)
-    """
+def select_scatter(input: Any, src: Any, dim: Any, index: Any) -> Tensor:
+    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched("select_scatter", "", select_scatter, self, src, dim, index)
+    if interposition.active and interposed(self, src):
+        return interpose("select_scatter", "", select_scatter, self, src, dim, index)
     self_ = tensor_arg(self, "select_scatter", "input", 1)
     src_ = tensor_arg(src, "select_scatter", "src", 2)
     dim = int_arg(dim, "select_scatter", "dim", 3)
     index = int_arg(index, "select_scatter", "index", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "select_scatter", select_scatter, (self, src, dim, index)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = SelectScatterBackward0()
@@ -12725,19 +9937,12 @@ def select_scatter(
 
 
 def diagonal_scatter(
-    input: Any,
-    src: Any,
-    offset: Any = 0,
-    dim1: Any = 0,
-    dim2: Any = 1,
+    input: Any, src: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1
 ) -> Tensor:
-    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
-
-    forward: diagonal_scatter_kernel(self, src, offset, dim1, dim2)
-    """
+    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, src):
-        return call_batched(
+    if interposition.active and interposed(self, src):
+        return interpose(
             "diagonal_scatter", "", diagonal_scatter, self, src, offset, dim1, dim2
         )
     self_ = tensor_arg(self, "diagonal_scatter", "input", 1)
@@ -12745,10 +9950,6 @@ def diagonal_scatter(
     offset = int_arg(offset, "diagonal_scatter", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_scatter", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_scatter", "dim2", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "diagonal_scatter", diagonal_scatter, (self, src, offset, dim1, dim2)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = DiagonalScatterBackward0()
@@ -12802,13 +10003,10 @@ def index_reduce(
     *,
     include_self: Any = True,
 ) -> Tensor:
-    """`index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`
-
-    forward: index_reduce_kernel(self, dim, index, source, reduce, include_self)
-    """
+    """`index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched(
+    if interposition.active and interposed(self, index, source):
+        return interpose(
             "index_reduce",
             "",
             index_reduce,
@@ -12825,12 +10023,6 @@ def index_reduce(
     source_ = tensor_arg(source, "index_reduce", "source", 4)
     reduce = str_arg(reduce, "index_reduce", "reduce", 5)
     include_self = bool_arg(include_self, "index_reduce", "include_self", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_reduce",
-            index_reduce,
-            (self, dim, index, source, reduce, include_self),
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexReduceBackward0()
@@ -12885,25 +10077,15 @@ def index_reduce(
     return result
 
 
-def index_copy(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-) -> Tensor:
-    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
-
-    forward: index_copy_kernel(self, dim, index, source)
-    """
+def index_copy(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
+    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_copy", "", index_copy, self, dim, index, source)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_copy", "", index_copy, self, dim, index, source)
     self_ = tensor_arg(self, "index_copy", "input", 1)
     dim = int_arg(dim, "index_copy", "dim", 2)
     index_ = tensor_arg(index, "index_copy", "index", 3)
     source_ = tensor_arg(source, "index_copy", "source", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_copy", index_copy, (self, dim, index, source))
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexCopyBackward0()
@@ -12938,29 +10120,17 @@ def index_copy(
     return result
 
 
-def index_fill_int_Scalar(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
-
-    forward: index_fill_kernel(self, dim, index, value)
-    """
+def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
+    if interposition.active and interposed(self, index):
+        return interpose(
             "index_fill.int_Scalar", "", index_fill_int_Scalar, self, dim, index, value
         )
     self_ = tensor_arg(self, "index_fill", "input", 1)
     dim = int_arg(dim, "index_fill", "dim", 2)
     index_ = tensor_arg(index, "index_fill", "index", 3)
     value = scalar_arg(value, "index_fill", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_fill_int_Scalar", index_fill_int_Scalar, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexFillBackward0()
@@ -12987,25 +10157,15 @@ def index_fill_int_Scalar(
     return result
 
 
-def put(
-    input: Any,
-    index: Any,
-    source: Any,
-    accumulate: Any = False,
-) -> Tensor:
-    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
-
-    forward: put_kernel(self, index, source, accumulate)
-    """
+def put(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
+    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("put", "", put, self, index, source, accumulate)
+    if interposition.active and interposed(self, index, source):
+        return interpose("put", "", put, self, index, source, accumulate)
     self_ = tensor_arg(self, "put", "input", 1)
     index_ = tensor_arg(index, "put", "index", 2)
     source_ = tensor_arg(source, "put", "source", 3)
     accumulate = bool_arg(accumulate, "put", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("put", put, (self, index, source, accumulate))
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = PutBackward0()
@@ -13047,29 +10207,15 @@ def put(
     return result
 
 
-def index_put(
-    input: Any,
-    indices: Any,
-    values: Any,
-    accumulate: Any = False,
-) -> Tensor:
-    """`index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
-
-    forward: index_put_kernel(self, indices, values, accumulate)
-    """
+def index_put(input: Any, indices: Any, values: Any, accumulate: Any = False) -> Tensor:
+    """`index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, values):
-        return call_batched(
-            "index_put", "", index_put, self, indices, values, accumulate
-        )
+    if interposition.active and interposed(self, values):
+        return interpose("index_put", "", index_put, self, indices, values, accumulate)
     self_ = tensor_arg(self, "index_put", "input", 1)
     indices = tensor_optional_list_arg(indices, "index_put", "indices", 2)
     values_ = tensor_arg(values, "index_put", "values", 3)
     accumulate = bool_arg(accumulate, "index_put", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_put", index_put, (self, indices, values, accumulate)
-        )
     grad_fn = None
     if compute_requires_grad(self, values):
         grad_fn = IndexPutBackward0()
@@ -13107,23 +10253,14 @@ def index_put(
     return result
 
 
-def index_select(
-    input: Any,
-    dim: Any,
-    index: Any,
-) -> Tensor:
-    """`index_select(Tensor self, int dim, Tensor index) -> Tensor`
-
-    forward: index_select(self, dim, index)
-    """
+def index_select(input: Any, dim: Any, index: Any) -> Tensor:
+    """`index_select(Tensor self, int dim, Tensor index) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("index_select", "", index_select, self, dim, index)
+    if interposition.active and interposed(self, index):
+        return interpose("index_select", "", index_select, self, dim, index)
     self_ = tensor_arg(self, "index_select", "input", 1)
     dim = int_arg(dim, "index_select", "dim", 2)
     index_ = tensor_arg(index, "index_select", "index", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("index_select", index_select, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexSelectBackward0()
@@ -13147,26 +10284,15 @@ def index_select(
     return result
 
 
-def gather(
-    input: Any,
-    dim: Any,
-    index: Any,
-    *,
-    sparse_grad: Any = False,
-) -> Tensor:
-    """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
-
-    forward: c_order(gather(self, dim, index))
-    """
+def gather(input: Any, dim: Any, index: Any, *, sparse_grad: Any = False) -> Tensor:
+    """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("gather", "", gather, self, dim, index, sparse_grad)
+    if interposition.active and interposed(self, index):
+        return interpose("gather", "", gather, self, dim, index, sparse_grad)
     self_ = tensor_arg(self, "gather", "input", 1)
     dim = int_arg(dim, "gather", "dim", 2)
     index_ = tensor_arg(index, "gather", "index", 3)
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gather", gather, (self, dim, index, sparse_grad))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GatherBackward0()
@@ -13197,25 +10323,15 @@ def gather(
     return result
 
 
-def scatter_src(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
-
-    forward: c_order(scatter(self, dim, index, src))
-    """
+def scatter_src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter.src", "", scatter_src, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter.src", "", scatter_src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     src_ = tensor_arg(src, "scatter", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("scatter_src", scatter_src, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -13242,27 +10358,15 @@ def scatter_src(
     return result
 
 
-def scatter_value(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
-
-    forward: c_order(scatter(self, dim, index, value))
-    """
+def scatter_value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched("scatter.value", "", scatter_value, self, dim, index, value)
+    if interposition.active and interposed(self, index):
+        return interpose("scatter.value", "", scatter_value, self, dim, index, value)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     value = scalar_arg(value, "scatter", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_value", scatter_value, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ScatterBackward1()
@@ -13287,25 +10391,15 @@ def scatter_value(
     return result
 
 
-def scatter_add(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
-
-    forward: c_order(scatter_add(self, dim, index, src))
-    """
+def scatter_add(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_add", "", scatter_add, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_add", "", scatter_add, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add", "input", 1)
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_ = tensor_arg(index, "scatter_add", "index", 3)
     src_ = tensor_arg(src, "scatter_add", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("scatter_add", scatter_add, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterAddBackward0()
@@ -13333,29 +10427,17 @@ def scatter_add(
 
 
 def index_add(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-    *,
-    alpha: Any = 1,
+    input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1
 ) -> Tensor:
-    """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
-
-    forward: c_order(index_add(self, dim, index, source, alpha))
-    """
+    """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_add", "", index_add, self, dim, index, source, alpha)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_add", "", index_add, self, dim, index, source, alpha)
     self_ = tensor_arg(self, "index_add", "input", 1)
     dim = int_arg(dim, "index_add", "dim", 2)
     index_ = tensor_arg(index, "index_add", "index", 3)
     source_ = tensor_arg(source, "index_add", "source", 4)
     alpha = scalar_arg(alpha, "index_add", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_add", index_add, (self, dim, index, source, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexAddBackward0()
@@ -13392,21 +10474,12 @@ def index_add(
 
 
 def scatter_reduce_two(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-    reduce: Any,
-    *,
-    include_self: Any = True,
+    input: Any, dim: Any, index: Any, src: Any, reduce: Any, *, include_self: Any = True
 ) -> Tensor:
-    """`scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
-
-    forward: scatter_reduce_kernel(self, dim, index, src, reduce, include_self)
-    """
+    """`scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched(
+    if interposition.active and interposed(self, index, src):
+        return interpose(
             "scatter_reduce.two",
             "",
             scatter_reduce_two,
@@ -13423,12 +10496,6 @@ def scatter_reduce_two(
     src_ = tensor_arg(src, "scatter_reduce", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce", "include_self", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_reduce_two",
-            scatter_reduce_two,
-            (self, dim, index, src, reduce, include_self),
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterReduceBackward0()
@@ -13483,27 +10550,16 @@ def scatter_reduce_two(
     return result
 
 
-def masked_fill_Scalar(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill_Scalar(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched(
+    if interposition.active and interposed(self, mask):
+        return interpose(
             "masked_fill.Scalar", "elementwise", masked_fill_Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill_Scalar", masked_fill_Scalar, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedFillBackward0()
@@ -13525,27 +10581,16 @@ def masked_fill_Scalar(
     return result
 
 
-def masked_fill_Tensor(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill_Tensor(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, value):
-        return call_batched(
+    if interposition.active and interposed(self, mask, value):
+        return interpose(
             "masked_fill.Tensor", "elementwise", masked_fill_Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value_ = tensor_arg(value, "masked_fill", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill_Tensor", masked_fill_Tensor, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -13573,25 +10618,14 @@ def masked_fill_Tensor(
     return result
 
 
-def masked_scatter(
-    input: Any,
-    mask: Any,
-    source: Any,
-) -> Tensor:
-    """`masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
-
-    forward: masked_scatter_kernel(self, mask, source)
-    """
+def masked_scatter(input: Any, mask: Any, source: Any) -> Tensor:
+    """`masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, source):
-        return call_batched("masked_scatter", "", masked_scatter, self, mask, source)
+    if interposition.active and interposed(self, mask, source):
+        return interpose("masked_scatter", "", masked_scatter, self, mask, source)
     self_ = tensor_arg(self, "masked_scatter", "input", 1)
     mask_ = tensor_arg(mask, "masked_scatter", "mask", 2)
     source_ = tensor_arg(source, "masked_scatter", "source", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_scatter", masked_scatter, (self, mask, source)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = MaskedScatterBackward0()
@@ -13620,21 +10654,13 @@ def masked_scatter(
     return result
 
 
-def masked_select(
-    input: Any,
-    mask: Any,
-) -> Tensor:
-    """`masked_select(Tensor self, Tensor mask) -> Tensor`
-
-    forward: masked_select(self, mask)
-    """
+def masked_select(input: Any, mask: Any) -> Tensor:
+    """`masked_select(Tensor self, Tensor mask) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched("masked_select", "", masked_select, self, mask)
+    if interposition.active and interposed(self, mask):
+        return interpose("masked_select", "", masked_select, self, mask)
     self_ = tensor_arg(self, "masked_select", "input", 1)
     mask_ = tensor_arg(mask, "masked_select", "mask", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("masked_select", masked_select, (self, mask))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
@@ -13655,15 +10681,8 @@ def masked_select(
     return result
 
 
-def take_along_dim(
-    input: Any,
-    indices: Any,
-    dim: Any = None,
-) -> Tensor:
-    """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`
-
-    composite: composites.take_along_dim_via_gather(self, indices, dim)
-    """
+def take_along_dim(input: Any, indices: Any, dim: Any = None) -> Tensor:
+    """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.take_along_dim_via_gather(self, indices, dim)
@@ -13678,13 +10697,8 @@ def take_along_dim(
         raise
 
 
-def hstack(
-    tensors: Any,
-) -> Tensor:
-    """`hstack(Tensor[] tensors) -> Tensor`
-
-    composite: cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
-    """
+def hstack(tensors: Any) -> Tensor:
+    """`hstack(Tensor[] tensors) -> Tensor`"""
     try:
         return cat(
             composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1
@@ -13694,13 +10708,8 @@ def hstack(
         raise
 
 
-def vstack(
-    tensors: Any,
-) -> Tensor:
-    """`vstack(Tensor[] tensors) -> Tensor`
-
-    composite: cat(composites.atleast_2d_each(tensors), 0)
-    """
+def vstack(tensors: Any) -> Tensor:
+    """`vstack(Tensor[] tensors) -> Tensor`"""
     try:
         return cat(composites.atleast_2d_each(tensors), 0)
     except (AttributeError, TypeError):
@@ -13708,29 +10717,17 @@ def vstack(
         raise
 
 
-def narrow_copy(
-    input: Any,
-    dim: Any,
-    start: Any,
-    length: Any,
-) -> Tensor:
-    """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`
-
-    forward: narrow_copy_kernel(self, dim, start, length)
-    """
+def narrow_copy(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
+    """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "narrow_copy", "dims(dim)", narrow_copy, self, dim, start, length
         )
     self_ = tensor_arg(self, "narrow_copy", "input", 1)
     dim = int_arg(dim, "narrow_copy", "dim", 2)
     start = int_arg(start, "narrow_copy", "start", 3)
     length = int_arg(length, "narrow_copy", "length", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "narrow_copy", narrow_copy, (self, dim, start, length)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NarrowCopyBackward0()
@@ -13760,16 +10757,8 @@ def narrow_copy(
     return result
 
 
-def narrow(
-    input: Any,
-    dim: Any,
-    start: Any,
-    length: Any,
-) -> Tensor:
-    """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
-
-    composite: slice_Tensor(self, dim, shapes.narrow_start(self.shape, dim, start, length), shapes.narrow_start(self.shape, dim, start, length) + length, 1)
-    """
+def narrow(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
+    """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return slice_Tensor(
@@ -13784,23 +10773,14 @@ def narrow(
         raise
 
 
-def roll(
-    input: Any,
-    shifts: Any,
-    dims: Any = (),
-) -> Tensor:
-    """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
-
-    forward: c_order(roll(self, shifts, dims))
-    """
+def roll(input: Any, shifts: Any, dims: Any = ()) -> Tensor:
+    """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("roll", "", roll, self, shifts, dims)
+    if interposition.active and interposed(self):
+        return interpose("roll", "", roll, self, shifts, dims)
     self_ = tensor_arg(self, "roll", "input", 1)
     shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
     dims = int_list_arg(dims, "roll", "dims", 3, size=1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("roll", roll, (self, shifts, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RollBackward0()
@@ -13821,21 +10801,13 @@ def roll(
     return result
 
 
-def repeat_default(
-    input: Any,
-    repeats: Any,
-) -> Tensor:
-    """`repeat(Tensor self, SymInt[] repeats) -> Tensor`
-
-    forward: repeat(self, repeats)
-    """
+def repeat_default(input: Any, repeats: Any) -> Tensor:
+    """`repeat(Tensor self, SymInt[] repeats) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("repeat", "repeat", repeat_default, self, repeats)
+    if interposition.active and interposed(self):
+        return interpose("repeat", "repeat", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("repeat_default", repeat_default, (self, repeats))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RepeatBackward0()
@@ -13856,17 +10828,10 @@ def repeat_default(
     return result
 
 
-def repeat_interleave_Tensor(
-    repeats: Any,
-    *,
-    output_size: Any = None,
-) -> Tensor:
-    """`repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
-
-    forward: np.repeat(np.arange(repeats.shape[0]), repeats)
-    """
-    if vmap_hook.levels and is_batched(repeats):
-        return call_batched(
+def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor:
+    """`repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`"""
+    if interposition.active and interposed(repeats):
+        return interpose(
             "repeat_interleave.Tensor",
             "",
             repeat_interleave_Tensor,
@@ -13875,10 +10840,6 @@ def repeat_interleave_Tensor(
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "repeat_interleave_Tensor", repeat_interleave_Tensor, (repeats, output_size)
-        )
     try:
         result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
@@ -13892,16 +10853,9 @@ def repeat_interleave_Tensor(
 
 
 def repeat_interleave_self_Tensor(
-    input: Any,
-    repeats: Any,
-    dim: Any = None,
-    *,
-    output_size: Any = None,
+    input: Any, repeats: Any, dim: Any = None, *, output_size: Any = None
 ) -> Tensor:
-    """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
-
-    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)))
-    """
+    """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return index_select(
@@ -13921,16 +10875,9 @@ def repeat_interleave_self_Tensor(
 
 
 def repeat_interleave_self_int(
-    input: Any,
-    repeats: Any,
-    dim: Any = None,
-    *,
-    output_size: Any = None,
+    input: Any, repeats: Any, dim: Any = None, *, output_size: Any = None
 ) -> Tensor:
-    """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
-
-    composite: view(clone(expand(unsqueeze(flatten(self), 1), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, shapes.interleave_dim(dim, self.ndim) + 1), shapes.interleave_sizes(self.shape, repeats, dim)[0])), shapes.interleave_sizes(self.shape, repeats, dim)[1])
-    """
+    """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
@@ -13963,14 +10910,8 @@ def repeat_interleave_self_int(
         raise
 
 
-def tile_default(
-    input: Any,
-    dims: Any,
-) -> Tensor:
-    """`tile(Tensor self, SymInt[] dims) -> Tensor`
-
-    composite: repeat(self, shapes.tile_repeats(self.ndim, dims))
-    """
+def tile_default(input: Any, dims: Any) -> Tensor:
+    """`tile(Tensor self, SymInt[] dims) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return repeat(self, shapes.tile_repeats(self.ndim, dims))
@@ -13979,24 +10920,15 @@ def tile_default(
         raise
 
 
-def clone(
-    input: Any,
-    *,
-    memory_format: Any = None,
-) -> Tensor:
-    """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
-
-    forward: clone_kernel(self, memory_format)
-    """
+def clone(input: Any, *, memory_format: Any = None) -> Tensor:
+    """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clone", "leading_dims", clone, self, memory_format)
+    if interposition.active and interposed(self):
+        return interpose("clone", "leading_dims", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clone", clone, (self, memory_format))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CloneBackward0()
@@ -14017,15 +10949,8 @@ def clone(
     return result
 
 
-def contiguous(
-    input: Any,
-    *,
-    memory_format: Any = 0,
-) -> Tensor:
-    """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
-
-    composite: composites.contiguous_by_strides(self)
-    """
+def contiguous(input: Any, *, memory_format: Any = 0) -> Tensor:
+    """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.contiguous_by_strides(self)
@@ -14034,25 +10959,14 @@ def contiguous(
         raise
 
 
-def constant_pad_nd(
-    input: Any,
-    pad: Any,
-    value: Any = 0,
-) -> Tensor:
-    """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
-
-    forward: c_order(constant_pad_nd(self, pad, value))
-    """
+def constant_pad_nd(input: Any, pad: Any, value: Any = 0) -> Tensor:
+    """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("constant_pad_nd", "", constant_pad_nd, self, pad, value)
+    if interposition.active and interposed(self):
+        return interpose("constant_pad_nd", "", constant_pad_nd, self, pad, value)
     self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "constant_pad_nd", constant_pad_nd, (self, pad, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ConstantPadNdBackward0()
@@ -14079,15 +10993,9 @@ def constant_pad_nd(
 
 
 def pad_default(
-    input: Any,
-    pad: Any,
-    mode: Any = "constant",
-    value: Any = None,
+    input: Any, pad: Any, mode: Any = "constant", value: Any = None
 ) -> Tensor:
-    """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
-
-    composite: composites.pad_by_mode(self, pad, mode, value)
-    """
+    """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.pad_by_mode(self, pad, mode, value)
@@ -14096,16 +11004,8 @@ def pad_default(
         raise
 
 
-def tensordot(
-    input: Any,
-    other: Any,
-    dims_self: Any,
-    dims_other: Any,
-) -> Tensor:
-    """`tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
-
-    composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
-    """
+def tensordot(input: Any, other: Any, dims_self: Any, dims_other: Any) -> Tensor:
+    """`tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.tensordot_via_mm(self, other, dims_self, dims_other)
@@ -14120,21 +11020,13 @@ def tensordot(
         raise
 
 
-def _unsafe_view(
-    input: Any,
-    size: Any,
-) -> Tensor:
-    """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`
-
-    forward: view_kernel(self, size)
-    """
+def _unsafe_view(input: Any, size: Any) -> Tensor:
+    """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_unsafe_view", "reshape", _unsafe_view, self, size)
+    if interposition.active and interposed(self):
+        return interpose("_unsafe_view", "reshape", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("_unsafe_view", _unsafe_view, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeViewBackward0()
@@ -14154,25 +11046,14 @@ def _unsafe_view(
     return result
 
 
-def _reshape_alias(
-    input: Any,
-    size: Any,
-    stride: Any,
-) -> Tensor:
-    """`_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
-
-    forward: reshape_alias_kernel(self, size, stride)
-    """
+def _reshape_alias(input: Any, size: Any, stride: Any) -> Tensor:
+    """`_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("_reshape_alias", "", _reshape_alias, self, size, stride)
+    if interposition.active and interposed(self):
+        return interpose("_reshape_alias", "", _reshape_alias, self, size, stride)
     self_ = tensor_arg(self, "_reshape_alias", "input", 1)
     size = int_list_arg(size, "_reshape_alias", "size", 2)
     stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_reshape_alias", _reshape_alias, (self, size, stride)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReshapeAliasBackward0()
@@ -14195,19 +11076,12 @@ def _reshape_alias(
     return result
 
 
-def alias(
-    input: Any,
-) -> Tensor:
-    """`alias(Tensor(a) self) -> Tensor(a)`
-
-    forward: alias_kernel(self)
-    """
+def alias(input: Any) -> Tensor:
+    """`alias(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("alias", "leading_dims", alias, self)
+    if interposition.active and interposed(self):
+        return interpose("alias", "leading_dims", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("alias", alias, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AliasBackward0()
@@ -14227,26 +11101,14 @@ def alias(
     return result
 
 
-def add__Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
-    """
+def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "add_.Tensor", "elementwise", add__Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("add_.Tensor", "elementwise", add__Tensor, self, other, alpha)
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("add__Tensor", add__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -14280,26 +11142,14 @@ def add__Tensor(
     return result
 
 
-def sub__Tensor(
-    input: Any,
-    other: Any,
-    *,
-    alpha: Any = 1,
-) -> Tensor:
-    """`sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
-    """
+def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
-            "sub_.Tensor", "elementwise", sub__Tensor, self, other, alpha
-        )
+    if interposition.active and interposed(self, other):
+        return interpose("sub_.Tensor", "elementwise", sub__Tensor, self, other, alpha)
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sub__Tensor", sub__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -14333,21 +11183,13 @@ def sub__Tensor(
     return result
 
 
-def mul__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.multiply(self, other)
-    """
+def mul__Tensor(input: Any, other: Any) -> Tensor:
+    """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("mul_.Tensor", "elementwise", mul__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mul__Tensor", mul__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -14377,21 +11219,13 @@ def mul__Tensor(
     return result
 
 
-def div__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.true_divide(self, other)
-    """
+def div__Tensor(input: Any, other: Any) -> Tensor:
+    """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("div_.Tensor", "elementwise", div__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("div__Tensor", div__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -14419,21 +11253,13 @@ def div__Tensor(
     return result
 
 
-def pow__Scalar(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
-
-    forward: np.power(self, exponent)
-    """
+def pow__Scalar(input: Any, exponent: Any) -> Tensor:
+    """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
+    if interposition.active and interposed(self):
+        return interpose("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow__Scalar", pow__Scalar, (self, exponent))
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14460,21 +11286,13 @@ def pow__Scalar(
     return result
 
 
-def pow__Tensor(
-    input: Any,
-    exponent: Any,
-) -> Tensor:
-    """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
-
-    forward: np.power(self, exponent)
-    """
+def pow__Tensor(input: Any, exponent: Any) -> Tensor:
+    """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, exponent):
-        return call_batched("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
+    if interposition.active and interposed(self, exponent):
+        return interpose("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("pow__Tensor", pow__Tensor, (self, exponent))
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -14512,19 +11330,12 @@ def pow__Tensor(
     return result
 
 
-def neg_(
-    input: Any,
-) -> Tensor:
-    """`neg_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.negative(self)
-    """
+def neg_(input: Any) -> Tensor:
+    """`neg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("neg_", "elementwise", neg_, self)
+    if interposition.active and interposed(self):
+        return interpose("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("neg_", neg_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14546,19 +11357,12 @@ def neg_(
     return result
 
 
-def reciprocal_(
-    input: Any,
-) -> Tensor:
-    """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.reciprocal(self)
-    """
+def reciprocal_(input: Any) -> Tensor:
+    """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reciprocal_", "elementwise", reciprocal_, self)
+    if interposition.active and interposed(self):
+        return interpose("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("reciprocal_", reciprocal_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14583,19 +11387,12 @@ def reciprocal_(
     return result
 
 
-def exp_(
-    input: Any,
-) -> Tensor:
-    """`exp_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.exp(self)
-    """
+def exp_(input: Any) -> Tensor:
+    """`exp_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp_", "elementwise", exp_, self)
+    if interposition.active and interposed(self):
+        return interpose("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp_", exp_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14620,19 +11417,12 @@ def exp_(
     return result
 
 
-def log_(
-    input: Any,
-) -> Tensor:
-    """`log_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log(self)
-    """
+def log_(input: Any) -> Tensor:
+    """`log_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log_", "elementwise", log_, self)
+    if interposition.active and interposed(self):
+        return interpose("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log_", log_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14658,19 +11448,12 @@ def log_(
     return result
 
 
-def sin_(
-    input: Any,
-) -> Tensor:
-    """`sin_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sin(self)
-    """
+def sin_(input: Any) -> Tensor:
+    """`sin_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sin_", "elementwise", sin_, self)
+    if interposition.active and interposed(self):
+        return interpose("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sin_", sin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14696,19 +11479,12 @@ def sin_(
     return result
 
 
-def cos_(
-    input: Any,
-) -> Tensor:
-    """`cos_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.cos(self)
-    """
+def cos_(input: Any) -> Tensor:
+    """`cos_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cos_", "elementwise", cos_, self)
+    if interposition.active and interposed(self):
+        return interpose("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cos_", cos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14734,19 +11510,12 @@ def cos_(
     return result
 
 
-def tanh_(
-    input: Any,
-) -> Tensor:
-    """`tanh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.tanh(self)
-    """
+def tanh_(input: Any) -> Tensor:
+    """`tanh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tanh_", "elementwise", tanh_, self)
+    if interposition.active and interposed(self):
+        return interpose("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tanh_", tanh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14771,19 +11540,12 @@ def tanh_(
     return result
 
 
-def sigmoid_(
-    input: Any,
-) -> Tensor:
-    """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: sigmoid(self)
-    """
+def sigmoid_(input: Any) -> Tensor:
+    """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sigmoid_", "elementwise", sigmoid_, self)
+    if interposition.active and interposed(self):
+        return interpose("sigmoid_", "elementwise", sigmoid_, self)
     self_ = tensor_arg(self, "sigmoid_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sigmoid_", sigmoid_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14808,19 +11570,12 @@ def sigmoid_(
     return result
 
 
-def relu_(
-    input: Any,
-) -> Tensor:
-    """`relu_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: relu(self)
-    """
+def relu_(input: Any) -> Tensor:
+    """`relu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("relu_", "elementwise", relu_, self)
+    if interposition.active and interposed(self):
+        return interpose("relu_", "elementwise", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("relu_", relu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14844,19 +11599,12 @@ def relu_(
     return result
 
 
-def sqrt_(
-    input: Any,
-) -> Tensor:
-    """`sqrt_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sqrt(self)
-    """
+def sqrt_(input: Any) -> Tensor:
+    """`sqrt_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sqrt_", "elementwise", sqrt_, self)
+    if interposition.active and interposed(self):
+        return interpose("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sqrt_", sqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14881,19 +11629,12 @@ def sqrt_(
     return result
 
 
-def abs_(
-    input: Any,
-) -> Tensor:
-    """`abs_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.abs(self)
-    """
+def abs_(input: Any) -> Tensor:
+    """`abs_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("abs_", "elementwise", abs_, self)
+    if interposition.active and interposed(self):
+        return interpose("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("abs_", abs_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14918,23 +11659,14 @@ def abs_(
     return result
 
 
-def clamp_(
-    input: Any,
-    min: Any = None,
-    max: Any = None,
-) -> Tensor:
-    """`clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
-
-    forward: clamp(self, min, max)
-    """
+def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_", "elementwise", clamp_, self, min, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_", "elementwise", clamp_, self, min, max)
     self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_", clamp_, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14962,23 +11694,13 @@ def clamp_(
     return result
 
 
-def clamp_min__default(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min__default(input: Any, min: Any) -> Tensor:
+    """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_min_", "elementwise", clamp_min__default, self, min)
+    if interposition.active and interposed(self):
+        return interpose("clamp_min_", "elementwise", clamp_min__default, self, min)
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min = scalar_arg(min, "clamp_min_", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "clamp_min__default", clamp_min__default, (self, min)
-        )
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -15005,23 +11727,13 @@ def clamp_min__default(
     return result
 
 
-def clamp_max__default(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max__default(input: Any, max: Any) -> Tensor:
+    """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("clamp_max_", "elementwise", clamp_max__default, self, max)
+    if interposition.active and interposed(self):
+        return interpose("clamp_max_", "elementwise", clamp_max__default, self, max)
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max = scalar_arg(max, "clamp_max_", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "clamp_max__default", clamp_max__default, (self, max)
-        )
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -15048,21 +11760,13 @@ def clamp_max__default(
     return result
 
 
-def fill_Scalar(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill.Scalar(Tensor self, Scalar value) -> Tensor`
-
-    forward: np.full_like(self, value)
-    """
+def fill_Scalar(input: Any, value: Any) -> Tensor:
+    """`fill.Scalar(Tensor self, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fill.Scalar", "elementwise", fill_Scalar, self, value)
+    if interposition.active and interposed(self):
+        return interpose("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill_Scalar", fill_Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
@@ -15081,21 +11785,13 @@ def fill_Scalar(
     return result
 
 
-def fill_Tensor(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill.Tensor(Tensor self, Tensor value) -> Tensor`
-
-    forward: np.full_like(self, value)
-    """
+def fill_Tensor(input: Any, value: Any) -> Tensor:
+    """`fill.Tensor(Tensor self, Tensor value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, value):
-        return call_batched("fill.Tensor", "", fill_Tensor, self, value)
+    if interposition.active and interposed(self, value):
+        return interpose("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill_Tensor", fill_Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
@@ -15116,21 +11812,13 @@ def fill_Tensor(
     return result
 
 
-def fill__Scalar(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
-
-    forward: np.full_like(self, value)
-    """
+def fill__Scalar(input: Any, value: Any) -> Tensor:
+    """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fill_.Scalar", "elementwise", fill__Scalar, self, value)
+    if interposition.active and interposed(self):
+        return interpose("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill__Scalar", fill__Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -15152,21 +11840,13 @@ def fill__Scalar(
     return result
 
 
-def fill__Tensor(
-    input: Any,
-    value: Any,
-) -> Tensor:
-    """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
-
-    forward: np.full_like(self, value)
-    """
+def fill__Tensor(input: Any, value: Any) -> Tensor:
+    """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, value):
-        return call_batched("fill_.Tensor", "", fill__Tensor, self, value)
+    if interposition.active and interposed(self, value):
+        return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fill__Tensor", fill__Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -15190,19 +11870,12 @@ def fill__Tensor(
     return result
 
 
-def zero_(
-    input: Any,
-) -> Tensor:
-    """`zero_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.zeros_like(self)
-    """
+def zero_(input: Any) -> Tensor:
+    """`zero_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("zero_", "elementwise", zero_, self)
+    if interposition.active and interposed(self):
+        return interpose("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("zero_", zero_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -15224,27 +11897,16 @@ def zero_(
     return result
 
 
-def masked_fill__Scalar(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill__Scalar(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask):
-        return call_batched(
+    if interposition.active and interposed(self, mask):
+        return interpose(
             "masked_fill_.Scalar", "elementwise", masked_fill__Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill__Scalar", masked_fill__Scalar, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -15269,27 +11931,16 @@ def masked_fill__Scalar(
     return result
 
 
-def masked_fill__Tensor(
-    input: Any,
-    mask: Any,
-    value: Any,
-) -> Tensor:
-    """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
-
-    forward: c_order(masked_fill(self, mask, value))
-    """
+def masked_fill__Tensor(input: Any, mask: Any, value: Any) -> Tensor:
+    """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, value):
-        return call_batched(
+    if interposition.active and interposed(self, mask, value):
+        return interpose(
             "masked_fill_.Tensor", "elementwise", masked_fill__Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value_ = tensor_arg(value, "masked_fill_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_fill__Tensor", masked_fill__Tensor, (self, mask, value)
-        )
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -15319,31 +11970,17 @@ def masked_fill__Tensor(
 
 
 def index_add_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-    *,
-    alpha: Any = 1,
+    input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1
 ) -> Tensor:
-    """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: c_order(index_add(self, dim, index, source, alpha))
-    """
+    """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched(
-            "index_add_", "", index_add_, self, dim, index, source, alpha
-        )
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_add_", "", index_add_, self, dim, index, source, alpha)
     self_ = tensor_arg(self, "index_add_", "input", 1)
     dim = int_arg(dim, "index_add_", "dim", 2)
     index_ = tensor_arg(index, "index_add_", "index", 3)
     source_ = tensor_arg(source, "index_add_", "source", 4)
     alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_add_", index_add_, (self, dim, index, source, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -15382,27 +12019,15 @@ def index_add_(
     return result
 
 
-def scatter__src(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
-
-    forward: c_order(scatter(self, dim, index, src))
-    """
+def scatter__src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_.src", "", scatter__src, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_.src", "", scatter__src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     src_ = tensor_arg(src, "scatter_", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter__src", scatter__src, (self, dim, index, src)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -15430,29 +12055,15 @@ def scatter__src(
     return result
 
 
-def scatter__value(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
-
-    forward: c_order(scatter(self, dim, index, value))
-    """
+def scatter__value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
-            "scatter_.value", "", scatter__value, self, dim, index, value
-        )
+    if interposition.active and interposed(self, index):
+        return interpose("scatter_.value", "", scatter__value, self, dim, index, value)
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     value = scalar_arg(value, "scatter_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter__value", scatter__value, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -15478,27 +12089,15 @@ def scatter__value(
     return result
 
 
-def scatter_add_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-) -> Tensor:
-    """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
-
-    forward: c_order(scatter_add(self, dim, index, src))
-    """
+def scatter_add_(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
+    """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched("scatter_add_", "", scatter_add_, self, dim, index, src)
+    if interposition.active and interposed(self, index, src):
+        return interpose("scatter_add_", "", scatter_add_, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add_", "input", 1)
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_ = tensor_arg(index, "scatter_add_", "index", 3)
     src_ = tensor_arg(src, "scatter_add_", "src", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_add_", scatter_add_, (self, dim, index, src)
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -15528,19 +12127,11 @@ def scatter_add_(
     return result
 
 
-def div__Tensor_mode(
-    input: Any,
-    other: Any,
-    *,
-    rounding_mode: Any,
-) -> Tensor:
-    """`div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
-
-    forward: divide(self, other, rounding_mode)
-    """
+def div__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "div_.Tensor_mode",
             "elementwise",
             div__Tensor_mode,
@@ -15551,10 +12142,6 @@ def div__Tensor_mode(
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "div__Tensor_mode", div__Tensor_mode, (self, other, rounding_mode)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -15599,30 +12186,17 @@ def div__Tensor_mode(
     return result
 
 
-def addcmul_(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
-
-    forward: np.add(self, value * tensor1 * tensor2)
-    """
+def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcmul_", "elementwise", addcmul_, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcmul_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addcmul_", addcmul_, (self, tensor1, tensor2, value)
-        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -15661,30 +12235,17 @@ def addcmul_(
     return result
 
 
-def addcdiv_(
-    input: Any,
-    tensor1: Any,
-    tensor2: Any,
-    *,
-    value: Any = 1,
-) -> Tensor:
-    """`addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
-
-    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
-    """
+def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """`addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
-        return call_batched(
+    if interposition.active and interposed(self, tensor1, tensor2):
+        return interpose(
             "addcdiv_", "elementwise", addcdiv_, self, tensor1, tensor2, value
         )
     self_ = tensor_arg(self, "addcdiv_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addcdiv_", addcdiv_, (self, tensor1, tensor2, value)
-        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -15725,25 +12286,14 @@ def addcdiv_(
     return result
 
 
-def lerp__Scalar(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end):
-        return call_batched(
-            "lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight
-        )
+    if interposition.active and interposed(self, end):
+        return interpose("lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp__Scalar", lerp__Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         check_inplace(self)
@@ -15767,25 +12317,14 @@ def lerp__Scalar(
     return result
 
 
-def lerp__Tensor(
-    input: Any,
-    end: Any,
-    weight: Any,
-) -> Tensor:
-    """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`
-
-    forward: lerp(self, end, weight)
-    """
+def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
+    """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched(
-            "lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight
-        )
+    if interposition.active and interposed(self, end, weight):
+        return interpose("lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("lerp__Tensor", lerp__Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -15823,21 +12362,13 @@ def lerp__Tensor(
     return result
 
 
-def hypot_(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.hypot(self, other)
-    """
+def hypot_(input: Any, other: Any) -> Tensor:
+    """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("hypot_", "elementwise", hypot_, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hypot_", hypot_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -15869,23 +12400,15 @@ def hypot_(
     return result
 
 
-def copysign__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.copysign(self, other)
-    """
+def copysign__Tensor(input: Any, other: Any) -> Tensor:
+    """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "copysign_.Tensor", "elementwise", copysign__Tensor, self, other
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign__Tensor", copysign__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -15919,23 +12442,15 @@ def copysign__Tensor(
     return result
 
 
-def copysign__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.copysign(self, other)
-    """
+def copysign__Scalar(input: Any, other: Any) -> Tensor:
+    """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "copysign_.Scalar", "elementwise", copysign__Scalar, self, other
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("copysign__Scalar", copysign__Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -15965,25 +12480,15 @@ def copysign__Scalar(
     return result
 
 
-def remainder__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.remainder(self, other)
-    """
+def remainder__Scalar(input: Any, other: Any) -> Tensor:
+    """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "remainder__Scalar", remainder__Scalar, (self, other)
-        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16006,25 +12511,15 @@ def remainder__Scalar(
     return result
 
 
-def remainder__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.remainder(self, other)
-    """
+def remainder__Tensor(input: Any, other: Any) -> Tensor:
+    """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched(
+    if interposition.active and interposed(self, other):
+        return interpose(
             "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "remainder__Tensor", remainder__Tensor, (self, other)
-        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -16054,21 +12549,13 @@ def remainder__Tensor(
     return result
 
 
-def fmod__Scalar(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: np.fmod(self, other)
-    """
+def fmod__Scalar(input: Any, other: Any) -> Tensor:
+    """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
+    if interposition.active and interposed(self):
+        return interpose("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod__Scalar", fmod__Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16091,21 +12578,13 @@ def fmod__Scalar(
     return result
 
 
-def fmod__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.fmod(self, other)
-    """
+def fmod__Tensor(input: Any, other: Any) -> Tensor:
+    """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other_ = tensor_arg(other, "fmod_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("fmod__Tensor", fmod__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -16135,21 +12614,13 @@ def fmod__Tensor(
     return result
 
 
-def xlogy__Tensor(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: xlogy(self, other)
-    """
+def xlogy__Tensor(input: Any, other: Any) -> Tensor:
+    """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other_ = tensor_arg(other, "xlogy_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("xlogy__Tensor", xlogy__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -16183,25 +12654,15 @@ def xlogy__Tensor(
     return result
 
 
-def xlogy__Scalar_Other(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-
-    forward: xlogy(self, other)
-    """
+def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
+    """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
         )
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "xlogy__Scalar_Other", xlogy__Scalar_Other, (self, other)
-        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16234,23 +12695,15 @@ def xlogy__Scalar_Other(
     return result
 
 
-def clamp_min__Tensor(
-    input: Any,
-    min: Any,
-) -> Tensor:
-    """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
-
-    forward: clamp(self, min, None)
-    """
+def clamp_min__Tensor(input: Any, min: Any) -> Tensor:
+    """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, min):
-        return call_batched(
+    if interposition.active and interposed(self, min):
+        return interpose(
             "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
         )
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min_ = tensor_arg(min, "clamp_min_", "min", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_min__Tensor", clamp_min__Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -16280,23 +12733,15 @@ def clamp_min__Tensor(
     return result
 
 
-def clamp_max__Tensor(
-    input: Any,
-    max: Any,
-) -> Tensor:
-    """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
-
-    forward: clamp(self, None, max)
-    """
+def clamp_max__Tensor(input: Any, max: Any) -> Tensor:
+    """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, max):
-        return call_batched(
+    if interposition.active and interposed(self, max):
+        return interpose(
             "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
         )
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max_ = tensor_arg(max, "clamp_max_", "max", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("clamp_max__Tensor", clamp_max__Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -16327,28 +12772,18 @@ def clamp_max__Tensor(
 
 
 def nan_to_num_(
-    input: Any,
-    nan: Any = None,
-    posinf: Any = None,
-    neginf: Any = None,
+    input: Any, nan: Any = None, posinf: Any = None, neginf: Any = None
 ) -> Tensor:
-    """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`
-
-    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
-    """
+    """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "nan_to_num_", "elementwise", nan_to_num_, self, nan, posinf, neginf
         )
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nan_to_num_", nan_to_num_, (self, nan, posinf, neginf)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -16385,21 +12820,13 @@ def nan_to_num_(
     return result
 
 
-def logit_(
-    input: Any,
-    eps: Any = None,
-) -> Tensor:
-    """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
-
-    forward: logit(self, eps)
-    """
+def logit_(input: Any, eps: Any = None) -> Tensor:
+    """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("logit_", "elementwise", logit_, self, eps)
+    if interposition.active and interposed(self):
+        return interpose("logit_", "elementwise", logit_, self, eps)
     self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("logit_", logit_, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16426,24 +12853,15 @@ def logit_(
     return result
 
 
-def round__decimals(
-    input: Any,
-    *,
-    decimals: Any,
-) -> Tensor:
-    """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`
-
-    forward: np.round(self, decimals)
-    """
+def round__decimals(input: Any, *, decimals: Any) -> Tensor:
+    """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "round_.decimals", "elementwise", round__decimals, self, decimals
         )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round__decimals", round__decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -16465,19 +12883,12 @@ def round__decimals(
     return result
 
 
-def asin_(
-    input: Any,
-) -> Tensor:
-    """`asin_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arcsin(self)
-    """
+def asin_(input: Any) -> Tensor:
+    """`asin_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("asin_", "elementwise", asin_, self)
+    if interposition.active and interposed(self):
+        return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("asin_", asin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16503,19 +12914,12 @@ def asin_(
     return result
 
 
-def acos_(
-    input: Any,
-) -> Tensor:
-    """`acos_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arccos(self)
-    """
+def acos_(input: Any) -> Tensor:
+    """`acos_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("acos_", "elementwise", acos_, self)
+    if interposition.active and interposed(self):
+        return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("acos_", acos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16541,19 +12945,12 @@ def acos_(
     return result
 
 
-def atan_(
-    input: Any,
-) -> Tensor:
-    """`atan_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.arctan(self)
-    """
+def atan_(input: Any) -> Tensor:
+    """`atan_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("atan_", "elementwise", atan_, self)
+    if interposition.active and interposed(self):
+        return interpose("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("atan_", atan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16579,19 +12976,12 @@ def atan_(
     return result
 
 
-def sinh_(
-    input: Any,
-) -> Tensor:
-    """`sinh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sinh(self)
-    """
+def sinh_(input: Any) -> Tensor:
+    """`sinh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinh_", "elementwise", sinh_, self)
+    if interposition.active and interposed(self):
+        return interpose("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinh_", sinh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16617,19 +13007,12 @@ def sinh_(
     return result
 
 
-def cosh_(
-    input: Any,
-) -> Tensor:
-    """`cosh_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.cosh(self)
-    """
+def cosh_(input: Any) -> Tensor:
+    """`cosh_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("cosh_", "elementwise", cosh_, self)
+    if interposition.active and interposed(self):
+        return interpose("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cosh_", cosh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16655,19 +13038,12 @@ def cosh_(
     return result
 
 
-def tan_(
-    input: Any,
-) -> Tensor:
-    """`tan_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.tan(self)
-    """
+def tan_(input: Any) -> Tensor:
+    """`tan_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("tan_", "elementwise", tan_, self)
+    if interposition.active and interposed(self):
+        return interpose("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("tan_", tan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16692,19 +13068,12 @@ def tan_(
     return result
 
 
-def log2_(
-    input: Any,
-) -> Tensor:
-    """`log2_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log2(self)
-    """
+def log2_(input: Any) -> Tensor:
+    """`log2_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log2_", "elementwise", log2_, self)
+    if interposition.active and interposed(self):
+        return interpose("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log2_", log2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16730,19 +13099,12 @@ def log2_(
     return result
 
 
-def log10_(
-    input: Any,
-) -> Tensor:
-    """`log10_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log10(self)
-    """
+def log10_(input: Any) -> Tensor:
+    """`log10_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log10_", "elementwise", log10_, self)
+    if interposition.active and interposed(self):
+        return interpose("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log10_", log10_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16768,19 +13130,12 @@ def log10_(
     return result
 
 
-def log1p_(
-    input: Any,
-) -> Tensor:
-    """`log1p_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.log1p(self)
-    """
+def log1p_(input: Any) -> Tensor:
+    """`log1p_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log1p_", "elementwise", log1p_, self)
+    if interposition.active and interposed(self):
+        return interpose("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log1p_", log1p_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16806,19 +13161,12 @@ def log1p_(
     return result
 
 
-def expm1_(
-    input: Any,
-) -> Tensor:
-    """`expm1_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.expm1(self)
-    """
+def expm1_(input: Any) -> Tensor:
+    """`expm1_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("expm1_", "elementwise", expm1_, self)
+    if interposition.active and interposed(self):
+        return interpose("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("expm1_", expm1_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16843,19 +13191,12 @@ def expm1_(
     return result
 
 
-def exp2_(
-    input: Any,
-) -> Tensor:
-    """`exp2_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.exp2(self)
-    """
+def exp2_(input: Any) -> Tensor:
+    """`exp2_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("exp2_", "elementwise", exp2_, self)
+    if interposition.active and interposed(self):
+        return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("exp2_", exp2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16880,19 +13221,12 @@ def exp2_(
     return result
 
 
-def rsqrt_(
-    input: Any,
-) -> Tensor:
-    """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.reciprocal(np.sqrt(self))
-    """
+def rsqrt_(input: Any) -> Tensor:
+    """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rsqrt_", "elementwise", rsqrt_, self)
+    if interposition.active and interposed(self):
+        return interpose("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rsqrt_", rsqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -16917,19 +13251,12 @@ def rsqrt_(
     return result
 
 
-def floor_(
-    input: Any,
-) -> Tensor:
-    """`floor_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.floor(self)
-    """
+def floor_(input: Any) -> Tensor:
+    """`floor_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("floor_", "elementwise", floor_, self)
+    if interposition.active and interposed(self):
+        return interpose("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("floor_", floor_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -16951,19 +13278,12 @@ def floor_(
     return result
 
 
-def ceil_(
-    input: Any,
-) -> Tensor:
-    """`ceil_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.ceil(self)
-    """
+def ceil_(input: Any) -> Tensor:
+    """`ceil_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil_", "elementwise", ceil_, self)
+    if interposition.active and interposed(self):
+        return interpose("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ceil_", ceil_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -16985,19 +13305,12 @@ def ceil_(
     return result
 
 
-def round__default(
-    input: Any,
-) -> Tensor:
-    """`round_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.round(self)
-    """
+def round__default(input: Any) -> Tensor:
+    """`round_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("round_", "elementwise", round__default, self)
+    if interposition.active and interposed(self):
+        return interpose("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("round__default", round__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17019,19 +13332,12 @@ def round__default(
     return result
 
 
-def trunc_(
-    input: Any,
-) -> Tensor:
-    """`trunc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.trunc(self)
-    """
+def trunc_(input: Any) -> Tensor:
+    """`trunc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc_", "elementwise", trunc_, self)
+    if interposition.active and interposed(self):
+        return interpose("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("trunc_", trunc_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17053,19 +13359,12 @@ def trunc_(
     return result
 
 
-def frac_(
-    input: Any,
-) -> Tensor:
-    """`frac_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self - np.trunc(self)
-    """
+def frac_(input: Any) -> Tensor:
+    """`frac_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("frac_", "elementwise", frac_, self)
+    if interposition.active and interposed(self):
+        return interpose("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("frac_", frac_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17087,19 +13386,12 @@ def frac_(
     return result
 
 
-def sign_(
-    input: Any,
-) -> Tensor:
-    """`sign_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: np.sign(self)
-    """
+def sign_(input: Any) -> Tensor:
+    """`sign_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sign_", "elementwise", sign_, self)
+    if interposition.active and interposed(self):
+        return interpose("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sign_", sign_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17121,19 +13413,12 @@ def sign_(
     return result
 
 
-def erf_(
-    input: Any,
-) -> Tensor:
-    """`erf_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: erf(self)
-    """
+def erf_(input: Any) -> Tensor:
+    """`erf_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erf_", "elementwise", erf_, self)
+    if interposition.active and interposed(self):
+        return interpose("erf_", "elementwise", erf_, self)
     self_ = tensor_arg(self, "erf_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erf_", erf_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17161,19 +13446,12 @@ def erf_(
     return result
 
 
-def erfc_(
-    input: Any,
-) -> Tensor:
-    """`erfc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: erfc(self)
-    """
+def erfc_(input: Any) -> Tensor:
+    """`erfc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("erfc_", "elementwise", erfc_, self)
+    if interposition.active and interposed(self):
+        return interpose("erfc_", "elementwise", erfc_, self)
     self_ = tensor_arg(self, "erfc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("erfc_", erfc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17201,21 +13479,13 @@ def erfc_(
     return result
 
 
-def ldexp_(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: self * 2.0 ** other
-    """
+def ldexp_(input: Any, other: Any) -> Tensor:
+    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("ldexp_", "elementwise", ldexp_, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("ldexp_", "elementwise", ldexp_, self, other)
     self_ = tensor_arg(self, "ldexp_", "input", 1)
     other_ = tensor_arg(other, "ldexp_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("ldexp_", ldexp_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -17249,19 +13519,12 @@ def ldexp_(
     return result
 
 
-def deg2rad_(
-    input: Any,
-) -> Tensor:
-    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self * 0.017453292519943295
-    """
+def deg2rad_(input: Any) -> Tensor:
+    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("deg2rad_", "elementwise", deg2rad_, self)
+    if interposition.active and interposed(self):
+        return interpose("deg2rad_", "elementwise", deg2rad_, self)
     self_ = tensor_arg(self, "deg2rad_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("deg2rad_", deg2rad_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17286,19 +13549,12 @@ def deg2rad_(
     return result
 
 
-def rad2deg_(
-    input: Any,
-) -> Tensor:
-    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: self * 57.29577951308232
-    """
+def rad2deg_(input: Any) -> Tensor:
+    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("rad2deg_", "elementwise", rad2deg_, self)
+    if interposition.active and interposed(self):
+        return interpose("rad2deg_", "elementwise", rad2deg_, self)
     self_ = tensor_arg(self, "rad2deg_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("rad2deg_", rad2deg_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17323,19 +13579,12 @@ def rad2deg_(
     return result
 
 
-def sinc_(
-    input: Any,
-) -> Tensor:
-    """`sinc_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: sinc(self)
-    """
+def sinc_(input: Any) -> Tensor:
+    """`sinc_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinc_", "elementwise", sinc_, self)
+    if interposition.active and interposed(self):
+        return interpose("sinc_", "elementwise", sinc_, self)
     self_ = tensor_arg(self, "sinc_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinc_", sinc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -17361,28 +13610,16 @@ def sinc_(
     return result
 
 
-def addmv_(
-    input: Any,
-    mat: Any,
-    vec: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addmv_kernel(self, mat, vec, beta, alpha)
-    """
+def addmv_(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mat, vec):
-        return call_batched("addmv_", "", addmv_, self, mat, vec, beta, alpha)
+    if interposition.active and interposed(self, mat, vec):
+        return interpose("addmv_", "", addmv_, self, mat, vec, beta, alpha)
     self_ = tensor_arg(self, "addmv_", "input", 1)
     mat_ = tensor_arg(mat, "addmv_", "mat", 2)
     vec_ = tensor_arg(vec, "addmv_", "vec", 3)
     beta = scalar_arg(beta, "addmv_", "beta", 4)
     alpha = scalar_arg(alpha, "addmv_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addmv_", addmv_, (self, mat, vec, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat, vec):
         check_inplace(self)
@@ -17434,28 +13671,16 @@ def addmv_(
     return result
 
 
-def addr_(
-    input: Any,
-    vec1: Any,
-    vec2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
-    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addr_kernel(self, vec1, vec2, beta, alpha)
-    """
+def addr_(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, vec1, vec2):
-        return call_batched("addr_", "", addr_, self, vec1, vec2, beta, alpha)
+    if interposition.active and interposed(self, vec1, vec2):
+        return interpose("addr_", "", addr_, self, vec1, vec2, beta, alpha)
     self_ = tensor_arg(self, "addr_", "input", 1)
     vec1_ = tensor_arg(vec1, "addr_", "vec1", 2)
     vec2_ = tensor_arg(vec2, "addr_", "vec2", 3)
     beta = scalar_arg(beta, "addr_", "beta", 4)
     alpha = scalar_arg(alpha, "addr_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("addr_", addr_, (self, vec1, vec2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, vec1, vec2):
         check_inplace(self)
@@ -17508,29 +13733,17 @@ def addr_(
 
 
 def addbmm_(
-    input: Any,
-    batch1: Any,
-    batch2: Any,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-
-    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
-    """
+    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("addbmm_", "", addbmm_, self, batch1, batch2, beta, alpha)
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose("addbmm_", "", addbmm_, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "addbmm_", "input", 1)
     batch1_ = tensor_arg(batch1, "addbmm_", "batch1", 2)
     batch2_ = tensor_arg(batch2, "addbmm_", "batch2", 3)
     beta = scalar_arg(beta, "addbmm_", "beta", 4)
     alpha = scalar_arg(alpha, "addbmm_", "alpha", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "addbmm_", addbmm_, (self, batch1, batch2, beta, alpha)
-        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         check_inplace(self)
@@ -17584,21 +13797,13 @@ def addbmm_(
     return result
 
 
-def nextafter_(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-
-    forward: np.nextafter(self, other)
-    """
+def nextafter_(input: Any, other: Any) -> Tensor:
+    """`nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("nextafter_", "elementwise", nextafter_, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("nextafter_", "elementwise", nextafter_, self, other)
     self_ = tensor_arg(self, "nextafter_", "input", 1)
     other_ = tensor_arg(other, "nextafter_", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("nextafter_", nextafter_, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -17632,21 +13837,13 @@ def nextafter_(
     return result
 
 
-def mvlgamma_(
-    input: Any,
-    p: Any,
-) -> Tensor:
-    """`mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)`
-
-    forward: mvlgamma_kernel(self, p)
-    """
+def mvlgamma_(input: Any, p: Any) -> Tensor:
+    """`mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mvlgamma_", "elementwise", mvlgamma_, self, p)
+    if interposition.active and interposed(self):
+        return interpose("mvlgamma_", "elementwise", mvlgamma_, self, p)
     self_ = tensor_arg(self, "mvlgamma_", "input", 1)
     p = int_arg(p, "mvlgamma_", "p", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mvlgamma_", mvlgamma_, (self, p))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17672,25 +13869,15 @@ def mvlgamma_(
     return result
 
 
-def renorm_(
-    input: Any,
-    p: Any,
-    dim: Any,
-    maxnorm: Any,
-) -> Tensor:
-    """`renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)`
-
-    forward: renorm_kernel(self, p, dim, maxnorm)
-    """
+def renorm_(input: Any, p: Any, dim: Any, maxnorm: Any) -> Tensor:
+    """`renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("renorm_", "fallback", renorm_, self, p, dim, maxnorm)
+    if interposition.active and interposed(self):
+        return interpose("renorm_", "fallback", renorm_, self, p, dim, maxnorm)
     self_ = tensor_arg(self, "renorm_", "input", 1)
     p = scalar_arg(p, "renorm_", "p", 2)
     dim = int_arg(dim, "renorm_", "dim", 3)
     maxnorm = scalar_arg(maxnorm, "renorm_", "maxnorm", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("renorm_", renorm_, (self, p, dim, maxnorm))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -17725,28 +13912,18 @@ def renorm_(
 
 
 def index_put_(
-    input: Any,
-    indices: Any,
-    values: Any,
-    accumulate: Any = False,
+    input: Any, indices: Any, values: Any, accumulate: Any = False
 ) -> Tensor:
-    """`index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
-
-    forward: index_put_kernel(self, indices, values, accumulate)
-    """
+    """`index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, values):
-        return call_batched(
+    if interposition.active and interposed(self, values):
+        return interpose(
             "index_put_", "", index_put_, self, indices, values, accumulate
         )
     self_ = tensor_arg(self, "index_put_", "input", 1)
     indices = tensor_optional_list_arg(indices, "index_put_", "indices", 2)
     values_ = tensor_arg(values, "index_put_", "values", 3)
     accumulate = bool_arg(accumulate, "index_put_", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_put_", index_put_, (self, indices, values, accumulate)
-        )
     grad_fn = None
     if compute_requires_grad(self, values):
         check_inplace(self)
@@ -17796,13 +13973,10 @@ def index_reduce_(
     *,
     include_self: Any = True,
 ) -> Tensor:
-    """`index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)`
-
-    forward: index_reduce_kernel(self, dim, index, source, reduce, include_self)
-    """
+    """`index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched(
+    if interposition.active and interposed(self, index, source):
+        return interpose(
             "index_reduce_",
             "",
             index_reduce_,
@@ -17819,12 +13993,6 @@ def index_reduce_(
     source_ = tensor_arg(source, "index_reduce_", "source", 4)
     reduce = str_arg(reduce, "index_reduce_", "reduce", 5)
     include_self = bool_arg(include_self, "index_reduce_", "include_self", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_reduce_",
-            index_reduce_,
-            (self, dim, index, source, reduce, include_self),
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -17886,21 +14054,12 @@ def index_reduce_(
 
 
 def scatter_reduce__two(
-    input: Any,
-    dim: Any,
-    index: Any,
-    src: Any,
-    reduce: Any,
-    *,
-    include_self: Any = True,
+    input: Any, dim: Any, index: Any, src: Any, reduce: Any, *, include_self: Any = True
 ) -> Tensor:
-    """`scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
-
-    forward: scatter_reduce_kernel(self, dim, index, src, reduce, include_self)
-    """
+    """`scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, src):
-        return call_batched(
+    if interposition.active and interposed(self, index, src):
+        return interpose(
             "scatter_reduce_.two",
             "",
             scatter_reduce__two,
@@ -17917,12 +14076,6 @@ def scatter_reduce__two(
     src_ = tensor_arg(src, "scatter_reduce_", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce_", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce_", "include_self", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "scatter_reduce__two",
-            scatter_reduce__two,
-            (self, dim, index, src, reduce, include_self),
-        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -17983,25 +14136,14 @@ def scatter_reduce__two(
     return result
 
 
-def masked_scatter_(
-    input: Any,
-    mask: Any,
-    source: Any,
-) -> Tensor:
-    """`masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
-
-    forward: masked_scatter_kernel(self, mask, source)
-    """
+def masked_scatter_(input: Any, mask: Any, source: Any) -> Tensor:
+    """`masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, mask, source):
-        return call_batched("masked_scatter_", "", masked_scatter_, self, mask, source)
+    if interposition.active and interposed(self, mask, source):
+        return interpose("masked_scatter_", "", masked_scatter_, self, mask, source)
     self_ = tensor_arg(self, "masked_scatter_", "input", 1)
     mask_ = tensor_arg(mask, "masked_scatter_", "mask", 2)
     source_ = tensor_arg(source, "masked_scatter_", "source", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "masked_scatter_", masked_scatter_, (self, mask, source)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -18035,27 +14177,15 @@ def masked_scatter_(
     return result
 
 
-def index_copy_(
-    input: Any,
-    dim: Any,
-    index: Any,
-    source: Any,
-) -> Tensor:
-    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`
-
-    forward: index_copy_kernel(self, dim, index, source)
-    """
+def index_copy_(input: Any, dim: Any, index: Any, source: Any) -> Tensor:
+    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("index_copy_", "", index_copy_, self, dim, index, source)
+    if interposition.active and interposed(self, index, source):
+        return interpose("index_copy_", "", index_copy_, self, dim, index, source)
     self_ = tensor_arg(self, "index_copy_", "input", 1)
     dim = int_arg(dim, "index_copy_", "dim", 2)
     index_ = tensor_arg(index, "index_copy_", "index", 3)
     source_ = tensor_arg(source, "index_copy_", "source", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_copy_", index_copy_, (self, dim, index, source)
-        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -18095,19 +14225,11 @@ def index_copy_(
     return result
 
 
-def index_fill__int_Scalar(
-    input: Any,
-    dim: Any,
-    index: Any,
-    value: Any,
-) -> Tensor:
-    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
-
-    forward: index_fill_kernel(self, dim, index, value)
-    """
+def index_fill__int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index):
-        return call_batched(
+    if interposition.active and interposed(self, index):
+        return interpose(
             "index_fill_.int_Scalar",
             "",
             index_fill__int_Scalar,
@@ -18120,10 +14242,6 @@ def index_fill__int_Scalar(
     dim = int_arg(dim, "index_fill_", "dim", 2)
     index_ = tensor_arg(index, "index_fill_", "index", 3)
     value = scalar_arg(value, "index_fill_", "value", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "index_fill__int_Scalar", index_fill__int_Scalar, (self, dim, index, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -18160,25 +14278,15 @@ def index_fill__int_Scalar(
     return result
 
 
-def put_(
-    input: Any,
-    index: Any,
-    source: Any,
-    accumulate: Any = False,
-) -> Tensor:
-    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
-
-    forward: put_kernel(self, index, source, accumulate)
-    """
+def put_(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
+    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, index, source):
-        return call_batched("put_", "", put_, self, index, source, accumulate)
+    if interposition.active and interposed(self, index, source):
+        return interpose("put_", "", put_, self, index, source, accumulate)
     self_ = tensor_arg(self, "put_", "input", 1)
     index_ = tensor_arg(index, "put_", "index", 2)
     source_ = tensor_arg(source, "put_", "source", 3)
     accumulate = bool_arg(accumulate, "put_", "accumulate", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("put_", put_, (self, index, source, accumulate))
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -18225,15 +14333,8 @@ def put_(
     return result
 
 
-def linear(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-) -> Tensor:
-    """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
-
-    composite: composites.linear_by_rank(input, weight, bias)
-    """
+def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
+    """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`"""
     try:
         return composites.linear_by_rank(input, weight, bias)
     except (AttributeError, TypeError):
@@ -18247,16 +14348,8 @@ def linear(
         raise
 
 
-def bilinear(
-    input1: Any,
-    input2: Any,
-    weight: Any,
-    bias: Any = None,
-) -> Tensor:
-    """`bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor`
-
-    composite: composites.bilinear_via_ops(input1, input2, weight, bias)
-    """
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Tensor:
+    """`bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor`"""
     try:
         return composites.bilinear_via_ops(input1, input2, weight, bias)
     except (AttributeError, TypeError):
@@ -18271,25 +14364,15 @@ def bilinear(
         raise
 
 
-def conv_tbc(
-    input: Any,
-    weight: Any,
-    bias: Any,
-    pad: Any = 0,
-) -> Tensor:
-    """`conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`
-
-    forward: conv_tbc_kernel(self, weight, bias, pad)
-    """
+def conv_tbc(input: Any, weight: Any, bias: Any, pad: Any = 0) -> Tensor:
+    """`conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched("conv_tbc", "", conv_tbc, self, weight, bias, pad)
+    if interposition.active and interposed(self, weight, bias):
+        return interpose("conv_tbc", "", conv_tbc, self, weight, bias, pad)
     self_ = tensor_arg(self, "conv_tbc", "input", 1)
     weight_ = tensor_arg(weight, "conv_tbc", "weight", 2)
     bias_ = tensor_arg(bias, "conv_tbc", "bias", 3)
     pad = int_arg(pad, "conv_tbc", "pad", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("conv_tbc", conv_tbc, (self, weight, bias, pad))
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = ConvTbcBackward0()
@@ -18334,12 +14417,9 @@ def convolution(
     output_padding: Any,
     groups: Any,
 ) -> Tensor:
-    """`convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
-
-    forward: convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "convolution",
             "",
             convolution,
@@ -18362,22 +14442,6 @@ def convolution(
     transposed = bool_arg(transposed, "convolution", "transposed", 7)
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
     groups = int_arg(groups, "convolution", "groups", 9)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "convolution",
-            convolution,
-            (
-                input,
-                weight,
-                bias,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0()
@@ -18458,13 +14522,10 @@ def slow_conv_transpose2d(
     output_padding: Any = 0,
     dilation: Any = 1,
 ) -> Tensor:
-    """`slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
-
-    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
-    """
+    """`slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched(
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
             "slow_conv_transpose2d",
             "",
             slow_conv_transpose2d,
@@ -18489,21 +14550,6 @@ def slow_conv_transpose2d(
         output_padding, "slow_conv_transpose2d", "output_padding", 7, size=2
     )
     dilation = int_list_arg(dilation, "slow_conv_transpose2d", "dilation", 8, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slow_conv_transpose2d",
-            slow_conv_transpose2d,
-            (
-                self,
-                weight,
-                kernel_size,
-                bias,
-                stride,
-                padding,
-                output_padding,
-                dilation,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = SlowConvTranspose2DBackward0()
@@ -18580,13 +14626,10 @@ def slow_conv_transpose3d(
     output_padding: Any = 0,
     dilation: Any = 1,
 ) -> Tensor:
-    """`slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
-
-    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
-    """
+    """`slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched(
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
             "slow_conv_transpose3d",
             "",
             slow_conv_transpose3d,
@@ -18611,21 +14654,6 @@ def slow_conv_transpose3d(
         output_padding, "slow_conv_transpose3d", "output_padding", 7, size=3
     )
     dilation = int_list_arg(dilation, "slow_conv_transpose3d", "dilation", 8, size=3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slow_conv_transpose3d",
-            slow_conv_transpose3d,
-            (
-                self,
-                weight,
-                kernel_size,
-                bias,
-                stride,
-                padding,
-                output_padding,
-                dilation,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = SlowConvTranspose3DBackward0()
@@ -18693,20 +14721,12 @@ def slow_conv_transpose3d(
 
 
 def slow_conv3d_forward(
-    input: Any,
-    weight: Any,
-    kernel_size: Any,
-    bias: Any,
-    stride: Any,
-    padding: Any,
+    input: Any, weight: Any, kernel_size: Any, bias: Any, stride: Any, padding: Any
 ) -> Tensor:
-    """`slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
-
-    forward: convolution_kernel(self, weight, bias, stride, padding, (1,), False, (0,), 1)
-    """
+    """`slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched(
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
             "slow_conv3d_forward",
             "",
             slow_conv3d_forward,
@@ -18725,12 +14745,6 @@ def slow_conv3d_forward(
     bias_ = optional_tensor_arg(bias, "slow_conv3d_forward", "bias", 4)
     stride = int_list_arg(stride, "slow_conv3d_forward", "stride", 5, size=3)
     padding = int_list_arg(padding, "slow_conv3d_forward", "padding", 6, size=3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slow_conv3d_forward",
-            slow_conv3d_forward,
-            (self, weight, kernel_size, bias, stride, padding),
-        )
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = SlowConv3DBackward0()
@@ -18792,13 +14806,10 @@ def slow_conv_dilated2d(
     padding: Any = 0,
     dilation: Any = 1,
 ) -> Tensor:
-    """`slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
-
-    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
-    """
+    """`slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched(
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
             "slow_conv_dilated2d",
             "",
             slow_conv_dilated2d,
@@ -18819,12 +14830,6 @@ def slow_conv_dilated2d(
     stride = int_list_arg(stride, "slow_conv_dilated2d", "stride", 5, size=2)
     padding = int_list_arg(padding, "slow_conv_dilated2d", "padding", 6, size=2)
     dilation = int_list_arg(dilation, "slow_conv_dilated2d", "dilation", 7, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slow_conv_dilated2d",
-            slow_conv_dilated2d,
-            (self, weight, kernel_size, bias, stride, padding, dilation),
-        )
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = SlowConvDilated2DBackward0()
@@ -18889,13 +14894,10 @@ def slow_conv_dilated3d(
     padding: Any = 0,
     dilation: Any = 1,
 ) -> Tensor:
-    """`slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
-
-    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
-    """
+    """`slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, weight, bias):
-        return call_batched(
+    if interposition.active and interposed(self, weight, bias):
+        return interpose(
             "slow_conv_dilated3d",
             "",
             slow_conv_dilated3d,
@@ -18916,12 +14918,6 @@ def slow_conv_dilated3d(
     stride = int_list_arg(stride, "slow_conv_dilated3d", "stride", 5, size=3)
     padding = int_list_arg(padding, "slow_conv_dilated3d", "padding", 6, size=3)
     dilation = int_list_arg(dilation, "slow_conv_dilated3d", "dilation", 7, size=3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "slow_conv_dilated3d",
-            slow_conv_dilated3d,
-            (self, weight, kernel_size, bias, stride, padding, dilation),
-        )
     grad_fn = None
     if compute_requires_grad(self, weight, bias):
         grad_fn = SlowConvDilated3DBackward0()
@@ -18985,13 +14981,10 @@ def max_pool2d_with_indices(
     dilation: Any = 1,
     ceil_mode: Any = False,
 ) -> Any:
-    """`max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
-
-    forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
-    """
+    """`max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "max_pool2d_with_indices",
             "",
             max_pool2d_with_indices,
@@ -19010,12 +15003,6 @@ def max_pool2d_with_indices(
     padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4, size=2)
     dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5, size=2)
     ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "max_pool2d_with_indices",
-            max_pool2d_with_indices,
-            (self, kernel_size, stride, padding, dilation, ceil_mode),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxPool2DWithIndicesBackward0()
@@ -19070,10 +15057,7 @@ def max_pool2d(
     dilation: Any = 1,
     ceil_mode: Any = False,
 ) -> Tensor:
-    """`max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
-
-    composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
-    """
+    """`max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return max_pool2d_with_indices(
@@ -19093,13 +15077,10 @@ def avg_pool2d(
     count_include_pad: Any = True,
     divisor_override: Any = None,
 ) -> Tensor:
-    """`avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
-
-    forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    """
+    """`avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "avg_pool2d",
             "",
             avg_pool2d,
@@ -19122,20 +15103,6 @@ def avg_pool2d(
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "avg_pool2d",
-            avg_pool2d,
-            (
-                self,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AvgPool2DBackward0()
@@ -19189,29 +15156,17 @@ def avg_pool2d(
     return result
 
 
-def _adaptive_avg_pool2d_default(
-    input: Any,
-    output_size: Any,
-) -> Tensor:
-    """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
-
-    forward: adaptive_avg_pool2d_kernel(self, output_size)
-    """
+def _adaptive_avg_pool2d_default(input: Any, output_size: Any) -> Tensor:
+    """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "_adaptive_avg_pool2d", "", _adaptive_avg_pool2d_default, self, output_size
         )
     self_ = tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     output_size = int_list_arg(
         output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "_adaptive_avg_pool2d_default",
-            _adaptive_avg_pool2d_default,
-            (self, output_size),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveAvgPool2DBackward0()
@@ -19235,27 +15190,17 @@ def _adaptive_avg_pool2d_default(
     return result
 
 
-def adaptive_max_pool2d(
-    input: Any,
-    output_size: Any,
-) -> Any:
-    """`adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`
-
-    forward: adaptive_max_pool_kernel(self, output_size, 2)
-    """
+def adaptive_max_pool2d(input: Any, output_size: Any) -> Any:
+    """`adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "adaptive_max_pool2d", "", adaptive_max_pool2d, self, output_size
         )
     self_ = tensor_arg(self, "adaptive_max_pool2d", "input", 1)
     output_size = int_list_arg(
         output_size, "adaptive_max_pool2d", "output_size", 2, size=2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "adaptive_max_pool2d", adaptive_max_pool2d, (self, output_size)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveMaxPool2DBackward0()
@@ -19286,27 +15231,17 @@ def adaptive_max_pool2d(
     return tuple(outputs)
 
 
-def adaptive_max_pool3d(
-    input: Any,
-    output_size: Any,
-) -> Any:
-    """`adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`
-
-    forward: adaptive_max_pool_kernel(self, output_size, 3)
-    """
+def adaptive_max_pool3d(input: Any, output_size: Any) -> Any:
+    """`adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "adaptive_max_pool3d", "", adaptive_max_pool3d, self, output_size
         )
     self_ = tensor_arg(self, "adaptive_max_pool3d", "input", 1)
     output_size = int_list_arg(
         output_size, "adaptive_max_pool3d", "output_size", 2, size=3
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "adaptive_max_pool3d", adaptive_max_pool3d, (self, output_size)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveMaxPool3DBackward0()
@@ -19346,13 +15281,10 @@ def avg_pool3d(
     count_include_pad: Any = True,
     divisor_override: Any = None,
 ) -> Tensor:
-    """`avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
-
-    forward: avg_pool3d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    """
+    """`avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "avg_pool3d",
             "",
             avg_pool3d,
@@ -19375,20 +15307,6 @@ def avg_pool3d(
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool3d", "divisor_override", 7
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "avg_pool3d",
-            avg_pool3d,
-            (
-                self,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            ),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AvgPool3DBackward0()
@@ -19443,18 +15361,12 @@ def avg_pool3d(
 
 
 def fractional_max_pool2d(
-    input: Any,
-    kernel_size: Any,
-    output_size: Any,
-    random_samples: Any,
+    input: Any, kernel_size: Any, output_size: Any, random_samples: Any
 ) -> Any:
-    """`fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`
-
-    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 2)
-    """
+    """`fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, random_samples):
-        return call_batched(
+    if interposition.active and interposed(self, random_samples):
+        return interpose(
             "fractional_max_pool2d",
             "",
             fractional_max_pool2d,
@@ -19474,12 +15386,6 @@ def fractional_max_pool2d(
         random_samples, "fractional_max_pool2d", "random_samples", 4
     )
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "fractional_max_pool2d",
-            fractional_max_pool2d,
-            (self, kernel_size, output_size, random_samples),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FractionalMaxPool2DBackward0()
@@ -19523,18 +15429,12 @@ def fractional_max_pool2d(
 
 
 def fractional_max_pool3d(
-    input: Any,
-    kernel_size: Any,
-    output_size: Any,
-    random_samples: Any,
+    input: Any, kernel_size: Any, output_size: Any, random_samples: Any
 ) -> Any:
-    """`fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`
-
-    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 3)
-    """
+    """`fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, random_samples):
-        return call_batched(
+    if interposition.active and interposed(self, random_samples):
+        return interpose(
             "fractional_max_pool3d",
             "",
             fractional_max_pool3d,
@@ -19554,12 +15454,6 @@ def fractional_max_pool3d(
         random_samples, "fractional_max_pool3d", "random_samples", 4
     )
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "fractional_max_pool3d",
-            fractional_max_pool3d,
-            (self, kernel_size, output_size, random_samples),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FractionalMaxPool3DBackward0()
@@ -19610,13 +15504,10 @@ def max_pool3d_with_indices(
     dilation: Any = 1,
     ceil_mode: Any = False,
 ) -> Any:
-    """`max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
-
-    forward: max_pool3d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
-    """
+    """`max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "max_pool3d_with_indices",
             "",
             max_pool3d_with_indices,
@@ -19635,12 +15526,6 @@ def max_pool3d_with_indices(
     padding = int_list_arg(padding, "max_pool3d_with_indices", "padding", 4, size=3)
     dilation = int_list_arg(dilation, "max_pool3d_with_indices", "dilation", 5, size=3)
     ceil_mode = bool_arg(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "max_pool3d_with_indices",
-            max_pool3d_with_indices,
-            (self, kernel_size, stride, padding, dilation, ceil_mode),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxPool3DWithIndicesBackward0()
@@ -19687,27 +15572,14 @@ def max_pool3d_with_indices(
     return tuple(outputs)
 
 
-def max_unpool2d(
-    input: Any,
-    indices: Any,
-    output_size: Any,
-) -> Tensor:
-    """`max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
-
-    forward: max_unpool_kernel(self, indices, output_size, 2)
-    """
+def max_unpool2d(input: Any, indices: Any, output_size: Any) -> Tensor:
+    """`max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, indices):
-        return call_batched(
-            "max_unpool2d", "", max_unpool2d, self, indices, output_size
-        )
+    if interposition.active and interposed(self, indices):
+        return interpose("max_unpool2d", "", max_unpool2d, self, indices, output_size)
     self_ = tensor_arg(self, "max_unpool2d", "input", 1)
     indices_ = tensor_arg(indices, "max_unpool2d", "indices", 2)
     output_size = int_list_arg(output_size, "max_unpool2d", "output_size", 3, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "max_unpool2d", max_unpool2d, (self, indices, output_size)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxUnpool2DBackward0()
@@ -19738,19 +15610,12 @@ def max_unpool2d(
 
 
 def max_unpool3d(
-    input: Any,
-    indices: Any,
-    output_size: Any,
-    stride: Any,
-    padding: Any,
+    input: Any, indices: Any, output_size: Any, stride: Any, padding: Any
 ) -> Tensor:
-    """`max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
-
-    forward: max_unpool_kernel(self, indices, output_size, 3)
-    """
+    """`max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, indices):
-        return call_batched(
+    if interposition.active and interposed(self, indices):
+        return interpose(
             "max_unpool3d",
             "",
             max_unpool3d,
@@ -19765,10 +15630,6 @@ def max_unpool3d(
     output_size = int_list_arg(output_size, "max_unpool3d", "output_size", 3, size=3)
     stride = int_list_arg(stride, "max_unpool3d", "stride", 4, size=3)
     padding = int_list_arg(padding, "max_unpool3d", "padding", 5, size=3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "max_unpool3d", max_unpool3d, (self, indices, output_size, stride, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxUnpool3DBackward0()
@@ -19805,18 +15666,11 @@ def max_unpool3d(
 
 
 def native_layer_norm(
-    input: Any,
-    normalized_shape: Any,
-    weight: Any,
-    bias: Any,
-    eps: Any,
+    input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any
 ) -> Any:
-    """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: c_order(native_layer_norm_kernel(input, normalized_shape, weight, bias, eps))
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "native_layer_norm",
             "",
             native_layer_norm,
@@ -19833,12 +15687,6 @@ def native_layer_norm(
     weight_ = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
     bias_ = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_layer_norm",
-            native_layer_norm,
-            (input, normalized_shape, weight, bias, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0()
@@ -19908,12 +15756,11 @@ def native_batch_norm(
     momentum: Any,
     eps: Any,
 ) -> Any:
-    """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: c_order(native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps))
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias, running_mean, running_var):
-        return call_batched(
+    """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input, weight, bias, running_mean, running_var
+    ):
+        return interpose(
             "native_batch_norm",
             "",
             native_batch_norm,
@@ -19940,12 +15787,6 @@ def native_batch_norm(
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
     check_no_requires_grad(running_var, "running_var", "native_batch_norm")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_batch_norm",
-            native_batch_norm,
-            (input, weight, bias, running_mean, running_var, training, momentum, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0()
@@ -20031,21 +15872,11 @@ def native_batch_norm(
 
 
 def native_group_norm(
-    input: Any,
-    weight: Any,
-    bias: Any,
-    N: Any,
-    C: Any,
-    HxW: Any,
-    group: Any,
-    eps: Any,
+    input: Any, weight: Any, bias: Any, N: Any, C: Any, HxW: Any, group: Any, eps: Any
 ) -> Any:
-    """`native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
-
-    forward: native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps)
-    """
-    if vmap_hook.levels and is_batched(input, weight, bias):
-        return call_batched(
+    """`native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
             "native_group_norm",
             "",
             native_group_norm,
@@ -20066,12 +15897,6 @@ def native_group_norm(
     HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
     group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "native_group_norm",
-            native_group_norm,
-            (input, weight, bias, N, C, HxW, group, eps),
-        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0()
@@ -20145,12 +15970,9 @@ def embedding(
     scale_grad_by_freq: Any = False,
     sparse: Any = False,
 ) -> Tensor:
-    """`embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
-
-    forward: embedding_kernel(weight, indices)
-    """
-    if vmap_hook.levels and is_batched(weight, indices):
-        return call_batched(
+    """`embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`"""
+    if interposition.active and interposed(weight, indices):
+        return interpose(
             "embedding",
             "",
             embedding,
@@ -20167,12 +15989,6 @@ def embedding(
         scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
     sparse = bool_arg(sparse, "embedding", "sparse", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "embedding",
-            embedding,
-            (weight, indices, padding_idx, scale_grad_by_freq, sparse),
-        )
     grad_fn = None
     if compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0()
@@ -20209,17 +16025,10 @@ def embedding(
     return result
 
 
-def affine_grid_generator(
-    theta: Any,
-    size: Any,
-    align_corners: Any,
-) -> Tensor:
-    """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`
-
-    forward: affine_grid_generator_kernel(theta, size, align_corners)
-    """
-    if vmap_hook.levels and is_batched(theta):
-        return call_batched(
+def affine_grid_generator(theta: Any, size: Any, align_corners: Any) -> Tensor:
+    """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(theta):
+        return interpose(
             "affine_grid_generator",
             "",
             affine_grid_generator,
@@ -20230,10 +16039,6 @@ def affine_grid_generator(
     theta_ = tensor_arg(theta, "affine_grid_generator", "theta", 1)
     size = int_list_arg(size, "affine_grid_generator", "size", 2)
     align_corners = bool_arg(align_corners, "affine_grid_generator", "align_corners", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "affine_grid_generator", affine_grid_generator, (theta, size, align_corners)
-        )
     grad_fn = None
     if compute_requires_grad(theta):
         grad_fn = AffineGridGeneratorBackward0()
@@ -20271,12 +16076,9 @@ def grid_sampler_2d(
     padding_mode: Any,
     align_corners: Any,
 ) -> Tensor:
-    """`grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-
-    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
-    """
-    if vmap_hook.levels and is_batched(input, grid):
-        return call_batched(
+    """`grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(input, grid):
+        return interpose(
             "grid_sampler_2d",
             "",
             grid_sampler_2d,
@@ -20293,12 +16095,6 @@ def grid_sampler_2d(
     )
     padding_mode = int_arg(padding_mode, "grid_sampler_2d", "padding_mode", 4)
     align_corners = bool_arg(align_corners, "grid_sampler_2d", "align_corners", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "grid_sampler_2d",
-            grid_sampler_2d,
-            (input, grid, interpolation_mode, padding_mode, align_corners),
-        )
     grad_fn = None
     if compute_requires_grad(input, grid):
         grad_fn = GridSampler2DBackward0()
@@ -20355,12 +16151,9 @@ def grid_sampler_3d(
     padding_mode: Any,
     align_corners: Any,
 ) -> Tensor:
-    """`grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-
-    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
-    """
-    if vmap_hook.levels and is_batched(input, grid):
-        return call_batched(
+    """`grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`"""
+    if interposition.active and interposed(input, grid):
+        return interpose(
             "grid_sampler_3d",
             "",
             grid_sampler_3d,
@@ -20377,12 +16170,6 @@ def grid_sampler_3d(
     )
     padding_mode = int_arg(padding_mode, "grid_sampler_3d", "padding_mode", 4)
     align_corners = bool_arg(align_corners, "grid_sampler_3d", "align_corners", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "grid_sampler_3d",
-            grid_sampler_3d,
-            (input, grid, interpolation_mode, padding_mode, align_corners),
-        )
     grad_fn = None
     if compute_requires_grad(input, grid):
         grad_fn = GridSampler3DBackward0()
@@ -20432,23 +16219,13 @@ def grid_sampler_3d(
     return result
 
 
-def reflection_pad1d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 1)
-    """
+def reflection_pad1d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad1d", "", reflection_pad1d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad1d", "", reflection_pad1d, self, padding)
     self_ = tensor_arg(self, "reflection_pad1d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad1d", "padding", 2, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad1d", reflection_pad1d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad1DBackward0()
@@ -20473,23 +16250,13 @@ def reflection_pad1d(
     return result
 
 
-def reflection_pad2d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 2)
-    """
+def reflection_pad2d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad2d", "", reflection_pad2d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad2d", "", reflection_pad2d, self, padding)
     self_ = tensor_arg(self, "reflection_pad2d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad2d", "padding", 2, size=4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad2d", reflection_pad2d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad2DBackward0()
@@ -20514,23 +16281,13 @@ def reflection_pad2d(
     return result
 
 
-def reflection_pad3d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
-
-    forward: reflection_pad_kernel(self, padding, 3)
-    """
+def reflection_pad3d(input: Any, padding: Any) -> Tensor:
+    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("reflection_pad3d", "", reflection_pad3d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("reflection_pad3d", "", reflection_pad3d, self, padding)
     self_ = tensor_arg(self, "reflection_pad3d", "input", 1)
     padding = int_list_arg(padding, "reflection_pad3d", "padding", 2, size=6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "reflection_pad3d", reflection_pad3d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReflectionPad3DBackward0()
@@ -20555,23 +16312,13 @@ def reflection_pad3d(
     return result
 
 
-def replication_pad1d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 1)
-    """
+def replication_pad1d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad1d", "", replication_pad1d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad1d", "", replication_pad1d, self, padding)
     self_ = tensor_arg(self, "replication_pad1d", "input", 1)
     padding = int_list_arg(padding, "replication_pad1d", "padding", 2, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad1d", replication_pad1d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad1DBackward0()
@@ -20598,23 +16345,13 @@ def replication_pad1d(
     return result
 
 
-def replication_pad2d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 2)
-    """
+def replication_pad2d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad2d", "", replication_pad2d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad2d", "", replication_pad2d, self, padding)
     self_ = tensor_arg(self, "replication_pad2d", "input", 1)
     padding = int_list_arg(padding, "replication_pad2d", "padding", 2, size=4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad2d", replication_pad2d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad2DBackward0()
@@ -20641,23 +16378,13 @@ def replication_pad2d(
     return result
 
 
-def replication_pad3d(
-    input: Any,
-    padding: Any,
-) -> Tensor:
-    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
-
-    forward: replication_pad_kernel(self, padding, 3)
-    """
+def replication_pad3d(input: Any, padding: Any) -> Tensor:
+    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("replication_pad3d", "", replication_pad3d, self, padding)
+    if interposition.active and interposed(self):
+        return interpose("replication_pad3d", "", replication_pad3d, self, padding)
     self_ = tensor_arg(self, "replication_pad3d", "input", 1)
     padding = int_list_arg(padding, "replication_pad3d", "padding", 2, size=6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "replication_pad3d", replication_pad3d, (self, padding)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReplicationPad3DBackward0()
@@ -20685,18 +16412,12 @@ def replication_pad3d(
 
 
 def upsample_linear1d(
-    input: Any,
-    output_size: Any,
-    align_corners: Any,
-    scales: Any = None,
+    input: Any, output_size: Any, align_corners: Any, scales: Any = None
 ) -> Tensor:
-    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales])
-    """
+    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_linear1d",
             "",
             upsample_linear1d,
@@ -20711,12 +16432,6 @@ def upsample_linear1d(
     )
     align_corners = bool_arg(align_corners, "upsample_linear1d", "align_corners", 3)
     scales = optional_float_arg(scales, "upsample_linear1d", "scales", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_linear1d",
-            upsample_linear1d,
-            (self, output_size, align_corners, scales),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleLinear1DBackward0()
@@ -20766,13 +16481,10 @@ def upsample_bilinear2d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_h, scales_w])
-    """
+    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_bilinear2d",
             "",
             upsample_bilinear2d,
@@ -20789,12 +16501,6 @@ def upsample_bilinear2d(
     align_corners = bool_arg(align_corners, "upsample_bilinear2d", "align_corners", 3)
     scales_h = optional_float_arg(scales_h, "upsample_bilinear2d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_bilinear2d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_bilinear2d",
-            upsample_bilinear2d,
-            (self, output_size, align_corners, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleBilinear2DBackward0()
@@ -20847,13 +16553,10 @@ def upsample_bicubic2d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_bicubic_kernel(self, output_size, align_corners, [scales_h, scales_w])
-    """
+    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_bicubic2d",
             "",
             upsample_bicubic2d,
@@ -20870,12 +16573,6 @@ def upsample_bicubic2d(
     align_corners = bool_arg(align_corners, "upsample_bicubic2d", "align_corners", 3)
     scales_h = optional_float_arg(scales_h, "upsample_bicubic2d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_bicubic2d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_bicubic2d",
-            upsample_bicubic2d,
-            (self, output_size, align_corners, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleBicubic2DBackward0()
@@ -20929,13 +16626,10 @@ def upsample_trilinear3d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_d, scales_h, scales_w])
-    """
+    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_trilinear3d",
             "",
             upsample_trilinear3d,
@@ -20954,12 +16648,6 @@ def upsample_trilinear3d(
     scales_d = optional_float_arg(scales_d, "upsample_trilinear3d", "scales_d", 4)
     scales_h = optional_float_arg(scales_h, "upsample_trilinear3d", "scales_h", 5)
     scales_w = optional_float_arg(scales_w, "upsample_trilinear3d", "scales_w", 6)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_trilinear3d",
-            upsample_trilinear3d,
-            (self, output_size, align_corners, scales_d, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleTrilinear3DBackward0()
@@ -21008,18 +16696,11 @@ def upsample_trilinear3d(
     return result
 
 
-def upsample_nearest1d(
-    input: Any,
-    output_size: Any,
-    scales: Any = None,
-) -> Tensor:
-    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales])
-    """
+def upsample_nearest1d(input: Any, output_size: Any, scales: Any = None) -> Tensor:
+    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest1d", "", upsample_nearest1d, self, output_size, scales
         )
     self_ = tensor_arg(self, "upsample_nearest1d", "input", 1)
@@ -21027,10 +16708,6 @@ def upsample_nearest1d(
         output_size, "upsample_nearest1d", "output_size", 2, size=1
     )
     scales = optional_float_arg(scales, "upsample_nearest1d", "scales", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest1d", upsample_nearest1d, (self, output_size, scales)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest1DBackward0()
@@ -21065,18 +16742,12 @@ def upsample_nearest1d(
 
 
 def upsample_nearest2d(
-    input: Any,
-    output_size: Any,
-    scales_h: Any = None,
-    scales_w: Any = None,
+    input: Any, output_size: Any, scales_h: Any = None, scales_w: Any = None
 ) -> Tensor:
-    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales_h, scales_w])
-    """
+    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest2d",
             "",
             upsample_nearest2d,
@@ -21091,12 +16762,6 @@ def upsample_nearest2d(
     )
     scales_h = optional_float_arg(scales_h, "upsample_nearest2d", "scales_h", 3)
     scales_w = optional_float_arg(scales_w, "upsample_nearest2d", "scales_w", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest2d",
-            upsample_nearest2d,
-            (self, output_size, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest2DBackward0()
@@ -21144,13 +16809,10 @@ def upsample_nearest3d(
     scales_h: Any = None,
     scales_w: Any = None,
 ) -> Tensor:
-    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
-
-    forward: upsample_nearest_kernel(self, output_size, [scales_d, scales_h, scales_w])
-    """
+    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "upsample_nearest3d",
             "",
             upsample_nearest3d,
@@ -21167,12 +16829,6 @@ def upsample_nearest3d(
     scales_d = optional_float_arg(scales_d, "upsample_nearest3d", "scales_d", 3)
     scales_h = optional_float_arg(scales_h, "upsample_nearest3d", "scales_h", 4)
     scales_w = optional_float_arg(scales_w, "upsample_nearest3d", "scales_w", 5)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "upsample_nearest3d",
-            upsample_nearest3d,
-            (self, output_size, scales_d, scales_h, scales_w),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UpsampleNearest3DBackward0()
@@ -21218,23 +16874,13 @@ def upsample_nearest3d(
     return result
 
 
-def pixel_shuffle(
-    input: Any,
-    upscale_factor: Any,
-) -> Tensor:
-    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`
-
-    forward: pixel_shuffle_kernel(self, upscale_factor)
-    """
+def pixel_shuffle(input: Any, upscale_factor: Any) -> Tensor:
+    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("pixel_shuffle", "", pixel_shuffle, self, upscale_factor)
+    if interposition.active and interposed(self):
+        return interpose("pixel_shuffle", "", pixel_shuffle, self, upscale_factor)
     self_ = tensor_arg(self, "pixel_shuffle", "input", 1)
     upscale_factor = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pixel_shuffle", pixel_shuffle, (self, upscale_factor)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PixelShuffleBackward0()
@@ -21260,27 +16906,15 @@ def pixel_shuffle(
     return result
 
 
-def pixel_unshuffle(
-    input: Any,
-    downscale_factor: Any,
-) -> Tensor:
-    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`
-
-    forward: pixel_unshuffle_kernel(self, downscale_factor)
-    """
+def pixel_unshuffle(input: Any, downscale_factor: Any) -> Tensor:
+    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "pixel_unshuffle", "", pixel_unshuffle, self, downscale_factor
-        )
+    if interposition.active and interposed(self):
+        return interpose("pixel_unshuffle", "", pixel_unshuffle, self, downscale_factor)
     self_ = tensor_arg(self, "pixel_unshuffle", "input", 1)
     downscale_factor = int_arg(
         downscale_factor, "pixel_unshuffle", "downscale_factor", 2
     )
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "pixel_unshuffle", pixel_unshuffle, (self, downscale_factor)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PixelUnshuffleBackward0()
@@ -21311,21 +16945,13 @@ def pixel_unshuffle(
     return result
 
 
-def channel_shuffle(
-    input: Any,
-    groups: Any,
-) -> Tensor:
-    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`
-
-    forward: channel_shuffle_kernel(self, groups)
-    """
+def channel_shuffle(input: Any, groups: Any) -> Tensor:
+    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("channel_shuffle", "", channel_shuffle, self, groups)
+    if interposition.active and interposed(self):
+        return interpose("channel_shuffle", "", channel_shuffle, self, groups)
     self_ = tensor_arg(self, "channel_shuffle", "input", 1)
     groups = int_arg(groups, "channel_shuffle", "groups", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("channel_shuffle", channel_shuffle, (self, groups))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ChannelShuffleBackward0()
@@ -21355,13 +16981,10 @@ def col2im(
     padding: Any,
     stride: Any,
 ) -> Tensor:
-    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-
-    forward: col2im_kernel(self, output_size, kernel_size, dilation, padding, stride)
-    """
+    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "col2im",
             "",
             col2im,
@@ -21378,12 +17001,6 @@ def col2im(
     dilation = int_list_arg(dilation, "col2im", "dilation", 4, size=2)
     padding = int_list_arg(padding, "col2im", "padding", 5, size=2)
     stride = int_list_arg(stride, "col2im", "stride", 6, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "col2im",
-            col2im,
-            (self, output_size, kernel_size, dilation, padding, stride),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Col2ImBackward0()
@@ -21431,19 +17048,12 @@ def col2im(
 
 
 def im2col(
-    input: Any,
-    kernel_size: Any,
-    dilation: Any,
-    padding: Any,
-    stride: Any,
+    input: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any
 ) -> Tensor:
-    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-
-    forward: im2col_kernel(self, kernel_size, dilation, padding, stride)
-    """
+    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "im2col", "", im2col, self, kernel_size, dilation, padding, stride
         )
     self_ = tensor_arg(self, "im2col", "input", 1)
@@ -21451,10 +17061,6 @@ def im2col(
     dilation = int_list_arg(dilation, "im2col", "dilation", 3, size=2)
     padding = int_list_arg(padding, "im2col", "padding", 4, size=2)
     stride = int_list_arg(stride, "im2col", "stride", 5, size=2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "im2col", im2col, (self, kernel_size, dilation, padding, stride)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Im2ColBackward0()
@@ -21498,22 +17104,13 @@ def im2col(
     return result
 
 
-def gelu(
-    input: Any,
-    *,
-    approximate: Any = "none",
-) -> Tensor:
-    """`gelu(Tensor self, *, str approximate="none") -> Tensor`
-
-    forward: gelu_kernel(self, approximate)
-    """
+def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
+    """`gelu(Tensor self, *, str approximate="none") -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("gelu", "elementwise", gelu, self, approximate)
+    if interposition.active and interposed(self):
+        return interpose("gelu", "elementwise", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("gelu", gelu, (self, approximate))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GeluBackward0()
@@ -21534,19 +17131,12 @@ def gelu(
     return result
 
 
-def silu(
-    input: Any,
-) -> Tensor:
-    """`silu(Tensor self) -> Tensor`
-
-    forward: silu_kernel(self)
-    """
+def silu(input: Any) -> Tensor:
+    """`silu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("silu", "elementwise", silu, self)
+    if interposition.active and interposed(self):
+        return interpose("silu", "elementwise", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("silu", silu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SiluBackward0()
@@ -21566,19 +17156,12 @@ def silu(
     return result
 
 
-def mish(
-    input: Any,
-) -> Tensor:
-    """`mish(Tensor self) -> Tensor`
-
-    forward: mish_kernel(self)
-    """
+def mish(input: Any) -> Tensor:
+    """`mish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mish", "elementwise", mish, self)
+    if interposition.active and interposed(self):
+        return interpose("mish", "elementwise", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mish", mish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MishBackward0()
@@ -21598,23 +17181,14 @@ def mish(
     return result
 
 
-def softplus(
-    input: Any,
-    beta: Any = 1,
-    threshold: Any = 20,
-) -> Tensor:
-    """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
-
-    forward: softplus_kernel(self, beta, threshold)
-    """
+def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
+    """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("softplus", "elementwise", softplus, self, beta, threshold)
+    if interposition.active and interposed(self):
+        return interpose("softplus", "elementwise", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("softplus", softplus, (self, beta, threshold))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftplusBackward0()
@@ -21638,25 +17212,15 @@ def softplus(
     return result
 
 
-def elu(
-    input: Any,
-    alpha: Any = 1,
-    scale: Any = 1,
-    input_scale: Any = 1,
-) -> Tensor:
-    """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
-
-    forward: elu_kernel(self, alpha, scale, input_scale)
-    """
+def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Tensor:
+    """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("elu", "elementwise", elu, self, alpha, scale, input_scale)
+    if interposition.active and interposed(self):
+        return interpose("elu", "elementwise", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("elu", elu, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = EluBackward0()
@@ -21686,13 +17250,8 @@ def elu(
     return result
 
 
-def selu(
-    input: Any,
-) -> Tensor:
-    """`selu(Tensor self) -> Tensor`
-
-    composite: elu(self, 1.6732632423543772, 1.0507009873554805)
-    """
+def selu(input: Any) -> Tensor:
+    """`selu(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return elu(self, 1.6732632423543772, 1.0507009873554805)
@@ -21701,21 +17260,13 @@ def selu(
         raise
 
 
-def celu(
-    input: Any,
-    alpha: Any = 1.0,
-) -> Tensor:
-    """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`
-
-    forward: celu_kernel(self, alpha)
-    """
+def celu(input: Any, alpha: Any = 1.0) -> Tensor:
+    """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("celu", "elementwise", celu, self, alpha)
+    if interposition.active and interposed(self):
+        return interpose("celu", "elementwise", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("celu", celu, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeluBackward0()
@@ -21736,23 +17287,13 @@ def celu(
     return result
 
 
-def leaky_relu(
-    input: Any,
-    negative_slope: Any = 0.01,
-) -> Tensor:
-    """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
-
-    forward: leaky_relu_kernel(self, negative_slope)
-    """
+def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
+    """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "leaky_relu", "elementwise", leaky_relu, self, negative_slope
-        )
+    if interposition.active and interposed(self):
+        return interpose("leaky_relu", "elementwise", leaky_relu, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("leaky_relu", leaky_relu, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LeakyReluBackward0()
@@ -21775,23 +17316,14 @@ def leaky_relu(
     return result
 
 
-def hardtanh(
-    input: Any,
-    min_val: Any = -1,
-    max_val: Any = 1,
-) -> Tensor:
-    """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
-
-    forward: hardtanh_kernel(self, min_val, max_val)
-    """
+def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
+    """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh", "elementwise", hardtanh, self, min_val, max_val)
+    if interposition.active and interposed(self):
+        return interpose("hardtanh", "elementwise", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardtanh", hardtanh, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardtanhBackward0()
@@ -21815,19 +17347,12 @@ def hardtanh(
     return result
 
 
-def hardswish(
-    input: Any,
-) -> Tensor:
-    """`hardswish(Tensor self) -> Tensor`
-
-    forward: hardswish_kernel(self)
-    """
+def hardswish(input: Any) -> Tensor:
+    """`hardswish(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish", "elementwise", hardswish, self)
+    if interposition.active and interposed(self):
+        return interpose("hardswish", "elementwise", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardswish", hardswish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardswishBackward0()
@@ -21847,19 +17372,12 @@ def hardswish(
     return result
 
 
-def hardsigmoid(
-    input: Any,
-) -> Tensor:
-    """`hardsigmoid(Tensor self) -> Tensor`
-
-    forward: hardsigmoid_kernel(self)
-    """
+def hardsigmoid(input: Any) -> Tensor:
+    """`hardsigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid", "elementwise", hardsigmoid, self)
+    if interposition.active and interposed(self):
+        return interpose("hardsigmoid", "elementwise", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardsigmoidBackward0()
@@ -21879,19 +17397,12 @@ def hardsigmoid(
     return result
 
 
-def log_sigmoid_forward(
-    input: Any,
-) -> Any:
-    """`log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`
-
-    forward: log_sigmoid_forward_kernel(self)
-    """
+def log_sigmoid_forward(input: Any) -> Any:
+    """`log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("log_sigmoid_forward", "", log_sigmoid_forward, self)
+    if interposition.active and interposed(self):
+        return interpose("log_sigmoid_forward", "", log_sigmoid_forward, self)
     self_ = tensor_arg(self, "log_sigmoid_forward", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("log_sigmoid_forward", log_sigmoid_forward, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
@@ -21916,13 +17427,8 @@ def log_sigmoid_forward(
     return return_type("log_sigmoid_forward", ("output", "buffer"))(*outputs)
 
 
-def log_sigmoid(
-    input: Any,
-) -> Tensor:
-    """`log_sigmoid(Tensor self) -> Tensor`
-
-    composite: log_sigmoid_forward(self)[0]
-    """
+def log_sigmoid(input: Any) -> Tensor:
+    """`log_sigmoid(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return log_sigmoid_forward(self)[0]
@@ -21931,21 +17437,13 @@ def log_sigmoid(
         raise
 
 
-def glu(
-    input: Any,
-    dim: Any = -1,
-) -> Tensor:
-    """`glu(Tensor self, int dim=-1) -> Tensor`
-
-    forward: glu_kernel(self, dim)
-    """
+def glu(input: Any, dim: Any = -1) -> Tensor:
+    """`glu(Tensor self, int dim=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("glu", "dims(dim)", glu, self, dim)
+    if interposition.active and interposed(self):
+        return interpose("glu", "dims(dim)", glu, self, dim)
     self_ = tensor_arg(self, "glu", "input", 1)
     dim = int_arg(dim, "glu", "dim", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("glu", glu, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GluBackward0()
@@ -21966,21 +17464,13 @@ def glu(
     return result
 
 
-def hardshrink(
-    input: Any,
-    lambd: Any = 0.5,
-) -> Tensor:
-    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
-
-    forward: hardshrink_kernel(self, lambd)
-    """
+def hardshrink(input: Any, lambd: Any = 0.5) -> Tensor:
+    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardshrink", "", hardshrink, self, lambd)
+    if interposition.active and interposed(self):
+        return interpose("hardshrink", "", hardshrink, self, lambd)
     self_ = tensor_arg(self, "hardshrink", "input", 1)
     lambd = scalar_arg(lambd, "hardshrink", "lambd", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardshrink", hardshrink, (self, lambd))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardshrinkBackward0()
@@ -22003,21 +17493,13 @@ def hardshrink(
     return result
 
 
-def softshrink(
-    input: Any,
-    lambd: Any = 0.5,
-) -> Tensor:
-    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
-
-    forward: softshrink_kernel(self, lambd)
-    """
+def softshrink(input: Any, lambd: Any = 0.5) -> Tensor:
+    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("softshrink", "", softshrink, self, lambd)
+    if interposition.active and interposed(self):
+        return interpose("softshrink", "", softshrink, self, lambd)
     self_ = tensor_arg(self, "softshrink", "input", 1)
     lambd = scalar_arg(lambd, "softshrink", "lambd", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("softshrink", softshrink, (self, lambd))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftshrinkBackward0()
@@ -22040,25 +17522,14 @@ def softshrink(
     return result
 
 
-def threshold_default(
-    input: Any,
-    threshold: Any,
-    value: Any,
-) -> Tensor:
-    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
-
-    forward: threshold_kernel(self, threshold, value)
-    """
+def threshold_default(input: Any, threshold: Any, value: Any) -> Tensor:
+    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("threshold", "", threshold_default, self, threshold, value)
+    if interposition.active and interposed(self):
+        return interpose("threshold", "", threshold_default, self, threshold, value)
     self_ = tensor_arg(self, "threshold", "input", 1)
     threshold = scalar_arg(threshold, "threshold", "threshold", 2)
     value = scalar_arg(value, "threshold", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "threshold_default", threshold_default, (self, threshold, value)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ThresholdBackward0()
@@ -22085,23 +17556,14 @@ def threshold_default(
     return result
 
 
-def threshold_(
-    input: Any,
-    threshold: Any,
-    value: Any,
-) -> Tensor:
-    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`
-
-    forward: threshold_kernel(self, threshold, value)
-    """
+def threshold_(input: Any, threshold: Any, value: Any) -> Tensor:
+    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("threshold_", "", threshold_, self, threshold, value)
+    if interposition.active and interposed(self):
+        return interpose("threshold_", "", threshold_, self, threshold, value)
     self_ = tensor_arg(self, "threshold_", "input", 1)
     threshold = scalar_arg(threshold, "threshold_", "threshold", 2)
     value = scalar_arg(value, "threshold_", "value", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("threshold_", threshold_, (self, threshold, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22134,23 +17596,15 @@ def threshold_(
     return result
 
 
-def leaky_relu_(
-    input: Any,
-    negative_slope: Any = 0.01,
-) -> Tensor:
-    """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
-
-    forward: leaky_relu_kernel(self, negative_slope)
-    """
+def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
+    """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
+    if interposition.active and interposed(self):
+        return interpose(
             "leaky_relu_", "elementwise", leaky_relu_, self, negative_slope
         )
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("leaky_relu_", leaky_relu_, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22177,27 +17631,15 @@ def leaky_relu_(
     return result
 
 
-def elu_(
-    input: Any,
-    alpha: Any = 1,
-    scale: Any = 1,
-    input_scale: Any = 1,
-) -> Tensor:
-    """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`
-
-    forward: elu_kernel(self, alpha, scale, input_scale)
-    """
+def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Tensor:
+    """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "elu_", "elementwise", elu_, self, alpha, scale, input_scale
-        )
+    if interposition.active and interposed(self):
+        return interpose("elu_", "elementwise", elu_, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("elu_", elu_, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22233,21 +17675,13 @@ def elu_(
     return result
 
 
-def celu_(
-    input: Any,
-    alpha: Any = 1.0,
-) -> Tensor:
-    """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`
-
-    forward: celu_kernel(self, alpha)
-    """
+def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
+    """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("celu_", "elementwise", celu_, self, alpha)
+    if interposition.active and interposed(self):
+        return interpose("celu_", "elementwise", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("celu_", celu_, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22274,25 +17708,14 @@ def celu_(
     return result
 
 
-def hardtanh_(
-    input: Any,
-    min_val: Any = -1,
-    max_val: Any = 1,
-) -> Tensor:
-    """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
-
-    forward: hardtanh_kernel(self, min_val, max_val)
-    """
+def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
+    """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched(
-            "hardtanh_", "elementwise", hardtanh_, self, min_val, max_val
-        )
+    if interposition.active and interposed(self):
+        return interpose("hardtanh_", "elementwise", hardtanh_, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardtanh_", hardtanh_, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22323,19 +17746,12 @@ def hardtanh_(
     return result
 
 
-def silu_(
-    input: Any,
-) -> Tensor:
-    """`silu_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: silu_kernel(self)
-    """
+def silu_(input: Any) -> Tensor:
+    """`silu_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("silu_", "elementwise", silu_, self)
+    if interposition.active and interposed(self):
+        return interpose("silu_", "elementwise", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("silu_", silu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22360,19 +17776,12 @@ def silu_(
     return result
 
 
-def mish_(
-    input: Any,
-) -> Tensor:
-    """`mish_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: mish_kernel(self)
-    """
+def mish_(input: Any) -> Tensor:
+    """`mish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("mish_", "elementwise", mish_, self)
+    if interposition.active and interposed(self):
+        return interpose("mish_", "elementwise", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mish_", mish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22397,19 +17806,12 @@ def mish_(
     return result
 
 
-def hardswish_(
-    input: Any,
-) -> Tensor:
-    """`hardswish_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: hardswish_kernel(self)
-    """
+def hardswish_(input: Any) -> Tensor:
+    """`hardswish_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish_", "elementwise", hardswish_, self)
+    if interposition.active and interposed(self):
+        return interpose("hardswish_", "elementwise", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardswish_", hardswish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22434,19 +17836,12 @@ def hardswish_(
     return result
 
 
-def hardsigmoid_(
-    input: Any,
-) -> Tensor:
-    """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`
-
-    forward: hardsigmoid_kernel(self)
-    """
+def hardsigmoid_(input: Any) -> Tensor:
+    """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid_", "elementwise", hardsigmoid_, self)
+    if interposition.active and interposed(self):
+        return interpose("hardsigmoid_", "elementwise", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -22471,23 +17866,14 @@ def hardsigmoid_(
     return result
 
 
-def mse_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-) -> Tensor:
-    """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
-
-    forward: mse_loss_kernel(self, target, reduction)
-    """
+def mse_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched("mse_loss", "", mse_loss, self, target, reduction)
+    if interposition.active and interposed(self, target):
+        return interpose("mse_loss", "", mse_loss, self, target, reduction)
     self_ = tensor_arg(self, "mse_loss", "input", 1)
     target_ = tensor_arg(target, "mse_loss", "target", 2)
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("mse_loss", mse_loss, (self, target, reduction))
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = MseLossBackward0()
@@ -22519,28 +17905,18 @@ def mse_loss(
 
 
 def smooth_l1_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-    beta: Any = 1.0,
+    input: Any, target: Any, reduction: Any = 1, beta: Any = 1.0
 ) -> Tensor:
-    """`smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
-
-    forward: smooth_l1_loss_kernel(self, target, reduction, beta)
-    """
+    """`smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
+    if interposition.active and interposed(self, target):
+        return interpose(
             "smooth_l1_loss", "", smooth_l1_loss, self, target, reduction, beta
         )
     self_ = tensor_arg(self, "smooth_l1_loss", "input", 1)
     target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "smooth_l1_loss", smooth_l1_loss, (self, target, reduction, beta)
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = SmoothL1LossBackward0()
@@ -22579,29 +17955,15 @@ def smooth_l1_loss(
     return result
 
 
-def huber_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-    delta: Any = 1.0,
-) -> Tensor:
-    """`huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
-
-    forward: huber_loss_kernel(self, target, reduction, delta)
-    """
+def huber_loss(input: Any, target: Any, reduction: Any = 1, delta: Any = 1.0) -> Tensor:
+    """`huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
-            "huber_loss", "", huber_loss, self, target, reduction, delta
-        )
+    if interposition.active and interposed(self, target):
+        return interpose("huber_loss", "", huber_loss, self, target, reduction, delta)
     self_ = tensor_arg(self, "huber_loss", "input", 1)
     target_ = tensor_arg(target, "huber_loss", "target", 2)
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "huber_loss", huber_loss, (self, target, reduction, delta)
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = HuberLossBackward0()
@@ -22646,18 +18008,12 @@ def huber_loss(
 
 
 def binary_cross_entropy(
-    input: Any,
-    target: Any,
-    weight: Any = None,
-    reduction: Any = 1,
+    input: Any, target: Any, weight: Any = None, reduction: Any = 1
 ) -> Tensor:
-    """`binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
-
-    forward: binary_cross_entropy_kernel(self, target, weight, reduction)
-    """
+    """`binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "binary_cross_entropy",
             "",
             binary_cross_entropy,
@@ -22671,12 +18027,6 @@ def binary_cross_entropy(
     weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
     reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "binary_cross_entropy",
-            binary_cross_entropy,
-            (self, target, weight, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyBackward0()
@@ -22728,13 +18078,10 @@ def binary_cross_entropy_with_logits(
     pos_weight: Any = None,
     reduction: Any = 1,
 ) -> Tensor:
-    """`binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
-
-    forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
-    """
+    """`binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight, pos_weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight, pos_weight):
+        return interpose(
             "binary_cross_entropy_with_logits",
             "",
             binary_cross_entropy_with_logits,
@@ -22755,12 +18102,6 @@ def binary_cross_entropy_with_logits(
     reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "binary_cross_entropy_with_logits",
-            binary_cross_entropy_with_logits,
-            (self, target, weight, pos_weight, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0()
@@ -22812,19 +18153,12 @@ def binary_cross_entropy_with_logits(
 
 
 def nll_loss_forward(
-    input: Any,
-    target: Any,
-    weight: Any,
-    reduction: Any,
-    ignore_index: Any,
+    input: Any, target: Any, weight: Any, reduction: Any, ignore_index: Any
 ) -> Any:
-    """`nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-
-    forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
-    """
+    """`nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "nll_loss_forward",
             "",
             nll_loss_forward,
@@ -22840,12 +18174,6 @@ def nll_loss_forward(
     reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nll_loss_forward",
-            nll_loss_forward,
-            (self, target, weight, reduction, ignore_index),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLossBackward0()
@@ -22893,19 +18221,12 @@ def nll_loss_forward(
 
 
 def nll_loss2d_forward(
-    input: Any,
-    target: Any,
-    weight: Any,
-    reduction: Any,
-    ignore_index: Any,
+    input: Any, target: Any, weight: Any, reduction: Any, ignore_index: Any
 ) -> Any:
-    """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-
-    forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
-    """
+    """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "nll_loss2d_forward",
             "",
             nll_loss2d_forward,
@@ -22921,12 +18242,6 @@ def nll_loss2d_forward(
     reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "nll_loss2d_forward",
-            nll_loss2d_forward,
-            (self, target, weight, reduction, ignore_index),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLoss2DBackward0()
@@ -22983,13 +18298,10 @@ def multi_margin_loss(
     weight: Any = None,
     reduction: Any = 1,
 ) -> Tensor:
-    """`multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
-
-    forward: multi_margin_loss_kernel(self, target, p, margin, weight, reduction)
-    """
+    """`multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target, weight):
-        return call_batched(
+    if interposition.active and interposed(self, target, weight):
+        return interpose(
             "multi_margin_loss",
             "",
             multi_margin_loss,
@@ -23007,12 +18319,6 @@ def multi_margin_loss(
     weight_ = optional_tensor_arg(weight, "multi_margin_loss", "weight", 5)
     reduction = int_arg(reduction, "multi_margin_loss", "reduction", 6)
     check_no_requires_grad(weight, "weight", "multi_margin_loss")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "multi_margin_loss",
-            multi_margin_loss,
-            (self, target, p, margin, weight, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MultiMarginLossBackward0()
@@ -23061,18 +18367,11 @@ def multi_margin_loss(
     return result
 
 
-def multilabel_margin_loss_forward(
-    input: Any,
-    target: Any,
-    reduction: Any,
-) -> Any:
-    """`multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
-
-    forward: multilabel_margin_loss_kernel(self, target, reduction)
-    """
+def multilabel_margin_loss_forward(input: Any, target: Any, reduction: Any) -> Any:
+    """`multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
+    if interposition.active and interposed(self, target):
+        return interpose(
             "multilabel_margin_loss_forward",
             "",
             multilabel_margin_loss_forward,
@@ -23083,12 +18382,6 @@ def multilabel_margin_loss_forward(
     self_ = tensor_arg(self, "multilabel_margin_loss_forward", "input", 1)
     target_ = tensor_arg(target, "multilabel_margin_loss_forward", "target", 2)
     reduction = int_arg(reduction, "multilabel_margin_loss_forward", "reduction", 3)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "multilabel_margin_loss_forward",
-            multilabel_margin_loss_forward,
-            (self, target, reduction),
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MultilabelMarginLossBackward0()
@@ -23129,15 +18422,8 @@ def multilabel_margin_loss_forward(
     )
 
 
-def multilabel_margin_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-) -> Tensor:
-    """`multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`
-
-    composite: multilabel_margin_loss_forward(self, target, reduction)[0]
-    """
+def multilabel_margin_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return multilabel_margin_loss_forward(self, target, reduction)[0]
@@ -23152,28 +18438,17 @@ def multilabel_margin_loss(
         raise
 
 
-def soft_margin_loss(
-    input: Any,
-    target: Any,
-    reduction: Any = 1,
-) -> Tensor:
-    """`soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`
-
-    forward: soft_margin_loss_kernel(self, target, reduction)
-    """
+def soft_margin_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
+    """`soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, target):
-        return call_batched(
+    if interposition.active and interposed(self, target):
+        return interpose(
             "soft_margin_loss", "", soft_margin_loss, self, target, reduction
         )
     self_ = tensor_arg(self, "soft_margin_loss", "input", 1)
     target_ = tensor_arg(target, "soft_margin_loss", "target", 2)
     reduction = int_arg(reduction, "soft_margin_loss", "reduction", 3)
     check_no_requires_grad(target, "target", "soft_margin_loss")
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call(
-            "soft_margin_loss", soft_margin_loss, (self, target, reduction)
-        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftMarginLossBackward0()
@@ -23214,10 +18489,7 @@ def nll_loss(
     reduction: Any = 1,
     ignore_index: Any = -100,
 ) -> Tensor:
-    """`nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
-
-    composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
-    """
+    """`nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
@@ -23239,10 +18511,7 @@ def nll_loss2d(
     reduction: Any = 1,
     ignore_index: Any = -100,
 ) -> Tensor:
-    """`nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
-
-    composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
-    """
+    """`nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]

@@ -784,7 +784,6 @@ def _load_entry(
         explicit_batch_rule=batch_rule,
         func=func,
         forward=forward,
-        original_forward=canonical(entry["forward"]) if composite is None else "",
         composite=composite,
         derivatives=tuple(derivatives),
         non_differentiable=tuple(non_differentiable),

@@ -568,7 +568,6 @@ class DifferentiabilityInfo:
 
     func: FunctionSchema
     forward: str  # checked, with tensor arguments renamed to their ndarray locals
-    original_forward: str
     composite: str | None  # instead of forward: a checked call of other ops
     derivatives: tuple[Derivative, ...]
     non_differentiable: tuple[str, ...]  # tensor inputs declared non_differentiable
@@ -724,7 +723,7 @@ class DifferentiabilityInfo:
 
     @property
     def batched_inputs(self) -> str:
-        """The Tensor and Tensor[] arguments, as `is_batched` takes them."""
+        """The Tensor and Tensor[] arguments, as `interposed` takes them."""
         return ", ".join(
             a.name for a in self.func.arguments if a.is_tensor or a.is_tensor_list
         )

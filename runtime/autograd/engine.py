@@ -369,6 +369,7 @@ class _GraphTask:
     __slots__ = (
         "dependencies",
         "needed",
+        "direct",
         "should_execute",
         "captures",
         "captured",
@@ -387,6 +388,11 @@ class _GraphTask:
     ) -> None:
         self.dependencies = dependencies
         self.needed = needed  # None: every node runs
+        # Whether a leaf's AccumulateGrad may run as its gradient is delivered
+        # (see _deliver): decided once per task, not on every delivery.
+        self.direct = needed is None and not (
+            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
+        )
         self.should_execute = should_execute  # needed, plus the capture nodes
         self.captures = captures
         self.captured = captured
@@ -438,12 +444,13 @@ class _GraphTask:
                     step = pop()
                     continue
             edges = fn._next_edges
+            exact = cls._exact_outputs  # (read once: a class attribute's lookup costs)
             if anomaly_mode.ever_enabled and anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
             elif node_hooks is None:  # _call_function without hooks, inlined
                 outputs = cls.apply(fn, inputs, raw)
                 # (A leaf's has nothing to check; an exact node's is right.)
-                if (edges or outputs) and not (raw and cls._exact_outputs):
+                if (edges or outputs) and not (raw and exact):
                     outputs = validate_outputs(edges, outputs, raw, fn)
             else:
                 outputs = _call_function(fn, inputs, raw)
@@ -453,7 +460,7 @@ class _GraphTask:
                 # The node's inputs let go first: a leaf's AccumulateGrad run
                 # while delivering may then take a gradient no one else holds.
                 step = inputs = None  # type: ignore[assignment]
-                step = self._deliver(edges, outputs, raw, cls._exact_outputs) or pop()
+                step = self._deliver(edges, outputs, raw, exact) or pop()
             else:
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
@@ -486,9 +493,7 @@ class _GraphTask:
         # anyway (it outranks every other node), and nothing can tell the order
         # of two such leaves apart. A node with many leaves (a compiled graph's)
         # then costs no queue entry per leaf.
-        direct = self.needed is None and not (
-            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
-        )
+        direct = self.direct
         # Taken off the list as delivered (a buffer then holds the only
         # reference to a fresh gradient; see `_add`).
         outputs.reverse()

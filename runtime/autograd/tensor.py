@@ -171,10 +171,11 @@ class Tensor:
         if requires_grad:
             self.requires_grad = True
 
-    @classmethod
-    def _make(cls, value: Any) -> Tensor:
-        """A new leaf around a kernel's result (which may be a numpy scalar)."""
-        t = _new(cls)
+    @staticmethod
+    def _make(value: Any) -> Tensor:
+        """A new leaf around a kernel's result (which may be a numpy scalar).
+        (A staticmethod: CPython calls it without binding a class first.)"""
+        t = _new(Tensor)
         t._data = value if type(value) is _ndarray else np.asarray(value)
         t._requires_grad = False
         t.grad_fn = None

@@ -38,7 +38,7 @@ from yamlgrad.runtime.compile.compiled_function import (
 )
 from yamlgrad.runtime.compile.compiler import generate
 from yamlgrad.runtime.compile.tracer import TraceError, Tracer, user_line
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import tracing
 
 __all__ = [
     "compile",

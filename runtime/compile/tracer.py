@@ -2,7 +2,7 @@
 
 The function runs eagerly, under no_grad, on copies of its tensor arguments
 (`TracerTensor`s, so an in-place op on an argument changes nothing yet). Each
-generated wrapper hands its call to `Tracer.record` (runtime/wrappers/tracing.py),
+generated wrapper hands its call to `Tracer.record` (runtime/wrappers/interposition.py),
 which runs it and notes the entry, a graph Value for each tensor argument, the
 other arguments by value, and the outputs. Because every op really runs, Python
 control flow over shapes, dtypes and arguments just happens; only a value read
@@ -46,7 +46,8 @@ from yamlgrad.runtime.compile.graph import (
     Value,
 )
 from yamlgrad.runtime.errors import ERR_LEAF_INPLACE
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import tracing
+from yamlgrad.runtime.wrappers import variable_type_utils
 from yamlgrad.runtime.wrappers.variable_type_utils import promote_operands
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -236,6 +237,7 @@ class Tracer:
     def record(self, entry: str, wrapper: Callable[..., Any], args: tuple) -> Any:
         info = self.entry_info(entry, wrapper)
         arguments = info.func.arguments
+        args = _unpacked(info, args)
         specs = {a.name: self.arg_spec(a, v) for a, v in zip(arguments, args)}
         if info.inplace:
             self.check_inplace(info, args[0], specs["self"])
@@ -397,6 +399,21 @@ def _requires_grad(spec: Arg | None) -> bool:
     if isinstance(spec, list):
         return any(_requires_grad(s) for s in spec)
     return False
+
+
+def _unpacked(info: Any, args: tuple) -> tuple:
+    """The arguments as the wrapper holds them once it has unpacked them (the
+    recorder is called before that): each one the wrapper converts in place
+    through its converter (a lone int for an `int[2]` is `(2, 2)`, a `Tensor?[]`
+    is its ndarrays), the tensors as given."""
+    unpacked = []
+    for position, (a, v) in enumerate(zip(info.func.arguments, args), 1):
+        if a.local == a.safe_name:  # converted in place by the wrapper
+            convert = getattr(variable_type_utils, a.converter)
+            size = {"size": a.type.size} if a.type.size else {}
+            v = convert(v, info.func.name, a.python_name, position, **size)
+        unpacked.append(v)
+    return tuple(unpacked)
 
 
 def _rewrapped(argument: Any, v: Any) -> Any:

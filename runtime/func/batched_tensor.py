@@ -4,9 +4,9 @@ PyTorch's functorch wraps each tensor a vmap maps over in a BatchedTensorImpl: t
 wrapper holds the underlying `value` (which still has the batch dim), the batch
 dim's position `bdim`, and the `level` of the vmap that owns it. Its shape is the
 value's without `bdim`, so code inside vmap sees one sample. Every generated
-wrapper asks `is_batched` first (Note [The batched check] in
-runtime/wrappers/variable_type_utils.py) and sends a BatchedTensor to the batching
-rules (batching_rules.py), which work on the values and wrap the results again.
+wrapper asks `interposed` first (runtime/wrappers/interposition.py) and sends a
+BatchedTensor to the batching rules (batching_rules.py), which work on the values
+and wrap the results again.
 
 Nested vmaps nest wrappers: a level-2 BatchedTensor's value may be a level-1
 BatchedTensor, whose value is an ordinary Tensor holding both batch dims, the

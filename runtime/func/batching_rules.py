@@ -1,8 +1,7 @@
 """Batching rules: how each op runs on BatchedTensors of one vmap level.
 
-A generated wrapper given a BatchedTensor calls `call_batched(entry, rule, op,
-*args)` (Note [The batched check] in runtime/wrappers/variable_type_utils.py),
-which lands in `handle` below. `handle` finds the vmap level to peel (the highest
+A generated wrapper given a BatchedTensor calls `interpose(entry, rule, op,
+*args)` (runtime/wrappers/interposition.py), which lands in `handle` below. `handle` finds the vmap level to peel (the highest
 among the arguments) and picks the rule:
 
 * the rule the generator chose from derivatives.yaml and passes as `rule`: the
@@ -110,7 +109,7 @@ def _level_and_size(args: tuple) -> tuple[int, int]:
 
 
 def handle(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
-    """The handler behind `call_batched`."""
+    """The handler behind `interpose` for batched arguments."""
     call = Call(entry, op, args)
     chosen = rule_named(rule)
     rule_levels.append(call.level)  # a random draw here is for batched inputs

@@ -31,12 +31,12 @@ from yamlgrad.runtime.errors import (
 from yamlgrad.runtime.func import batching_rules
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from yamlgrad.runtime.wrappers.interposition import vmap_hook
 from yamlgrad.runtime.wrappers.randomness import (
     per_sample,
     vmap_randomness,
     wrap_batched,
 )
-from yamlgrad.runtime.wrappers.variable_type_utils import vmap_hook
 
 vmap_hook.handler = batching_rules.handle
 wrap_batched[:] = [lambda value, level: BatchedTensor(value, 0, level)]
@@ -73,11 +73,11 @@ def vmap(
         batched = [a if d is None else BatchedTensor(a, d, level) for a, d in pairs]
         LEVELS.append((level, size, randomness))
         vmap_randomness.append((randomness, level, size))
-        vmap_hook.levels += 1
+        vmap_hook.enter()
         try:
             outputs = func(*tree_unflatten(batched, spec), **kwargs)
         finally:
-            vmap_hook.levels -= 1
+            vmap_hook.exit()
             vmap_randomness.pop()
             LEVELS.pop()
         return _unbatch_outputs(name, outputs, out_dims, level, size)

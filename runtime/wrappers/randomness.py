@@ -28,7 +28,7 @@ from yamlgrad.runtime.errors import (
     ERR_VMAP_SAME_RANDOMNESS_BATCHED,
 )
 from yamlgrad.runtime.generator import Generator, default_generator
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import tracing
 
 __all__ = [
     "draw_rng",

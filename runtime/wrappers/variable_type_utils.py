@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import operator
 from collections import namedtuple
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,9 @@ from yamlgrad.runtime.errors import (
     multi_output_view_inplace,
 )
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.autograd.grad_mode import disabled_threads as grad_disabled_threads
+from yamlgrad.runtime.autograd.grad_mode import (
+    disabled_threads as grad_disabled_threads,
+)
 from yamlgrad.runtime.autograd.node import (
     INVALID_EDGE,
     METADATA_CACHE,
@@ -56,11 +57,14 @@ from yamlgrad.runtime.wrappers.forward_grad import (
     tangent_of,
     tangents_of,
 )
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.interposition import interpose, interposed, interposition
 
 # What the generated wrappers call: VariableType.py imports exactly these names, and
 # the generator refuses an op or argument that would hide one.
 __all__ = [
+    "interposition",
+    "interposed",
+    "interpose",
     "forward_ad_state",
     "any_has_forward_grad",
     "tangent_of",
@@ -115,11 +119,8 @@ __all__ = [
     "original_value",
     "write_inplace",
     "rebase_history",
-    "vmap_hook",
-    "is_batched",
-    "call_batched",
-    "tracing",
 ]
+
 
 class _Absent:
     """No argument given (None is an argument: an optional tensor left out)."""
@@ -407,7 +408,8 @@ def promote_operands(
 ) -> tuple[Any, ...]:
     """The operands (one to three) cast to their common dtype (Python numbers stay
     Python numbers, which numpy treats as weak). `int_to_float`: an integer or bool
-    result type becomes the default float dtype (float32), as PyTorch's true division and float-only ops do."""
+    result type becomes the default float dtype (float32), as PyTorch's true division and float-only ops do.
+    """
     if type(a) is _ndarray:
         dtype = a.dtype
         if dtype is _FLOAT64 or dtype is _FLOAT32:
@@ -423,7 +425,12 @@ def promote_operands(
                 if c is ABSENT:
                     return (a, b)
                 kind = type(c)
-                if kind is float or kind is int or kind is _ndarray and c.dtype is dtype:
+                if (
+                    kind is float
+                    or kind is int
+                    or kind is _ndarray
+                    and c.dtype is dtype
+                ):
                     return (a, b, c)
     values = tuple(v for v in (a, b, c) if v is not ABSENT)
     dtype = result_type(*values)
@@ -678,45 +685,3 @@ def rebase_history(self: Tensor, grad_fn: Node) -> None:
     self.grad_fn = grad_fn
     self._requires_grad = True
     regenerate_views(self)
-
-
-# -- vmap ------------------------------------------------------------------------
-#
-# Note [The batched check]: every generated wrapper first asks `is_batched` of its
-# Tensor arguments, as PyTorch's dispatcher consults the FuncTorchBatched key
-# before Autograd. While no vmap is running the answer costs one attribute read;
-# inside one, a wrapper given a BatchedTensor hands its arguments to the batching
-# rules of runtime/func through `call_batched` (registered there, since this layer
-# sits below it) and returns what they return.
-
-
-class VmapHook:
-    """What runtime/func sets: how many vmap levels are open, and the handler."""
-
-    __slots__ = ("levels", "handler")
-
-    def __init__(self) -> None:
-        self.levels = 0
-        self.handler: Callable[..., Any] | None = None
-
-
-vmap_hook = VmapHook()
-
-
-def _has_batch_level(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return any(getattr(v, "_batch_level", 0) for v in value)
-    return bool(getattr(value, "_batch_level", 0))
-
-
-def is_batched(*tensors: Any) -> bool:
-    """Whether a vmap is open and one of the arguments is batched by it."""
-    if not vmap_hook.levels:
-        return False
-    return any(_has_batch_level(t) for t in tensors)
-
-
-def call_batched(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
-    """Run `op` (the wrapper of `entry`) on batched arguments through its rule:
-    `rule` is the one the schema implies ("elementwise", "dim") or ""."""
-    return vmap_hook.handler(entry, rule, op, *args)

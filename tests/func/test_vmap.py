@@ -209,11 +209,11 @@ def test_gradients_flow_through_vmap() -> None:
 
 
 def test_plain_ops_see_no_batched_tensor_after_vmap() -> None:
-    from yamlgrad.runtime.wrappers.variable_type_utils import vmap_hook
+    from yamlgrad.runtime.wrappers.interposition import interposition, vmap_hook
 
     with pytest.raises(ValueError):
         yg.func.vmap(lambda t: 3.0)(yg.tensor(A))
-    assert vmap_hook.levels == 0
+    assert vmap_hook.levels == 0 and interposition.active == 0
 
 
 RANDOM_OPS: dict[str, Callable[[ModuleType, Any], Any]] = {

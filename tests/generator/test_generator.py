@@ -1117,7 +1117,7 @@ def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
     variable_type = (out / "VariableType.py").read_text()
     assert "class ExampleSinhBackward0(Node):" in functions
     assert "self: grad * (exp(self) + exp(-self)) / 2" in functions
-    assert "\ndef example_sinh(\n" in variable_type
+    assert "\ndef example_sinh(input: Any) -> Tensor:\n" in variable_type
     assert "from .Functions import (" in variable_type
     assert "from yamlgrad.runtime.autograd.tensor import Tensor" in variable_type
     assert "from yamlgrad.runtime.autograd.node import Grad, Node" in functions

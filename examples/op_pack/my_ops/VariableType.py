@@ -31,7 +31,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
     bool_arg,
-    call_batched,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
@@ -46,7 +45,9 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     index_tensors,
     int_arg,
     int_list_arg,
-    is_batched,
+    interpose,
+    interposed,
+    interposition,
     layout_arg,
     make_view,
     make_views,
@@ -83,8 +84,6 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
-    tracing,
-    vmap_hook,
     write_inplace,
 )
 
@@ -103,19 +102,12 @@ __all__ = [
 ]
 
 
-def softsign(
-    input: Any,
-) -> Tensor:
-    """`softsign(Tensor self) -> Tensor`
-
-    forward: self / (1 + np.abs(self))
-    """
+def softsign(input: Any) -> Tensor:
+    """`softsign(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("softsign", "elementwise", softsign, self)
+    if interposition.active and interposed(self):
+        return interpose("softsign", "elementwise", softsign, self)
     self_ = tensor_arg(self, "softsign", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("softsign", softsign, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -136,21 +128,13 @@ def softsign(
     return result
 
 
-def swish(
-    input: Any,
-    beta: Any = 1.0,
-) -> Tensor:
-    """`swish(Tensor self, float beta=1.0) -> Tensor`
-
-    forward: self / (1 + np.exp(-beta * self))
-    """
+def swish(input: Any, beta: Any = 1.0) -> Tensor:
+    """`swish(Tensor self, float beta=1.0) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("swish", "elementwise", swish, self, beta)
+    if interposition.active and interposed(self):
+        return interpose("swish", "elementwise", swish, self, beta)
     self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("swish", swish, (self, beta))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -174,21 +158,13 @@ def swish(
     return result
 
 
-def cubic(
-    input: Any,
-    other: Any,
-) -> Tensor:
-    """`cubic(Tensor self, Tensor other) -> Tensor`
-
-    forward: self * self * self + other * self
-    """
+def cubic(input: Any, other: Any) -> Tensor:
+    """`cubic(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self, other):
-        return call_batched("cubic", "elementwise", cubic, self, other)
+    if interposition.active and interposed(self, other):
+        return interpose("cubic", "elementwise", cubic, self, other)
     self_ = tensor_arg(self, "cubic", "input", 1)
     other_ = tensor_arg(other, "cubic", "other", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("cubic", cubic, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -217,21 +193,13 @@ def cubic(
     return result
 
 
-def smooth_abs(
-    input: Any,
-    eps: Any = 0.01,
-) -> Tensor:
-    """`smooth_abs(Tensor self, float eps=0.01) -> Tensor`
-
-    forward: np.sqrt(self * self + eps)
-    """
+def smooth_abs(input: Any, eps: Any = 0.01) -> Tensor:
+    """`smooth_abs(Tensor self, float eps=0.01) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("smooth_abs", "elementwise", smooth_abs, self, eps)
+    if interposition.active and interposed(self):
+        return interpose("smooth_abs", "elementwise", smooth_abs, self, eps)
     self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("smooth_abs", smooth_abs, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
