@@ -22,7 +22,9 @@ bookkeeping adds, and `kernels / torch` what numpy itself costs.
 
 An entry is skipped, with its reason in the table, when its samples cannot scale
 (given index values, in-place variants, which their functional entries cover) or
-when the scaled call fails. An op whose output is larger than its input is scaled down by that factor
+when the call fails both scaled and as the sample is written; a sample whose
+scaled call fails (an int[] argument that describes the tensors' shapes no longer
+matches them) runs unscaled, at its own elements. An op whose output is larger than its input is scaled down by that factor
 (measured at a small size first), and one whose step grows faster than its
 elements (matrix products, convolutions) is scaled down until one step takes under
 `STEP_BUDGET` seconds; the table gives the elements it ran at.
@@ -249,17 +251,39 @@ def measure(steps: dict[str, Step], repeats: int) -> dict[str, list[float]]:
 def prepare(
     info: DifferentiabilityInfo, size: str, dtype: str
 ) -> tuple[dict[str, Step], int]:
-    """The steps of one entry at one size, scaled down while a step is too slow."""
+    """The steps of one entry at one size, scaled down while a step is too slow.
+
+    Scaling changes only the tensors' shapes, so an argument that describes them
+    (affine_grid_generator's `size`, fractional pooling's `output_size` and
+    `random_samples`) can stop matching; when the scaled call fails, the sample
+    runs as written, at its own elements."""
     sample = largest_sample(info)
-    elements = SIZES[size] // output_growth(info, sample, dtype)
+    try:
+        return _prepare(info, sample, size, dtype)
+    except Exception as failure:  # noqa: BLE001 - retried unscaled
+        try:
+            return _prepare(info, sample, size, dtype, scale=False)
+        except Exception:  # noqa: BLE001 - the scaled failure is the reason
+            raise failure from None
+
+
+def _prepare(
+    info: DifferentiabilityInfo,
+    sample: Sample,
+    size: str,
+    dtype: str,
+    scale: bool = True,
+) -> tuple[dict[str, Step], int]:
+    elements = SIZES[size] // output_growth(info, sample, dtype) if scale else 0
     while True:
         rng = np.random.default_rng(0)
-        kwargs = scaled(sample, elements).materialize(rng, np.dtype(dtype))
+        run = scaled(sample, elements) if scale else sample
+        kwargs = run.materialize(rng, np.dtype(dtype))
         diff = _differentiable(info, kwargs)
         if not diff:
             raise ValueError("no floating input to differentiate")
         ours, kernels = yamlgrad_steps(info, kwargs, diff)
-        if _time(ours, 1) < STEP_BUDGET or elements < 1024:
+        if not scale or _time(ours, 1) < STEP_BUDGET or elements < 1024:
             break
         elements //= 4
     steps = {"ours": ours}
@@ -267,7 +291,9 @@ def prepare(
         steps["torch"] = torch_step(info, kwargs, diff)
     if kernels is not None:
         steps["kernels"] = kernels
-    largest = max(math.prod(s) for s in tensor_shapes(scaled(sample, elements)))
+    for step in steps.values():  # a step that fails here fails before timing
+        step()
+    largest = max(math.prod(s) for s in tensor_shapes(run))
     return steps, largest
 
 
