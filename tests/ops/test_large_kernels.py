@@ -77,13 +77,15 @@ def _elementwise(info: DifferentiabilityInfo) -> bool:
 def _matrix(info: DifferentiabilityInfo) -> bool:
     """A function of whole matrices (a kernel of runtime/ops/linalg_decompositions.py or lu_decomposition.py,
     or a composite of such an op): a large one is as ill-conditioned as it is large."""
-    return bool(ast_names(info.composite or info.original_forward) & MATRIX_FUNCTIONS)
+    return bool(ast_names(info.composite or info.forward) & MATRIX_FUNCTIONS)
 
 
 def ast_names(expression: str) -> set[str]:
-    return {
-        n.id for n in ast.walk(ast.parse(expression.strip())) if isinstance(n, ast.Name)
-    }
+    """The names an expression reads, attributes included (a forward kernel is
+    called as `family.kernel(...)`)."""
+    nodes = list(ast.walk(ast.parse(expression.strip())))
+    names = {n.id for n in nodes if isinstance(n, ast.Name)}
+    return names | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
 
 
 DECOMPOSITIONS = "linalg_decompositions"
@@ -93,7 +95,7 @@ MATRIX_KERNELS = {
     if module == DECOMPOSITIONS
 }
 MATRIX_FUNCTIONS = MATRIX_KERNELS | {
-    i.func.name for i in INFOS if ast_names(i.original_forward or "0") & MATRIX_KERNELS
+    i.func.name for i in INFOS if ast_names(i.forward or "0") & MATRIX_KERNELS
 }
 
 CASES = [
