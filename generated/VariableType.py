@@ -6888,8 +6888,10 @@ def _unique2(
 def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if interposition.active and interposed(self):
-        return interpose("bernoulli", "elementwise", bernoulli_default, self, generator)
+    if interposition.active and interposed(self, random=True):
+        return interpose(
+            "bernoulli", "elementwise", bernoulli_default, self, generator, random=True
+        )
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
     grad_fn = None
@@ -6913,8 +6915,10 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
 def bernoulli_p(input: Any, p: Any, *, generator: Any = None) -> Tensor:
     """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if interposition.active and interposed(self):
-        return interpose("bernoulli.p", "", bernoulli_p, self, p, generator)
+    if interposition.active and interposed(self, random=True):
+        return interpose(
+            "bernoulli.p", "", bernoulli_p, self, p, generator, random=True
+        )
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     p = float_arg(p, "bernoulli", "p", 2)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 3)
@@ -6932,9 +6936,16 @@ def multinomial(
 ) -> Tensor:
     """`multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if interposition.active and interposed(self):
+    if interposition.active and interposed(self, random=True):
         return interpose(
-            "multinomial", "", multinomial, self, num_samples, replacement, generator
+            "multinomial",
+            "",
+            multinomial,
+            self,
+            num_samples,
+            replacement,
+            generator,
+            random=True,
         )
     self_ = tensor_arg(self, "multinomial", "input", 1)
     num_samples = int_arg(num_samples, "multinomial", "num_samples", 2)
@@ -6959,8 +6970,10 @@ def multinomial(
 def poisson(input: Any, generator: Any = None) -> Tensor:
     """`poisson(Tensor self, Generator? generator=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    if interposition.active and interposed(self):
-        return interpose("poisson", "elementwise", poisson, self, generator)
+    if interposition.active and interposed(self, random=True):
+        return interpose(
+            "poisson", "elementwise", poisson, self, generator, random=True
+        )
     self_ = tensor_arg(self, "poisson", "input", 1)
     generator = optional_generator_arg(generator, "poisson", "generator", 2)
     grad_fn = None
@@ -7022,7 +7035,7 @@ def normal_(
 
 def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Tensor:
     """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`"""
-    if interposition.active and interposed(mean):
+    if interposition.active and interposed(mean, random=True):
         return interpose(
             "normal.Tensor_float",
             "elementwise",
@@ -7030,6 +7043,7 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
             mean,
             std,
             generator,
+            random=True,
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
@@ -7056,7 +7070,7 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
 
 def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
     """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
-    if interposition.active and interposed(std):
+    if interposition.active and interposed(std, random=True):
         return interpose(
             "normal.float_Tensor",
             "elementwise",
@@ -7064,6 +7078,7 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
             mean,
             std,
             generator,
+            random=True,
         )
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
@@ -7090,9 +7105,15 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
 
 def normal_Tensor_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor:
     """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`"""
-    if interposition.active and interposed(mean, std):
+    if interposition.active and interposed(mean, std, random=True):
         return interpose(
-            "normal.Tensor_Tensor", "", normal_Tensor_Tensor, mean, std, generator
+            "normal.Tensor_Tensor",
+            "",
+            normal_Tensor_Tensor,
+            mean,
+            std,
+            generator,
+            random=True,
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)

@@ -370,9 +370,9 @@ ERR_VMAP_INPLACE = (
     "output with shape {shape} doesn't match the broadcast shape {broadcast}"
 )
 ERR_VMAP_DIFFERENT_RANDOMNESS = (
-    "vmap: randomness='different' is not supported for a random op whose tensor "
-    "inputs are all unbatched (bernoulli or normal of a tensor outside the batch): "
-    "pass the tensor batched (expanded), or use randomness='same'"
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. "
+    "This will appear like same randomness. If this is necessary for your usage, "
+    "please file an issue with functorch."
 )
 ERR_VMAP_SAME_RANDOMNESS_BATCHED = (
     "Vmap does not currently support same randomness with a batched tensor input. "

@@ -617,6 +617,12 @@ class DifferentiabilityInfo:
         return any(a.type.base == "Generator" for a in self.func.arguments)
 
     @property
+    def draws_out_of_place(self) -> bool:
+        """A random op returning a new tensor: under vmap(randomness="different")
+        it draws per sample even when its tensors are unbatched."""
+        return self.random and not self.func.name.endswith("_")
+
+    @property
     def tangent_inputs(self) -> tuple[Argument, ...]:
         """The differentiable inputs whose tangents the forward formulas read."""
         names: set[str] = set()

@@ -37,7 +37,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
-from yamlgrad.runtime.wrappers.randomness import rule_levels
+from yamlgrad.runtime.wrappers.randomness import different_batch, rule_levels
 
 Rule = Callable[["Call"], Any]
 
@@ -103,13 +103,28 @@ def _batched_leaves(args: tuple) -> list[BatchedTensor]:
     return found
 
 
+def _batched_for_draws(args: tuple, level: int, size: int) -> tuple:
+    """`args` with its first Tensor expanded to `size` samples at `level`."""
+    i = next(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    expanded = ops.expand(ops.unsqueeze(args[i], 0), (size, *args[i].shape))
+    return (*args[:i], BatchedTensor(expanded, 0, level), *args[i + 1 :])
+
+
 def _level_and_size(args: tuple) -> tuple[int, int]:
     top = max(_batched_leaves(args), key=lambda t: t._batch_level)
     return top._batch_level, top._value.shape[top._bdim]
 
 
-def handle(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
-    """The handler behind `interpose` for batched arguments."""
+def handle(
+    entry: str, rule: str, op: Callable[..., Any], *args: Any, random: bool = False
+) -> Any:
+    """The handler behind `interpose` for batched arguments, and for a `random`
+    op (bernoulli, normal) in a vmap with randomness="different" whose tensors
+    that vmap does not batch: as functorch does, its first tensor is expanded
+    along the batch, so each sample gets a draw of its own."""
+    batch = different_batch() if random else None
+    if batch is not None and not any(is_batched_at(a, batch[0]) for a in args):
+        args = _batched_for_draws(args, *batch)
     call = Call(entry, op, args)
     chosen = rule_named(rule)
     rule_levels.append(call.level)  # a random draw here is for batched inputs

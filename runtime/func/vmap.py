@@ -33,12 +33,14 @@ from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from yamlgrad.runtime.wrappers.interposition import vmap_hook
 from yamlgrad.runtime.wrappers.randomness import (
+    different_batch,
     per_sample,
     vmap_randomness,
     wrap_batched,
 )
 
 vmap_hook.handler = batching_rules.handle
+vmap_hook.draws_per_sample = lambda: different_batch() is not None
 wrap_batched[:] = [lambda value, level: BatchedTensor(value, 0, level)]
 per_sample[:] = [batching_rules.handle]
 

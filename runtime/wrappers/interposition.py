@@ -52,11 +52,14 @@ interposition = Interposition()
 class VmapHook:
     """What runtime/func sets: how many vmap levels are open, and the handler."""
 
-    __slots__ = ("levels", "handler")
+    __slots__ = ("levels", "handler", "draws_per_sample")
 
     def __init__(self) -> None:
         self.levels = 0
         self.handler: Callable[..., Any] | None = None
+        # Whether the innermost vmap draws per sample for a random op of
+        # unbatched tensors (randomness="different"; set by runtime/func).
+        self.draws_per_sample: Callable[[], bool] = lambda: False
 
     def enter(self) -> None:
         self.levels += 1
@@ -146,19 +149,30 @@ tracing = TracingState()
 # -- the check -----------------------------------------------------------------------
 
 
-def interposed(*tensors: Any) -> bool:
-    """Whether one of the Tensor arguments is batched by an open vmap, or this
-    thread records a trace."""
-    if vmap_hook.levels and any(_has_batch_level(t) for t in tensors):
+def interposed(*tensors: Any, random: bool = False) -> bool:
+    """Whether one of the Tensor arguments is batched by an open vmap, or a
+    random op (`random`, one with a Generator) runs in a vmap with
+    randomness="different", or this thread records a trace."""
+    if vmap_hook.levels and (
+        any(_has_batch_level(t) for t in tensors)
+        or (random and vmap_hook.draws_per_sample())
+    ):
         return True
     return bool(tracing.active) and tracing.is_recording()
 
 
-def interpose(entry: str, rule: str, wrapper: Callable[..., Any], *args: Any) -> Any:
+def interpose(
+    entry: str, rule: str, wrapper: Callable[..., Any], *args: Any, random: bool = False
+) -> Any:
     """Run `wrapper` (the generated function of `entry`, e.g. "mul.Tensor") on
     `args` through what stands before it: the batching rule `rule` (the one the
     schema implies, "elementwise" or "dim", or "") of the innermost vmap that
-    batches an argument, else this thread's recorder."""
-    if vmap_hook.levels and any(_has_batch_level(a) for a in args):
-        return vmap_hook.handler(entry, rule, wrapper, *args)  # type: ignore[misc]
+    batches an argument (or, for a random op of unbatched tensors under
+    randomness="different", to the innermost vmap's), else this thread's recorder."""
+    if vmap_hook.levels and (
+        any(_has_batch_level(a) for a in args)
+        or (random and vmap_hook.draws_per_sample())
+    ):
+        handler = vmap_hook.handler
+        return handler(entry, rule, wrapper, *args, random=random)  # type: ignore[misc]
     return tracing.record_call(wrapper.__name__, wrapper, args)

@@ -9,10 +9,14 @@ functorch's batching rules for random ops apply them:
 * "same": one draw for every sample; an op that takes a batched tensor (a
   bernoulli of batched probabilities) raises, as in PyTorch.
 * "different": each sample its own draw. An op whose inputs are batched runs
-  through a batching rule, which draws for the whole batch (or per sample); a
-  factory (`rand`, `randn_like`, ...) asks `different_batch()` and draws with
-  the batch dim in front, then `wrap_batched` hides it; a sampler of
-  runtime/sampling.py given a batched tensor runs once per sample (`per_sample`).
+  through a batching rule, which draws for the whole batch (or per sample); so
+  does a YAML random op (`bernoulli`, `normal`) of unbatched tensors, whose
+  wrapper interposes (`random=True`) and whose first tensor the handler expands
+  along the batch; a factory (`rand`, `randn_like`, ...) asks
+  `different_batch()` and draws with the batch dim in front, then `wrap_batched`
+  hides it; a sampler of runtime/sampling.py given a batched tensor runs once per
+  sample (`per_sample`). An in-place sampler of an unbatched tensor raises, as
+  in PyTorch.
 """
 
 from __future__ import annotations

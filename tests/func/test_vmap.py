@@ -235,6 +235,18 @@ RANDOM_OPS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "log_normal_": lambda l, t: t.clone().log_normal_(),
     "geometric_": lambda l, t: t.clone().geometric_(0.1),
     "cauchy_": lambda l, t: t.clone().cauchy_(),
+    # Random ops of tensors the vmap does not batch (made inside it, unbatched).
+    "bernoulli_unbatched": lambda l, t: l.bernoulli(l.full((16,), 0.5).double()) + t,
+    "bernoulli_p_unbatched": lambda l, t: l.zeros(16).double().bernoulli(0.5) + t,
+    "normal_unbatched": lambda l, t: l.normal(l.zeros(16).double(), 1.0) + t,
+    "normal_std_unbatched": lambda l, t: l.normal(0.0, l.ones(16).double()) + t,
+    "normal_tensors_unbatched": lambda l, t: (
+        l.normal(l.zeros(16).double(), l.ones(16).double()) + t
+    ),
+    "poisson_unbatched": lambda l, t: l.poisson(l.full((16,), 5.0).double()) + t,
+    "multinomial_unbatched": lambda l, t: l.multinomial(l.ones(16).double(), 8) + t[:8],
+    "normal__unbatched": lambda l, t: l.zeros(16, dtype=l.float64).normal_() + t,
+    "uniform__unbatched": lambda l, t: l.zeros(16, dtype=l.float64).uniform_() + t,
 }
 
 
@@ -267,7 +279,43 @@ def test_same_randomness_draws_once_for_all_samples() -> None:
     yg.randn(2)  # the mode ends with the vmap
 
 
-def test_different_randomness_of_an_unbatched_yaml_random_op_refuses() -> None:
-    x, p = yg.zeros(4, 3), yg.full((3,), 0.5)
-    with pytest.raises(RuntimeError, match="randomness='different' is not supported"):
-        yg.func.vmap(lambda t: yg.bernoulli(p) + t, randomness="different")(x)
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+def test_random_ops_of_closed_over_tensors_under_vmap_match_torch(
+    randomness: str,
+) -> None:
+    """bernoulli and normal of tensors made outside the vmap (closed over, not
+    batched): "different" draws per sample (the result gains the batch dim),
+    "same" once for all, "error" raises PyTorch's text."""
+
+    def outcome(lib: ModuleType) -> Any:
+        x = lib.zeros(4, 16, dtype=lib.float64)
+        p = lib.full((16,), 0.5, dtype=lib.float64)
+        mean, std = lib.zeros(16, dtype=lib.float64), lib.ones(16, dtype=lib.float64)
+
+        def fn(t: Any) -> Any:
+            return lib.bernoulli(p) + t, lib.normal(mean, std), lib.normal(mean, 2.0)
+
+        try:
+            outs = lib.func.vmap(fn, randomness=randomness)(x)
+        except RuntimeError as error:
+            return torch_text(error)
+        return [
+            (tuple(o.shape), len({tuple(row) for row in o.numpy().tolist()}))
+            for o in outs
+        ]
+
+    expected = {"same": [((4, 16), 1)] * 3, "different": [((4, 16), 4)] * 3}
+    assert outcome(yg) == outcome(torch)
+    if randomness != "error":
+        assert outcome(yg) == expected[randomness]
+
+
+def test_different_randomness_of_closed_over_tensors_backpropagates_as_torch() -> None:
+    def grad_of_mean(lib: ModuleType) -> Any:
+        mean = lib.zeros(3, requires_grad=True)
+        fn = lambda t: lib.normal(mean, 1.0) * t  # noqa: E731
+        out = lib.func.vmap(fn, randomness="different")(lib.ones(4, 3))
+        out.sum().backward()
+        return tuple(mean.grad.shape), mean.grad.tolist()
+
+    assert grad_of_mean(yg) == grad_of_mean(torch)
