@@ -39,7 +39,7 @@ def narrow_copy_kernel(x: Any, dim: int, start: int, length: int) -> Any:
     begin = narrow_start(x.shape, dim, start, length)
     axis = _dim(dim, x.ndim, "narrow")
     key = (slice(None),) * axis + (slice(begin, begin + length),)
-    return np.array(x[key], copy=True)
+    return np.array(x[key], order="C", copy=True)
 
 
 def narrow_copy_backward(
