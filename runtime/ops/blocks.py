@@ -51,14 +51,15 @@ def narrow_copy_backward(
 
 
 def unsafe_split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
-    return [np.array(piece, copy=True) for piece in split_kernel(x, split_size, dim)]
+    """split's pieces, cut from one copy of `x` in its layout: the strides are
+    PyTorch's (its pieces are views), yet no piece aliases the input."""
+    return split_kernel(np.array(x, copy=True), split_size, dim)
 
 
 def unsafe_split_with_sizes_kernel(
     x: Any, split_sizes: tuple[int, ...], dim: int
 ) -> list[Any]:
-    pieces = split_with_sizes_kernel(x, split_sizes, dim)
-    return [np.array(piece, copy=True) for piece in pieces]
+    return split_with_sizes_kernel(np.array(x, copy=True), split_sizes, dim)
 
 
 def _as_block(x: np.ndarray) -> np.ndarray:
