@@ -339,3 +339,48 @@ def frexp_backward(grad: Any, exponent: Any) -> Any:
     exponent = np.asarray(_raw(exponent))
     one = np.ones((), dtype=np.asarray(_raw(grad)).dtype)
     return grad * _constant_like(grad, np.ldexp(one, -exponent))
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward of an
+# entry in the plainest fast numpy/scipy, for the math numpy has no vectorised
+# kernel for (scipy's erf, float64 sin and cos, fmod).
+
+
+def _erf_floor(grad: Any, self: Any) -> Any:
+    derivative = np.exp(-(self * self)) * (2 / math.sqrt(math.pi))
+    return _special().erf(self), derivative * grad
+
+
+def _erfc_floor(grad: Any, self: Any) -> Any:
+    derivative = np.exp(-(self * self)) * (-2 / math.sqrt(math.pi))
+    return _special().erfc(self), derivative * grad
+
+
+def _sin_floor(grad: Any, self: Any) -> Any:
+    return np.sin(self), np.cos(self) * grad
+
+
+def _cos_floor(grad: Any, self: Any) -> Any:
+    return np.cos(self), -np.sin(self) * grad
+
+
+def _fmod_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.fmod(self, other), grad
+
+
+def _fmod_tensor_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.fmod(self, other), grad, -grad * np.trunc(self / other)
+
+
+FLOORS = {
+    "erf": _erf_floor,
+    "special_erf": _erf_floor,
+    "erfc": _erfc_floor,
+    "special_erfc": _erfc_floor,
+    "sin": _sin_floor,
+    "cos": _cos_floor,
+    "fmod_Scalar": _fmod_floor,
+    "remainder_Scalar": _fmod_floor,
+    "fmod_Tensor": _fmod_tensor_floor,
+    "remainder_Tensor": _fmod_tensor_floor,
+}
