@@ -17,7 +17,13 @@ from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw, _special
+from yamlgrad.runtime.ops.common import (
+    _any_tensor,
+    _constant_like,
+    _raw,
+    _select,
+    _special,
+)
 
 KERNELS = (
     "frexp_kernel",
@@ -29,6 +35,9 @@ KERNELS = (
     "lerp",
     "xlogy",
     "divide",
+    "remainder_kernel",
+    "logaddexp_kernel",
+    "logaddexp2_kernel",
 )
 BACKWARD_HELPERS = (
     "to_dtype",  # the autograd core's, re-exported for formulas
@@ -146,6 +155,51 @@ def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
     )
+
+
+def remainder_kernel(a: Any, b: Any) -> Any:
+    """a - b * floor(a / b), with b's sign, as PyTorch's: fmod(a, b), plus b where
+    that is nonzero and its sign differs from b's (np.remainder's float loop does
+    the same element by element, several times slower)."""
+    if np.result_type(a, b).kind != "f":
+        return np.remainder(a, b)
+    mod = np.asarray(np.fmod(a, b))  # a 0-d result too, for the passes' out=
+    fix = np.empty(mod.shape, np.bool_)
+    if np.ndim(b) == 0:
+        (np.greater if b < 0 else np.less)(mod, 0, out=fix)
+    else:
+        np.less(mod, 0, out=fix)
+        np.not_equal(fix, np.less(b, 0), out=fix)
+        fix &= mod != 0
+    return _select(fix, np.add(mod, b), mod)
+
+
+def logaddexp_kernel(a: Any, b: Any) -> Any:
+    """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)), PyTorch's
+    formula; a + b where a - b is nan (both inf of one sign, or a nan)."""
+    return _logaddexp(a, b, np.exp, 1.0)
+
+
+def logaddexp2_kernel(a: Any, b: Any) -> Any:
+    """log2(2**a + 2**b) as max(a, b) + log1p(2**-|a - b|) / log(2)."""
+    return _logaddexp(a, b, np.exp2, 1 / math.log(2))
+
+
+def _logaddexp(a: Any, b: Any, power: Any, scale: float) -> Any:
+    """Five vectorised passes where numpy's logaddexp loops element by element."""
+    out = np.asarray(np.maximum(a, b))
+    d = np.asarray(np.subtract(a, b))
+    undefined = np.isnan(d)
+    np.abs(d, out=d)
+    np.negative(d, out=d)
+    power(d, out=d)
+    np.log1p(d, out=d)
+    if scale != 1:
+        d *= scale
+    out += d
+    if undefined.any():  # a masked ufunc call is slow: only when needed
+        np.copyto(out, np.add(a, b), where=undefined)
+    return out
 
 
 def _unary(np_fn: Any, name: str) -> Any:
