@@ -651,3 +651,80 @@ def threshold_kernel(x: Any, threshold: float, value: float) -> Any:
 
 
 register_numpy_kernels(sigmoid=sigmoid, relu=relu)
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward in the
+# plainest fast numpy, free to reuse the forward's values in the backward (which
+# PyTorch's nodes, saving the input, do not): what numpy reaches without fusion.
+
+
+def _sigmoid_floor(grad: Any, self: Any) -> Any:
+    s = 1 / (1 + np.exp(-self))
+    return s, (1 - s) * s * grad
+
+
+def _silu_floor(grad: Any, self: Any) -> Any:
+    e = np.exp(-self)
+    e += 1
+    out = self / e
+    s = np.reciprocal(e, out=e)
+    return out, (self * (1 - s) + 1) * s * grad
+
+
+def _gelu_floor(grad: Any, self: Any, approximate: str = "none") -> Any:
+    cdf = _special().erf(self * _SQRT_HALF)
+    cdf += 1
+    cdf *= 0.5
+    pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
+    return self * cdf, (cdf + self * pdf) * grad
+
+
+def _softplus_floor(
+    grad: Any, self: Any, beta: float = 1, threshold: float = 20
+) -> Any:
+    out = np.where(self > threshold, self, np.log1p(np.exp(self)))
+    return out, grad / (1 + np.exp(-self))
+
+
+def _elu_floor(
+    grad: Any, self: Any, alpha: float = 1, scale: float = 1, input_scale: float = 1
+) -> Any:
+    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
+    out = np.maximum(self, 0) * scale + negative
+    slope = (negative + alpha * scale) * input_scale
+    return out, np.where(self > 0, scale, slope) * grad
+
+
+def _selu_floor(grad: Any, self: Any) -> Any:
+    return _elu_floor(grad, self, 1.6732632423543772, 1.0507009873554805)
+
+
+def _hardsigmoid_floor(grad: Any, self: Any) -> Any:
+    out = np.clip(self + 3, 0, 6) / 6
+    return out, np.where(np.abs(self) < 3, grad * _NN_ONE_SIXTH, 0)
+
+
+def _hardswish_floor(grad: Any, self: Any) -> Any:
+    out = self * np.clip(self + 3, 0, 6) / 6
+    derivative = self / 3 + 0.5
+    derivative[self >= 3] = 1
+    derivative[self <= -3] = 0
+    return out, derivative * grad
+
+
+def _tanh_floor(grad: Any, self: Any) -> Any:
+    t = np.tanh(self)
+    return t, (1 - t * t) * grad
+
+
+FLOORS = {
+    "tanh": _tanh_floor,
+    "sigmoid": _sigmoid_floor,
+    "silu": _silu_floor,
+    "gelu": _gelu_floor,
+    "softplus": _softplus_floor,
+    "elu": _elu_floor,
+    "selu": _selu_floor,
+    "hardsigmoid": _hardsigmoid_floor,
+    "hardswish": _hardswish_floor,
+}

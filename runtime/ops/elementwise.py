@@ -396,8 +396,9 @@ def frexp_backward(grad: Any, exponent: Any) -> Any:
 
 
 # The per-op benchmark's floors (benchmarks/ops.py): forward and backward of an
-# entry in the plainest fast numpy/scipy, for the math numpy has no vectorised
-# kernel for (scipy's erf, float64 sin and cos, fmod).
+# entry in the plainest fast numpy/scipy, where numpy's own loops are the limit
+# (scipy's erf, float64 sin and cos, fmod, floor_divide, nextafter, hypot) or
+# fusion is (frac, logit, rsqrt: passes that PyTorch runs as one).
 
 
 def _erf_floor(grad: Any, self: Any) -> Any:
@@ -426,7 +427,53 @@ def _fmod_tensor_floor(grad: Any, self: Any, other: Any) -> Any:
     return np.fmod(self, other), grad, -grad * np.trunc(self / other)
 
 
+def _remainder_floor(grad: Any, self: Any, other: Any) -> Any:
+    mod = np.fmod(self, other)
+    return np.where((mod != 0) & ((mod < 0) != (other < 0)), mod + other, mod), grad
+
+
+def _remainder_tensor_floor(grad: Any, self: Any, other: Any) -> Any:
+    mod, _ = _remainder_floor(grad, self, other)
+    return mod, grad, -grad * np.floor_divide(self, other)
+
+
+def _div_mode_floor(grad: Any, self: Any, other: Any, rounding_mode: Any) -> Any:
+    if rounding_mode == "floor":
+        return np.floor_divide(self, other), np.zeros_like(grad)
+    return np.trunc(self / other), np.zeros_like(grad)
+
+
+def _nextafter_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.nextafter(self, other), np.where(self != other, grad, 0)
+
+
+def _hypot_floor(grad: Any, self: Any, other: Any) -> Any:
+    h = np.hypot(self, other)
+    return h, grad * self / h, grad * other / h
+
+
+def _frac_floor(grad: Any, self: Any) -> Any:
+    return self - np.trunc(self), grad
+
+
+def _logit_floor(grad: Any, self: Any, eps: Any = None) -> Any:
+    return np.log(self / (1 - self)), grad / (self * (1 - self))
+
+
+def _rsqrt_floor(grad: Any, self: Any) -> Any:
+    r = 1 / np.sqrt(self)
+    return r, -0.5 * grad * r * r * r
+
+
 FLOORS = {
+    "div_Tensor_mode": _div_mode_floor,
+    "div_Scalar_mode": _div_mode_floor,
+    "nextafter": _nextafter_floor,
+    "hypot": _hypot_floor,
+    "frac": _frac_floor,
+    "logit": _logit_floor,
+    "special_logit": _logit_floor,
+    "rsqrt": _rsqrt_floor,
     "erf": _erf_floor,
     "special_erf": _erf_floor,
     "erfc": _erfc_floor,
@@ -434,7 +481,7 @@ FLOORS = {
     "sin": _sin_floor,
     "cos": _cos_floor,
     "fmod_Scalar": _fmod_floor,
-    "remainder_Scalar": _fmod_floor,
+    "remainder_Scalar": _remainder_floor,
     "fmod_Tensor": _fmod_tensor_floor,
-    "remainder_Tensor": _fmod_tensor_floor,
+    "remainder_Tensor": _remainder_tensor_floor,
 }
