@@ -1486,7 +1486,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.remainder(self_, other))
+        result = Tensor._make(elementwise.remainder_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1518,7 +1518,7 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.remainder(self_, other_))
+        result = Tensor._make(elementwise.remainder_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1801,7 +1801,7 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.logaddexp(self_, other_))
+        result = Tensor._make(elementwise.logaddexp_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1836,7 +1836,7 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.logaddexp2(self_, other_))
+        result = Tensor._make(elementwise.logaddexp2_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -12518,7 +12518,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.remainder(self_, other))
+        write_inplace(self, elementwise.remainder_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other)
     result = self
@@ -12555,7 +12555,7 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.remainder(self_, other_))
+        write_inplace(self, elementwise.remainder_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other_)
     result = self
