@@ -159,8 +159,9 @@ def max_pool_backward(
         total = xp.scatter_add(_zeros((planes, plane), grad), 1, index, flat)
         return xp.reshape(total, sizes)
     rows = index + np.arange(planes)[:, None] * plane
-    total = np.bincount(rows.ravel(), weights=flat.ravel(), minlength=planes * plane)
-    return total.astype(flat.dtype, copy=False).reshape(sizes)
+    total = np.zeros(planes * plane, dtype=flat.dtype)
+    np.add.at(total, rows.ravel(), flat.ravel())  # windows may share an argmax
+    return total.reshape(sizes)
 
 
 def _avg_pool3d_matrices(
@@ -329,11 +330,53 @@ def adaptive_max_pool_kernel(
         raise RuntimeError(
             f"{name}(): internal error: output_size.size() must be {dims}"
         )
-    per_axis = []
+    bounds = []
     for n, o in zip(x.shape[-dims:], out):
         i = np.arange(o)
-        per_axis.append(_window_indices((i * n) // o, -((-(i + 1) * n) // o))[0])
+        bounds.append(((i * n) // o, -((-(i + 1) * n) // o)))
+    widest = math.prod(int(np.max(end - start)) for start, end in bounds)
+    if math.prod(out) <= widest:  # few large windows: one reduction per window
+        return _max_by_window(x, bounds)
+    per_axis = [_window_indices(start, end)[0] for start, end in bounds]
     return _max_over_windows(*_gather_windows(x, per_axis))
+
+
+def _max_by_window(
+    x: np.ndarray, bounds: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the max over each window [start, end) of the last
+    len(bounds) dims, window by window: each window copied into one reused
+    buffer, then an argmax over every plane at once (the first of equal values,
+    NaN first too: where the max is NaN, the last NaN is PyTorch's)."""
+    dims = len(bounds)
+    lead = x.shape[:-dims]
+    planes = x.reshape((-1,) + x.shape[-dims:])
+    count = planes.shape[0]
+    out = tuple(len(start) for start, _ in bounds)
+    values = np.empty((count,) + out, dtype=x.dtype)
+    indices = np.empty((count,) + out, dtype=np.int64)
+    strides = _strides_of(x.shape[-dims:])
+    widths = [end - start for start, end in bounds]
+    buffer = np.empty(count * math.prod(int(np.max(w)) for w in widths), x.dtype)
+    for cell in np.ndindex(*out):
+        corner = [int(start[c]) for (start, _), c in zip(bounds, cell)]
+        shape = [int(w[c]) for w, c in zip(widths, cell)]
+        block = buffer[: count * math.prod(shape)].reshape([count] + shape)
+        window = tuple(slice(b, b + n) for b, n in zip(corner, shape))
+        np.copyto(block, planes[(slice(None),) + window])
+        block = block.reshape(count, -1)
+        arg = np.argmax(block, axis=1)
+        best = block[np.arange(count), arg]
+        nan = np.isnan(best) if x.dtype.kind == "f" else None
+        if nan is not None and nan.any():
+            last = block.shape[1] - 1 - np.argmax(np.isnan(block[nan, ::-1]), axis=1)
+            arg[nan] = last
+        values[(slice(None),) + cell] = best
+        position = np.unravel_index(arg, shape)
+        indices[(slice(None),) + cell] = sum(
+            (p + b) * m for p, b, m in zip(position, corner, strides)
+        )
+    return values.reshape(lead + out), indices.reshape(lead + out)
 
 
 def _fractional_starts(
