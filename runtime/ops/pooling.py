@@ -136,13 +136,39 @@ def max_pool3d_with_indices_kernel(
         views.append(padded[(Ellipsis,) + window])
         steps.append(sum(b * m for b, m in zip(begin, strides)))
     nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    values, arg = _window_max_in_order(views, nan)
+    values, arg = _window_argmax(views, nan)
     corner = sum(
         np.reshape((np.arange(o) * s - p) * m, [-1 if i == a else 1 for i in range(3)])
         for a, (o, s, p, m) in enumerate(zip(out, stride, padding, strides))
     )
-    indices = np.asarray(steps, dtype=np.int64).take(arg) + corner
+    indices = np.asarray(steps, dtype=np.int64).take(arg)
+    indices += corner
+    if values is None:  # read at the argmax: np.maximum may pick either zero
+        planes = x.reshape(-1, math.prod(sizes))
+        at = indices.reshape(planes.shape[0], -1)
+        values = np.take_along_axis(planes, at, 1).reshape(indices.shape)
     return np.ascontiguousarray(values), indices
+
+
+def _window_argmax(
+    views: list[np.ndarray], nan: bool
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Each window's offset of its maximum under PyTorch's rule (`val > max ||
+    isnan(val)`: the first of equal values, the last NaN), with the values
+    where they come out of the scan (None otherwise). Without NaN: the maximum,
+    then how many offsets come before the first that holds it (a running "not
+    yet found" mask), counted in the smallest integer type that holds them."""
+    if nan:
+        return _window_max_in_order(views, nan)
+    top = np.array(views[0], copy=True)
+    for view in views[1:]:
+        np.maximum(top, view, out=top)
+    behind = views[0] != top
+    arg = behind.astype(np.min_scalar_type(len(views)))
+    for view in views[1:-1]:
+        behind &= view != top
+        arg += behind
+    return None, arg
 
 
 def max_pool_backward(
@@ -301,7 +327,9 @@ def _max_over_windows(
     """Max over the last axis in order (PyTorch's rule) and its flat position."""
     nan = values.dtype.kind == "f" and bool(np.isnan(values).any())
     views = [values[..., j] for j in range(values.shape[-1])]
-    best, arg = _window_max_in_order(views, nan)
+    best, arg = _window_argmax(views, nan)
+    if best is None:
+        best = np.take_along_axis(values, arg[..., None], axis=-1)[..., 0]
     indices = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
     return np.ascontiguousarray(best), np.ascontiguousarray(indices, dtype=np.int64)
 
