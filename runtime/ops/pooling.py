@@ -136,13 +136,39 @@ def max_pool3d_with_indices_kernel(
         views.append(padded[(Ellipsis,) + window])
         steps.append(sum(b * m for b, m in zip(begin, strides)))
     nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    values, arg = _window_max_in_order(views, nan)
+    values, arg = _window_argmax(views, nan)
     corner = sum(
         np.reshape((np.arange(o) * s - p) * m, [-1 if i == a else 1 for i in range(3)])
         for a, (o, s, p, m) in enumerate(zip(out, stride, padding, strides))
     )
-    indices = np.asarray(steps, dtype=np.int64).take(arg) + corner
+    indices = np.asarray(steps, dtype=np.int64).take(arg)
+    indices += corner
+    if values is None:  # read at the argmax: np.maximum may pick either zero
+        planes = x.reshape(-1, math.prod(sizes))
+        at = indices.reshape(planes.shape[0], -1)
+        values = np.take_along_axis(planes, at, 1).reshape(indices.shape)
     return np.ascontiguousarray(values), indices
+
+
+def _window_argmax(
+    views: list[np.ndarray], nan: bool
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Each window's offset of its maximum under PyTorch's rule (`val > max ||
+    isnan(val)`: the first of equal values, the last NaN), with the values
+    where they come out of the scan (None otherwise). Without NaN: the maximum,
+    then how many offsets come before the first that holds it (a running "not
+    yet found" mask), counted in the smallest integer type that holds them."""
+    if nan:
+        return _window_max_in_order(views, nan)
+    top = np.array(views[0], copy=True)
+    for view in views[1:]:
+        np.maximum(top, view, out=top)
+    behind = views[0] != top
+    arg = behind.astype(np.min_scalar_type(len(views)))
+    for view in views[1:-1]:
+        behind &= view != top
+        arg += behind
+    return None, arg
 
 
 def max_pool_backward(
@@ -159,8 +185,9 @@ def max_pool_backward(
         total = xp.scatter_add(_zeros((planes, plane), grad), 1, index, flat)
         return xp.reshape(total, sizes)
     rows = index + np.arange(planes)[:, None] * plane
-    total = np.bincount(rows.ravel(), weights=flat.ravel(), minlength=planes * plane)
-    return total.astype(flat.dtype, copy=False).reshape(sizes)
+    total = np.zeros(planes * plane, dtype=flat.dtype)
+    np.add.at(total, rows.ravel(), flat.ravel())  # windows may share an argmax
+    return total.reshape(sizes)
 
 
 def _avg_pool3d_matrices(
@@ -300,7 +327,9 @@ def _max_over_windows(
     """Max over the last axis in order (PyTorch's rule) and its flat position."""
     nan = values.dtype.kind == "f" and bool(np.isnan(values).any())
     views = [values[..., j] for j in range(values.shape[-1])]
-    best, arg = _window_max_in_order(views, nan)
+    best, arg = _window_argmax(views, nan)
+    if best is None:
+        best = np.take_along_axis(values, arg[..., None], axis=-1)[..., 0]
     indices = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
     return np.ascontiguousarray(best), np.ascontiguousarray(indices, dtype=np.int64)
 
@@ -329,11 +358,53 @@ def adaptive_max_pool_kernel(
         raise RuntimeError(
             f"{name}(): internal error: output_size.size() must be {dims}"
         )
-    per_axis = []
+    bounds = []
     for n, o in zip(x.shape[-dims:], out):
         i = np.arange(o)
-        per_axis.append(_window_indices((i * n) // o, -((-(i + 1) * n) // o))[0])
+        bounds.append(((i * n) // o, -((-(i + 1) * n) // o)))
+    widest = math.prod(int(np.max(end - start)) for start, end in bounds)
+    if math.prod(out) <= widest:  # few large windows: one reduction per window
+        return _max_by_window(x, bounds)
+    per_axis = [_window_indices(start, end)[0] for start, end in bounds]
     return _max_over_windows(*_gather_windows(x, per_axis))
+
+
+def _max_by_window(
+    x: np.ndarray, bounds: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the max over each window [start, end) of the last
+    len(bounds) dims, window by window: each window copied into one reused
+    buffer, then an argmax over every plane at once (the first of equal values,
+    NaN first too: where the max is NaN, the last NaN is PyTorch's)."""
+    dims = len(bounds)
+    lead = x.shape[:-dims]
+    planes = x.reshape((-1,) + x.shape[-dims:])
+    count = planes.shape[0]
+    out = tuple(len(start) for start, _ in bounds)
+    values = np.empty((count,) + out, dtype=x.dtype)
+    indices = np.empty((count,) + out, dtype=np.int64)
+    strides = _strides_of(x.shape[-dims:])
+    widths = [end - start for start, end in bounds]
+    buffer = np.empty(count * math.prod(int(np.max(w)) for w in widths), x.dtype)
+    for cell in np.ndindex(*out):
+        corner = [int(start[c]) for (start, _), c in zip(bounds, cell)]
+        shape = [int(w[c]) for w, c in zip(widths, cell)]
+        block = buffer[: count * math.prod(shape)].reshape([count] + shape)
+        window = tuple(slice(b, b + n) for b, n in zip(corner, shape))
+        np.copyto(block, planes[(slice(None),) + window])
+        block = block.reshape(count, -1)
+        arg = np.argmax(block, axis=1)
+        best = block[np.arange(count), arg]
+        nan = np.isnan(best) if x.dtype.kind == "f" else None
+        if nan is not None and nan.any():
+            last = block.shape[1] - 1 - np.argmax(np.isnan(block[nan, ::-1]), axis=1)
+            arg[nan] = last
+        values[(slice(None),) + cell] = best
+        position = np.unravel_index(arg, shape)
+        indices[(slice(None),) + cell] = sum(
+            (p + b) * m for p, b, m in zip(position, corner, strides)
+        )
+    return values.reshape(lead + out), indices.reshape(lead + out)
 
 
 def _fractional_starts(
