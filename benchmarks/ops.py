@@ -20,6 +20,14 @@ A third column, "kernels", is the same step without autograd: the forward under
 the numpy kernels and formulas alone, so `ours / kernels` is what yamlgrad's
 bookkeeping adds, and `kernels / torch` what numpy itself costs.
 
+A fourth, "floor", is where numpy itself is the limit: the best plain
+numpy/scipy expression of the same forward + backward math, for the ops whose
+family module in runtime/ops/ declares one beside the kernel, in a module-level
+`BENCH_FLOORS = {cpp_name: floor}` (`floor(kwargs)` takes the sample's arrays
+and values by their YAML names and returns the gradients for a cotangent of
+ones, by name, which must match yamlgrad's before anything is timed). An op above
+torch with `ours` near `floor` is at numpy's limit.
+
 An entry is skipped, with its reason in the table, when its samples cannot scale
 (given index values, in-place variants, which their functional entries cover) or
 when the call fails both scaled and as the sample is written; a sample whose
@@ -40,9 +48,11 @@ Benchmarks are not tests: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
+import pkgutil
 import platform
 import statistics
 import sys
@@ -92,7 +102,19 @@ class Row:
     kernels: float = math.nan
     ratio: float = math.nan  # median over repetitions of ours / torch
     kernels_ratio: float = math.nan  # kernels / torch
+    floor: float = math.nan  # plain numpy, where runtime/ops declares a floor
+    floor_ratio: float = math.nan  # floor / torch
     skipped: str = ""
+
+
+def bench_floors() -> dict[str, Callable[[dict[str, Any]], Any]]:
+    """The numpy floors the op families declare (`BENCH_FLOORS`), by cpp name."""
+    floors: dict[str, Callable[[dict[str, Any]], Any]] = {}
+    package = importlib.import_module("yamlgrad.runtime.ops")
+    for module in pkgutil.iter_modules(package.__path__):
+        family = importlib.import_module(f"{package.__name__}.{module.name}")
+        floors.update(getattr(family, "BENCH_FLOORS", {}))
+    return floors
 
 
 def tensor_shapes(sample: Sample) -> list[tuple[int, ...]]:
@@ -182,7 +204,7 @@ def yamlgrad_steps(
 ) -> tuple[Step, Step | None]:
     """The autograd step, and the kernels-only step (None for a composite)."""
     wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
-    leaves = {n: yg.tensor(kwargs[n], requires_grad=True) for n in diff}
+    leaves = {n: yg.tensor(kwargs[n], requires_grad=True) for n in sorted(diff)}
     args = python_names(build_args(kwargs, leaves, yg.tensor))
     ones = [yg.ones_like(o) for o in _outputs(wrapper(**args), info)]
     inputs = list(leaves.values())
@@ -291,10 +313,25 @@ def _prepare(
         steps["torch"] = torch_step(info, kwargs, diff)
     if kernels is not None:
         steps["kernels"] = kernels
+    floor = bench_floors().get(info.func.cpp_name)
+    if floor is not None:
+        steps["floor"] = lambda: floor(kwargs)
+        _check_floor(floor(kwargs), dict(zip(sorted(diff), ours())))
     for step in steps.values():  # a step that fails here fails before timing
         step()
     largest = max(math.prod(s) for s in tensor_shapes(run))
     return steps, largest
+
+
+def _check_floor(floor: dict[str, Any], ours: dict[str, Any]) -> None:
+    """A floor computes the op's gradients: the same ones as yamlgrad's."""
+    if set(floor) != set(ours):
+        raise ValueError(
+            f"the floor's gradients {sorted(floor)} are not {sorted(ours)}"
+        )
+    for name, grad in floor.items():
+        if not np.allclose(grad, ours[name].numpy(), rtol=1e-4, atol=1e-4):
+            raise ValueError(f"the floor's gradient of {name} differs from yamlgrad's")
 
 
 def output_growth(info: DifferentiabilityInfo, sample: Sample, dtype: str) -> int:
@@ -327,16 +364,17 @@ def bench(info: DifferentiabilityInfo, size: str, dtype: str, repeats: int) -> R
     row.ours = statistics.median(samples["ours"])
     if "torch" in samples:
         row.torch = statistics.median(samples["torch"])
-        row.ratio = statistics.median(
-            a / b for a, b in zip(samples["ours"], samples["torch"])
-        )
-    if "kernels" in samples:
-        row.kernels = statistics.median(samples["kernels"])
-        if "torch" in samples:
-            row.kernels_ratio = statistics.median(
-                a / b for a, b in zip(samples["kernels"], samples["torch"])
-            )
+        row.ratio = _paired(samples["ours"], samples["torch"])
+    for name in ("kernels", "floor"):
+        if name in samples:
+            setattr(row, name, statistics.median(samples[name]))
+            if "torch" in samples:
+                setattr(row, f"{name}_ratio", _paired(samples[name], samples["torch"]))
     return row
+
+
+def _paired(ours: list[float], theirs: list[float]) -> float:
+    return statistics.median(a / b for a, b in zip(ours, theirs))
 
 
 def selected(infos: list[DifferentiabilityInfo], ops: str) -> list[Any]:
@@ -370,7 +408,8 @@ def table(rows: list[Row], command: str) -> str:
         "samples are scaled and what is timed). Times are milliseconds per forward + "
         "backward step (median); `ours/torch` and `kernels/torch` are medians of "
         "per-repetition ratios; `kernels` is the numpy kernel and formulas alone, "
-        "without autograd.",
+        "without autograd; `floor` is the best plain numpy for the same math, where "
+        "one is declared.",
         "",
     ]
     for size in SIZES:
@@ -386,13 +425,14 @@ def table(rows: list[Row], command: str) -> str:
                 f"{_ratio(statistics.median(ratios)) if ratios else 'n/a'}, "
                 f"{sum(r > 1.5 for r in ratios)} above 1.5.",
                 "",
-                "| op | elements | ours ms | torch ms | kernels ms | ours/torch "
-                "| kernels/torch |",
-                "|---|---:|---:|---:|---:|---:|---:|",
+                "| op | elements | ours ms | torch ms | kernels ms | floor ms "
+                "| ours/torch | kernels/torch | floor/torch |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             lines += [
                 f"| {r.op} | {r.elements:,} | {_ms(r.ours)} | {_ms(r.torch)} "
-                f"| {_ms(r.kernels)} | {_ratio(r.ratio)} | {_ratio(r.kernels_ratio)} |"
+                f"| {_ms(r.kernels)} | {_ms(r.floor)} | {_ratio(r.ratio)} "
+                f"| {_ratio(r.kernels_ratio)} | {_ratio(r.floor_ratio)} |"
                 for r in group
             ]
             lines.append("")
@@ -441,7 +481,11 @@ def main(argv: list[str] | None = None) -> int:
             for dtype in dtypes:
                 row = bench(info, size, dtype, args.repeats)
                 rows.append(row)
-                status = row.skipped or f"{_ratio(row.ratio)}x torch"
+                status = row.skipped or f"{_ratio(row.ratio)}x torch" + (
+                    f", floor {_ratio(row.floor_ratio)}x"
+                    if row.floor == row.floor
+                    else ""
+                )
                 print(f"{row.op:32} {size:6} {dtype:8} {status}", flush=True)
     text = table(rows, command.strip())
     full = not args.ops and len(sizes) == len(SIZES) and len(dtypes) == len(DTYPES)
