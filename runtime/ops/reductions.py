@@ -446,6 +446,12 @@ def value_selecting_reduction_backward(
     if not keepdim:
         index = np.expand_dims(index, dim)
         grad = reshape(grad, tuple(index.shape))
+    if index.shape[dim] != 1 and isinstance(grad, np.ndarray):
+        # sort, topk: each slice's indices are distinct, so a write into fresh
+        # zeros is the scatter_add, without scatter_add's copy of its input
+        out = np.zeros(sizes, dtype=grad.dtype)
+        np.put_along_axis(out, index, grad, dim)
+        return out
     if index.shape[dim] != 1:  # sort, topk: scattered into zeros
         return array_namespace(grad).scatter_add(_zeros(sizes, grad), dim, index, grad)
     positions = np.arange(sizes[dim]).reshape((-1,) + (1,) * (len(sizes) - dim - 1))
