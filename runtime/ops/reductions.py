@@ -19,6 +19,7 @@ from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
     _abs,
+    _any_tensor,
     _constant,
     _constant_like,
     _data,
@@ -462,11 +463,16 @@ def value_selecting_reduction_backward(
 def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
     """max()/min() of a whole tensor: ties share the gradient evenly (NaN matches NaN)."""
     x, v = np.asarray(_data(input)), np.asarray(_data(value))
-    mask = (x == v) | (np.isnan(x) & np.isnan(v))
-    count = max(int(mask.sum()), 1)
+    mask = x == v if v == v else x != x  # a NaN result matches the NaNs
+    count = max(np.count_nonzero(mask), 1)
     # Selected, not multiplied (PyTorch's CPU masked_fill_ into zeros): a nan or
     # inf gradient reaches the extreme elements only.
-    return _zero_outside(expand(grad / count, x.shape), mask)
+    share = grad / count
+    if _any_tensor(share):
+        return _zero_outside(expand(share, x.shape), mask)
+    out = np.zeros(x.shape, dtype=np.result_type(share))
+    out[mask] = share  # the few selected entries, written into fresh zeros
+    return out
 
 
 def _dims(dim: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:

@@ -187,14 +187,16 @@ def median_all(x: Any, ignore_nan: bool) -> Any:
     """The lower median of every entry (median(), nanmedian()): NaN if there is
     one (with ignore_nan, if there is nothing else)."""
     flat = np.asarray(x).reshape(-1)
-    if ignore_nan:
-        flat = flat[~np.isnan(flat)] if flat.dtype.kind == "f" else flat
+    if flat.dtype.kind == "f":
+        nans = np.isnan(flat)
+        if nans.any():  # a NaN makes the median NaN, unless ignored
+            if not ignore_nan:
+                return flat[np.argmax(nans)].copy()
+            flat = flat[~nans]
     if flat.size == 0:
         return np.array(np.nan, dtype=np.asarray(x).dtype)
-    ordered = np.sort(flat, kind="stable")  # NaN last: a NaN makes the median NaN
-    if ordered.dtype.kind == "f" and np.isnan(ordered[-1]):
-        return ordered[-1].copy()
-    return ordered[(flat.size - 1) // 2].copy()
+    middle = (flat.size - 1) // 2  # a partial sort finds it, as PyTorch's
+    return np.partition(flat, middle)[middle].copy()
 
 
 def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any, Any]:
