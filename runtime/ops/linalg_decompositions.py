@@ -687,11 +687,17 @@ def householder_product_kernel(V: Any, tau: Any) -> Any:
     return lapack_layout(_orgqr(np.asarray(V), np.asarray(tau)))
 
 
-def _reflect(Y: Any, tau: Any, j: int, X: Any, columns: np.ndarray) -> Any:
-    """H_j X on the `columns` (a bool mask) of X, the others as they are:
-    X - tau_j v_j (v_j^T X), O(m k) for an m x k X."""
+def _reflect(Y: Any, tau: Any, j: int, X: Any, columns: slice) -> Any:
+    """H_j X on the `columns` of X, the others as they are: X - tau_j v_j (v_j^T X),
+    O(m k) for an m x k X. An ndarray X (one the caller made) is updated in place."""
     v = Y[..., :, j : j + 1]
-    w = _mT(v) @ X * _constant(X, columns.astype(_values(X).dtype))
+    if isinstance(X, np.ndarray):
+        part = X[..., :, columns]
+        part -= (tau[..., j : j + 1, None] * v) @ (np.swapaxes(v, -1, -2) @ part)
+        return X
+    chosen = np.zeros(X.shape[-1], dtype=_values(X).dtype)
+    chosen[columns] = 1
+    w = _mT(v) @ X * _constant(X, chosen)
     return X - (tau[..., j : j + 1, None] * v) @ w
 
 
@@ -708,15 +714,14 @@ def _householder_grads(G: Any, V: Any, tau: Any) -> tuple[Any, Any]:
     xp = array_namespace(G, V, tau)
     m, n, k = V.shape[-2], V.shape[-1], tau.shape[-1]
     Y = _unit_columns(V, k)
-    order = np.arange(k)
-    U, P = Y, Y
+    U, P = Y * 1, Y * 1
     for j in range(k):
-        U = _reflect(Y, tau, j, U, order < j)  # u_i = H_k..H_{i+1} v_i
-        P = _reflect(Y, tau, k - 1 - j, P, order > k - 1 - j)  # H_1..H_{i-1} v_i
+        U = _reflect(Y, tau, j, U, slice(0, j))  # u_i = H_k..H_{i+1} v_i
+        P = _reflect(Y, tau, k - 1 - j, P, slice(k - j, k))  # H_1..H_{i-1} v_i
     C, R = G @ U, _mT(G) @ P
     for j in range(k):
-        C = _reflect(Y, tau, j, C, order > j)  # K_i v_i
-        R = _reflect(Y, tau, k - 1 - j, R, order < k - 1 - j)  # K_i^T v_i
+        C = _reflect(Y, tau, j, C, slice(j + 1, k))  # K_i v_i
+        R = _reflect(Y, tau, k - 1 - j, R, slice(0, k - 1 - j))  # K_i^T v_i
     below = _constant(V, np.tril(np.ones((m, k), dtype=_values(V).dtype), -1))
     g_tau = -xp.sum(Y * C, -2)
     g_V = -tau[..., None, :] * (C + R) * below
