@@ -103,41 +103,61 @@ def _type_name(x: Any) -> str:
     return scalar_type_name(np.result_type(x))
 
 
+def _lapack(name: str, *arrays: np.ndarray) -> Any:
+    """scipy's LAPACK routine `name` for the arrays' dtype (orgqr, potrs, ...)."""
+    import scipy.linalg.lapack
+
+    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
+
+
+def _blas(name: str, *arrays: np.ndarray) -> Any:
+    """scipy's BLAS routine `name` for the arrays' dtype (trsm)."""
+    import scipy.linalg.blas
+
+    return scipy.linalg.blas.get_blas_funcs(name, arrays)
+
+
+def _each_matrix(f: Any, *arrays: np.ndarray) -> np.ndarray:
+    """f over the matrices of the batch (LAPACK takes one at a time)."""
+    batch = arrays[0].shape[:-2]
+    if not batch:
+        return f(*arrays)
+    outs = [f(*(a[index] for a in arrays)) for index in np.ndindex(*batch)]
+    return np.stack(outs).reshape(batch + outs[0].shape)
+
+
 # -- triangular solves -----------------------------------------------------------------
 
 
-def _triangle(a: Any, upper: bool, unitriangular: bool) -> Any:
-    t = np.triu(a) if upper else np.tril(a)
-    if unitriangular:
-        t = t.copy()
-        np.einsum("...ii->...i", t)[...] = 1
-    return t
+def _batched(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays broadcast to one batch of matrices, in their common dtype."""
+    batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+    dtype = np.result_type(*arrays)
+    return [np.broadcast_to(a, batch + a.shape[-2:]).astype(dtype) for a in arrays]
 
 
-def _solve(a: Any, b: Any) -> Any:
-    """a^{-1} b over broadcast batches; a singular matrix gives inf and nan, as
-    LAPACK's trtrs-free triangular solve in PyTorch does."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[-2:])
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        from scipy.linalg import solve_triangular
-
-        out = np.empty(batch + b.shape[-2:], dtype=np.result_type(a, b))
-        for i in np.ndindex(*batch):
-            with np.errstate(all="ignore"):
-                out[i] = _substitute(a[i], b[i], solve_triangular)
-        return out
-
-
-def _substitute(a: Any, b: Any, solve_triangular: Any) -> Any:
-    lower = not np.any(np.triu(a, 1))
-    try:
-        return solve_triangular(a, b, lower=lower, check_finite=False)
-    except np.linalg.LinAlgError:
-        return np.full(b.shape, np.nan, dtype=np.result_type(a, b))
+def _trsm(
+    a: Any,
+    b: Any,
+    upper: bool,
+    unitriangular: bool = False,
+    transpose: bool = False,
+    left: bool = True,
+) -> np.ndarray:
+    """op(A)^{-1} B (left) or B op(A)^{-1}, op(A) = A or A^T, reading only the
+    triangle of A that `upper` names, by BLAS trsm on each matrix of the
+    broadcast batch: a zero on the diagonal gives inf and nan, as PyTorch's."""
+    a, b = _batched(np.asarray(a), np.asarray(b))
+    if b.size == 0:
+        return b
+    trsm = _blas("trsm", a, b)
+    flags = dict(
+        side=0 if left else 1,
+        lower=int(not upper),
+        trans_a=int(transpose),
+        diag=int(unitriangular),
+    )
+    return _each_matrix(lambda x, y: trsm(1.0, x, y, **flags), a, b)
 
 
 def solve_triangular_kernel(
@@ -162,11 +182,7 @@ def solve_triangular_kernel(
             f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{n} and "
             f"{b.shape[-2]}x{b.shape[-1]}): the number of {side} must match"
         )
-    t = _triangle(a, upper, unitriangular)
-    if left:
-        return lapack_layout(_solve(t, b))
-    x = _solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2))
-    return lapack_layout(np.swapaxes(x, -1, -2))
+    return lapack_layout(_trsm(a, b, upper, unitriangular, left=left))
 
 
 def triangular_solve_kernel(
@@ -179,8 +195,7 @@ def triangular_solve_kernel(
                 f"torch.triangular_solve: Expected {name} to have at least 2 "
                 f"dimensions, but it has {np.ndim(x)} dimensions instead"
             )
-    t = _triangle(a, upper, unitriangular)
-    solution = _solve(np.swapaxes(t, -1, -2) if transpose else t, b)
+    solution = _trsm(a, b, upper, unitriangular, transpose)
     batch = solution.shape[:-2]
     return solution, np.broadcast_to(a, batch + a.shape[-2:]).copy()
 
@@ -312,11 +327,6 @@ def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
     return _mT(dL) if upper else dL
 
 
-def _cholesky_factor(factor: Any, upper: bool) -> Any:
-    """The lower factor L (A = L L^T), from L or from U = L^T."""
-    return np.swapaxes(factor, -1, -2) if upper else factor
-
-
 def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
     """X with A X = b, A = L L^T (or U^T U) given its factor."""
     for name, x in (("b", b), ("u", factor)):
@@ -325,9 +335,12 @@ def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
                 f"cholesky_solve: Expected {name} to have at least 2 dimensions, "
                 f"but it has {np.ndim(x)} dimensions instead"
             )
-    lower = np.tril(_cholesky_factor(np.triu(factor) if upper else factor, upper))
-    y = _solve(lower, b)
-    return lapack_layout(_solve(np.swapaxes(lower, -1, -2), y))
+    factor, b = _batched(np.asarray(factor), np.asarray(b))
+    if b.size == 0:
+        return lapack_layout(b)
+    potrs = _lapack("potrs", factor, b)  # reads the factor's triangle only
+    solve = lambda c, y: potrs(c, y, lower=int(not upper))[0]  # noqa: E731
+    return lapack_layout(_each_matrix(solve, factor, b))
 
 
 def cholesky_solve_backward(
@@ -632,22 +645,6 @@ def _unit_columns(V: Any, k: int) -> Any:
 
 def _values(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else x.detach().numpy()
-
-
-def _lapack(name: str, *arrays: np.ndarray) -> Any:
-    """scipy's LAPACK routine `name` for the arrays' dtype (orgqr, ormqr, ...)."""
-    import scipy.linalg.lapack
-
-    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
-
-
-def _each_matrix(f: Any, *arrays: np.ndarray) -> np.ndarray:
-    """f over the matrices of the batch (LAPACK takes one at a time)."""
-    batch = arrays[0].shape[:-2]
-    if not batch:
-        return f(*arrays)
-    outs = [f(*(a[index] for a in arrays)) for index in np.ndindex(*batch)]
-    return np.stack(outs).reshape(batch + outs[0].shape)
 
 
 def _check_householder(V: Any, tau: Any, op: str) -> None:
