@@ -20,7 +20,7 @@ from yamlgrad.runtime.ops import (
     activations,
     blocks,
     composites,
-    conv_pool,
+    convolutions,
     elementwise,
     gamma,
     grid_sampling,
@@ -32,6 +32,7 @@ from yamlgrad.runtime.ops import (
     margin_losses,
     normalization,
     pooling,
+    pooling2d,
     random_draws,
     reductions,
     resampling,
@@ -14406,7 +14407,7 @@ def conv_tbc(input: Any, weight: Any, bias: Any, pad: Any = 0) -> Tensor:
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
-        result = Tensor._make(conv_pool.conv_tbc_kernel(self_, weight_, bias_, pad))
+        result = Tensor._make(convolutions.conv_tbc_kernel(self_, weight_, bias_, pad))
     except ValueError as kernel_failure:
         raise kernel_error(
             "conv_tbc", kernel_failure, self=self_, weight=weight_, bias=bias_, pad=pad
@@ -14481,7 +14482,7 @@ def convolution(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 input_,
                 weight_,
                 bias_,
@@ -14587,7 +14588,7 @@ def slow_conv_transpose2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 self_,
                 weight_,
                 bias_,
@@ -14691,7 +14692,7 @@ def slow_conv_transpose3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 self_,
                 weight_,
                 bias_,
@@ -14780,7 +14781,7 @@ def slow_conv3d_forward(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
             )
         )
@@ -14866,7 +14867,7 @@ def slow_conv_dilated2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
             )
         )
@@ -14954,7 +14955,7 @@ def slow_conv_dilated3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
             )
         )
@@ -15032,7 +15033,7 @@ def max_pool2d_with_indices(
     try:
         outputs = [
             Tensor._make(value)
-            for value in conv_pool.max_pool2d_with_indices_kernel(
+            for value in pooling2d.max_pool2d_with_indices_kernel(
                 self_, kernel_size, stride, padding, dilation, ceil_mode
             )
         ]
@@ -15137,7 +15138,7 @@ def avg_pool2d(
         grad_fn._saved_stride = stride
     try:
         result = Tensor._make(
-            conv_pool.avg_pool2d_kernel(
+            pooling2d.avg_pool2d_kernel(
                 self_,
                 kernel_size,
                 stride,
@@ -15194,7 +15195,7 @@ def _adaptive_avg_pool2d_default(input: Any, output_size: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(conv_pool.adaptive_avg_pool2d_kernel(self_, output_size))
+        result = Tensor._make(pooling2d.adaptive_avg_pool2d_kernel(self_, output_size))
     except ValueError as kernel_failure:
         raise kernel_error(
             "_adaptive_avg_pool2d", kernel_failure, self=self_, output_size=output_size

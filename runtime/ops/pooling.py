@@ -8,7 +8,7 @@ the gradient goes back there (`max_pool_backward`, a scatter-add whose own
 backward is a gather), and max unpooling writes there (its backward gathers).
 Windows are scanned in row-major order with PyTorch's rule `val > max ||
 isnan(val)`: the first of equal values, the last NaN. Average pooling is
-separable, one matrix per axis (conv_pool.avg_pool_matrix), so its backward is
+separable, one matrix per axis (windows.avg_pool_matrix), so its backward is
 the product with their transposes.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.ops.common import _constant, _raw, _sizes, _zeros
-from yamlgrad.runtime.ops.conv_pool import (
+from yamlgrad.runtime.ops.windows import (
     _lowest,
     _window_max_in_order,
     avg_pool_matrix,
