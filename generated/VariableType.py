@@ -14588,16 +14588,16 @@ def slow_conv_transpose2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            convolutions.convolution_kernel(
+            convolutions.slow_convolution_kernel(
                 self_,
                 weight_,
+                kernel_size,
                 bias_,
                 stride,
                 padding,
                 dilation,
                 True,
                 output_padding,
-                1,
             )
         )
     except ValueError as kernel_failure:
@@ -14692,16 +14692,16 @@ def slow_conv_transpose3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            convolutions.convolution_kernel(
+            convolutions.slow_convolution_kernel(
                 self_,
                 weight_,
+                kernel_size,
                 bias_,
                 stride,
                 padding,
                 dilation,
                 True,
                 output_padding,
-                1,
             )
         )
     except ValueError as kernel_failure:
@@ -14781,8 +14781,8 @@ def slow_conv3d_forward(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            convolutions.convolution_kernel(
-                self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_, weight_, kernel_size, bias_, stride, padding, (1,), False, (0,)
             )
         )
     except ValueError as kernel_failure:
@@ -14867,8 +14867,16 @@ def slow_conv_dilated2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            convolutions.convolution_kernel(
-                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_,
+                weight_,
+                kernel_size,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                False,
+                (0,),
             )
         )
     except ValueError as kernel_failure:
@@ -14955,8 +14963,16 @@ def slow_conv_dilated3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            convolutions.convolution_kernel(
-                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_,
+                weight_,
+                kernel_size,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                False,
+                (0,),
             )
         )
     except ValueError as kernel_failure:

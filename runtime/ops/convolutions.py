@@ -20,7 +20,7 @@ from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kerne
 from yamlgrad.runtime.ops.shapes import reshape, slice_of, transpose
 from yamlgrad.runtime.ops.windows import expand_param
 
-KERNELS = ("convolution_kernel", "conv_tbc_kernel")
+KERNELS = ("convolution_kernel", "slow_convolution_kernel", "conv_tbc_kernel")
 BACKWARD_HELPERS = (
     "conv_tbc_backward_input",
     "conv_tbc_backward_weight",
@@ -301,6 +301,31 @@ def convolution_kernel(
     else:
         result = _conv_forward(input, weight, bias, stride, padding, dilation, groups)
     return np.ascontiguousarray(result, dtype=np.result_type(input, weight))
+
+
+def slow_convolution_kernel(
+    input: Any,
+    weight: Any,
+    kernel_size: tuple[int, ...],
+    bias: Any,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    output_padding: tuple[int, ...],
+) -> np.ndarray:
+    """A CPU backend of at::convolution called on its own (slow_conv_*): its
+    kernel_size repeats the weight's sizes, and a kernel_size that does not is
+    refused with PyTorch's text (its transposed kernels would read past the
+    weight), then the convolution as at::convolution computes it."""
+    sizes = list(np.shape(weight)[2:])
+    if list(kernel_size) != sizes:
+        raise RuntimeError(
+            f"weight[2:] shape {sizes} must be equal to kernel_size {list(kernel_size)}"
+        )
+    return convolution_kernel(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, 1
+    )
 
 
 def conv_tbc_kernel(self: Any, weight: Any, bias: Any, pad: int) -> np.ndarray:
