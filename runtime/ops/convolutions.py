@@ -457,7 +457,8 @@ def _weight_grad_of_arrays(
     # (a transposed convolution's output padding leaves windows no gradient reaches)
     reached = tuple(slice(0, size) for size in grad.shape[2:])
     columns = _im2col(windows[(slice(None), slice(None)) + reached])
-    g = grad.reshape((n, out_channels, columns.shape[-1]))
+    # (row-major: matmul runs BLAS only on such operands, not on a broadcast seed)
+    g = np.ascontiguousarray(grad).reshape((n, out_channels, columns.shape[-1]))
     parts = [
         np.matmul(
             g[:, i * out_per_group : (i + 1) * out_per_group],
