@@ -184,9 +184,9 @@ def max_pool_backward(
     if not isinstance(flat, np.ndarray):
         total = xp.scatter_add(_zeros((planes, plane), grad), 1, index, flat)
         return xp.reshape(total, sizes)
-    rows = index + np.arange(planes)[:, None] * plane
     total = np.zeros(planes * plane, dtype=flat.dtype)
-    np.add.at(total, rows.ravel(), flat.ravel())  # windows may share an argmax
+    rows = _flat_positions(index, plane).ravel()
+    np.add.at(total, rows, flat.ravel())  # windows may share an argmax
     return total.reshape(sizes)
 
 
@@ -479,9 +479,15 @@ def max_unpool_kernel(
             f"Found an invalid max index: {int(where[invalid][0])} (output volumes "
             f"are of size {size}"
         )
-    result = np.zeros((planes, plane), dtype=self.dtype)
-    np.put_along_axis(result, where, self.reshape(planes, -1), axis=1)
+    result = np.zeros(planes * plane, dtype=self.dtype)
+    result[_flat_positions(where, plane)] = self.reshape(planes, -1)
     return result.reshape(lead + out)
+
+
+def _flat_positions(where: np.ndarray, plane: int) -> np.ndarray:
+    """Positions [planes, n] in each plane of `plane` elements as positions in
+    all of them (one 1-d index: numpy's fast path)."""
+    return where + (np.arange(where.shape[0]) * plane)[:, None]
 
 
 def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
@@ -493,7 +499,7 @@ def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
     flat = xp.reshape(grad, (planes, -1))
     where = np.reshape(index, (planes, -1))
     if isinstance(flat, np.ndarray):
-        picked = np.take_along_axis(flat, where, axis=1)
+        picked = np.ravel(flat).take(_flat_positions(where, flat.shape[1]))
     else:
         picked = xp.gather(flat, 1, where)
     return xp.reshape(picked, tuple(index.shape))
