@@ -296,7 +296,8 @@ def _gather(flat_input: Any, flat: np.ndarray, channels: int) -> Any:
         shape = flat.shape[:1] + (channels,) + flat.shape[1:]
         out = np.empty(shape, dtype=flat_input.dtype)
         for n in range(shape[0]):
-            np.take(flat_input[n], flat[n], axis=1, out=out[n])
+            # positions are in range: "clip" spares take's buffered out=
+            np.take(flat_input[n], flat[n], axis=1, out=out[n], mode="clip")
         return out
     index = np.broadcast_to(
         flat[:, None, :], flat.shape[:1] + (channels,) + flat.shape[1:]
