@@ -11,7 +11,6 @@ recorded matmul, so a double backward runs through it again.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -391,38 +390,8 @@ def _upsample_backward(
     the inputs it read, with the same weights."""
     per_axis = _upsample_taps(sizes, output_size, mode, align_corners, scales)
     spatial = sizes[len(sizes) - len(scales) :]
-    reads = math.prod(len(taps) * taps[0][0].size for taps in per_axis)
-    if isinstance(grad, np.ndarray) and reads < math.prod(spatial):
-        return _scatter_adjoint(grad, per_axis, tuple(spatial))
     matrices = [_taps_matrix(t, s) for t, s in zip(per_axis, spatial)]
     return _separable_adjoint(grad, matrices)
-
-
-def _scatter_adjoint(
-    grad: np.ndarray, per_axis: list[list[tuple[Any, Any]]], spatial: tuple[int, ...]
-) -> np.ndarray:
-    """The adjoint on an ndarray when the output reads fewer positions than the
-    input has: zeros of the input's size, and each output's gradient, weighted,
-    added at every combination of its taps (one 1-d np.add.at each)."""
-    nd = len(spatial)
-    out = grad.shape[grad.ndim - nd :]
-    planes = math.prod(grad.shape[: grad.ndim - nd])
-    plane = math.prod(spatial)
-    flat_grad = grad.reshape(planes, -1)
-    total = np.zeros(planes * plane, dtype=grad.dtype)
-    base = (np.arange(planes) * plane)[:, None]
-    for combination in itertools.product(*per_axis):
-        position: Any = 0
-        weight: Any = 1.0
-        for axis, (where, tap) in enumerate(combination):
-            shape = [-1 if a == axis else 1 for a in range(nd)]
-            position = position + where.reshape(shape) * math.prod(spatial[axis + 1 :])
-            if tap is not None:
-                weight = weight * tap.reshape(shape)
-        index = base + np.broadcast_to(position, out).ravel()
-        values = flat_grad * np.broadcast_to(weight, out).ravel().astype(grad.dtype)
-        np.add.at(total, index.ravel(), values.ravel())
-    return total.reshape(grad.shape[: grad.ndim - nd] + spatial)
 
 
 def upsample_nearest_kernel(
