@@ -745,7 +745,12 @@ def unfold_backward_kernel(
         index[axis] = slice(None, None, step)
         windows[tuple(index)][...] += grad  # windows do not overlap
         return total
-    for k in range(count):  # overlapping windows: one window at a time
+    if size < count:  # overlapping windows: one offset in the windows at a time
+        for j in range(size):
+            index[axis] = slice(j, j + step * (count - 1) + 1, step)
+            total[tuple(index)] += grad[..., j]
+        return total
+    for k in range(count):  # or one window at a time, whichever are fewer
         index[axis] = k * step
         windows[tuple(index)] += np.take(grad, k, axis=axis)
     return total
