@@ -390,7 +390,11 @@ def bmm(a: Any, b: Any) -> Any:
 def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
     """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere (by
     selection: a nan or inf grad stays off the rest, as in PyTorch)."""
-    return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    if isinstance(grad, Tensor):
+        return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    out = np.zeros(tuple(sizes), dtype=np.result_type(grad))
+    np.fill_diagonal(out, grad)  # the diagonal alone, written into fresh zeros
+    return out
 
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
