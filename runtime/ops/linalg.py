@@ -208,6 +208,14 @@ def addr_kernel(x: Any, vec1: Any, vec2: Any, beta: float, alpha: float) -> Any:
     return addmm(x, vec1[:, None], vec2[None, :], beta, alpha)
 
 
+def _matmul(mat1: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """mat1 @ mat2; an outer product (inner size 1) as a broadcast multiply, the
+    same products without a matrix product's setup (several times faster)."""
+    if mat1.shape[-1] == 1 and mat1.ndim == mat2.ndim == 2:
+        return np.multiply(mat1, mat2)
+    return np.matmul(mat1, mat2)
+
+
 def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
     """beta * x + alpha * sum_i b1[i] @ b2[i]: one matrix product over the
     batch laid side by side."""
@@ -249,7 +257,7 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
 def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
     """beta * x + alpha * (mat1 @ mat2), batched for baddbmm. With beta 0, x is
     ignored (nan and inf in it do not propagate), as in PyTorch."""
-    product = np.matmul(mat1, mat2)
+    product = _matmul(mat1, mat2)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
@@ -258,6 +266,10 @@ def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
         ).copy()
     if beta != 1:
         x = x * beta
+    if np.shape(x) == product.shape[-np.ndim(x) :] and (
+        np.result_type(x, product) == product.dtype
+    ):  # into the product this kernel made: no third array
+        return np.add(x, product, out=product)
     return x + product
 
 
