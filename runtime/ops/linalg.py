@@ -29,6 +29,7 @@ from yamlgrad.runtime.ops.common import (
     _zero_outside,
 )
 from yamlgrad.runtime.ops.elementwise import sign
+from yamlgrad.runtime.ops.linalg_decompositions import _lapack
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
@@ -367,16 +368,63 @@ def diag_rank(ndim: int) -> int:
 def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     """(inverse, info) as torch.linalg.inv_ex: info is 0 for each invertible matrix;
     a singular one raises (numpy cannot go on), with PyTorch's message when asked."""
+    a = np.asarray(a)
+    if _square_floats(a):
+        inverse, info = _getri(a)
+        if info:
+            raise _singular(info)
+        return inverse, np.zeros(a.shape[:-2], dtype=np.int32)
     try:
         inverse = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise RuntimeError(
-            "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
-            "completed because the input matrix is singular."
-        ) from None
+        raise _singular(1) from None
     # LAPACK's layout, as PyTorch returns it: each matrix column-major
     inverse = np.swapaxes(np.ascontiguousarray(np.swapaxes(inverse, -1, -2)), -1, -2)
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
+
+
+def _singular(info: int) -> RuntimeError:
+    return RuntimeError(
+        f"linalg.inv: The diagonal element {info} is zero, the inversion could not "
+        "be completed because the input matrix is singular."
+    )
+
+
+def _square_floats(a: np.ndarray) -> bool:
+    """Float square matrices, not empty: what LAPACK's getri takes."""
+    return (
+        a.dtype.kind in "fc"
+        and a.size > 0
+        and a.ndim >= 2
+        and a.shape[-1] == a.shape[-2]
+    )
+
+
+def _getri(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """The inverses, by LAPACK's getrf and getri per matrix (numpy's inv solves
+    against the identity, several times slower), each column-major as
+    PyTorch's; or, for a singular matrix, its zero pivot's position (from 1)."""
+    getrf, getri = _lapack("getrf", a), _lapack("getri", a)
+    n = a.shape[-1]
+    transposed = np.empty(a.shape, dtype=a.dtype)
+    for i in np.ndindex(*a.shape[:-2]):
+        lu, pivots, info = getrf(a[i])
+        if info > 0:
+            return transposed, info
+        transposed[i] = getri(lu, pivots, lwork=max(1, 64 * n))[0].T
+    return np.swapaxes(transposed, -1, -2), 0
+
+
+def _inverse(a: Any) -> np.ndarray:
+    """np.linalg.inv by getri, raising numpy's LinAlgError for a singular matrix
+    (linalg_det_backward then takes the cofactors by SVD)."""
+    a = np.asarray(a)
+    if not _square_floats(a):
+        return np.linalg.inv(a)
+    inverse, info = _getri(a)
+    if info:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return inverse
 
 
 def mm_mat1_backward(grad: Any, mat2: Any) -> Any:
@@ -555,5 +603,5 @@ register_numpy_kernels(
     diagonal_backward=_diagonal_backward,
     mv=np.matmul,
     bmm=np.matmul,
-    linalg_inv=np.linalg.inv,
+    linalg_inv=_inverse,
 )
