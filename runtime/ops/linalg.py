@@ -423,13 +423,34 @@ def det_kernel(a: Any) -> Any:
     a = np.asarray(a)
     if not _square_floats(a):
         return np.linalg.det(a)
-    getrf, n = _lapack("getrf", a), a.shape[-1]
+    getrf = _lapack("getrf", a)
     out = np.empty(a.shape[:-2], dtype=a.dtype)
     for i in np.ndindex(*a.shape[:-2]):
-        lu, pivots, _ = getrf(a[i])
-        swaps = np.count_nonzero(pivots != np.arange(n))
-        out[i] = np.prod(np.diagonal(lu)) * (-1 if swaps % 2 else 1)
+        out[i] = _det_of_lu(*getrf(a[i])[:2])
     return out
+
+
+def _det_of_lu(lu: np.ndarray, pivots: np.ndarray) -> Any:
+    """The product of U's diagonal, negated for an odd permutation."""
+    swaps = np.count_nonzero(pivots != np.arange(len(pivots)))
+    return np.prod(np.diagonal(lu)) * (-1 if swaps % 2 else 1)
+
+
+def _det_floor(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """det forward + backward as the fewest LAPACK calls: one getrf per matrix,
+    its diagonal's product, and getri from the same factors (the kernel and the
+    formula each factor A); the floor of this LAPACK-bound op (benchmarks/ops.py)."""
+    A = kwargs["A"]
+    getrf, getri, n = _lapack("getrf", A), _lapack("getri", A), A.shape[-1]
+    grad = np.empty(A.shape, dtype=A.dtype)
+    for i in np.ndindex(*A.shape[:-2]):
+        lu, pivots, _ = getrf(A[i])
+        inverse = getri(lu, pivots, lwork=max(1, 64 * n))[0]
+        grad[i] = _det_of_lu(lu, pivots) * inverse.T
+    return {"A": grad}
+
+
+BENCH_FLOORS = {"linalg_det": _det_floor}
 
 
 def _inverse(a: Any) -> np.ndarray:

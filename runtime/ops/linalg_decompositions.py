@@ -326,6 +326,25 @@ def cholesky_backward(grad: Any, upper: bool, L: Any) -> Any:
     return 0.5 * (gA + _mT(gA))
 
 
+def _cholesky_floor(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """cholesky forward + backward as the fewest LAPACK/BLAS calls (potrf, two
+    trsm, one product), the floor these LAPACK-bound ops are measured against
+    (benchmarks/ops.py): what numpy and scipy's LAPACK cost themselves."""
+    A = kwargs["self"]
+    L = np.linalg.cholesky(A)
+    phi = np.swapaxes(L, -1, -2) @ np.ones_like(L)  # the cotangent of L or L^T
+    phi = 0.5 * (np.tril(phi) + np.tril(phi, -1))
+    gA = _trsm(L, _trsm(L, phi, False, transpose=True), False, left=False)
+    return {"self": 0.5 * (gA + np.swapaxes(gA, -1, -2))}
+
+
+BENCH_FLOORS = {
+    "cholesky": _cholesky_floor,
+    "linalg_cholesky_ex": _cholesky_floor,
+    "linalg_cholesky": _cholesky_floor,
+}
+
+
 def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
     """dL = L Phi(L^{-1} dA L^{-T}), Phi the lower triangle with half the
     diagonal (PyTorch's, which reads the whole tangent dA)."""
