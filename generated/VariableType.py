@@ -7667,7 +7667,7 @@ def linalg_det(A: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
-        result = Tensor._make(np.linalg.det(A_))
+        result = Tensor._make(linalg.det_kernel(A_))
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:

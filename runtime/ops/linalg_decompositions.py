@@ -133,7 +133,10 @@ def _batched(*arrays: np.ndarray) -> list[np.ndarray]:
     """The arrays broadcast to one batch of matrices, in their common dtype."""
     batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
     dtype = np.result_type(*arrays)
-    return [np.broadcast_to(a, batch + a.shape[-2:]).astype(dtype) for a in arrays]
+    return [
+        np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-2:]), dtype=dtype)
+        for a in arrays
+    ]
 
 
 def _trsm(
@@ -146,18 +149,25 @@ def _trsm(
 ) -> np.ndarray:
     """op(A)^{-1} B (left) or B op(A)^{-1}, op(A) = A or A^T, reading only the
     triangle of A that `upper` names, by BLAS trsm on each matrix of the
-    broadcast batch: a zero on the diagonal gives inf and nan, as PyTorch's."""
+    broadcast batch: a zero on the diagonal gives inf and nan, as PyTorch's.
+
+    BLAS reads column-major matrices, which row-major ones are the transposes
+    of: it solves the transposed system, X^T = B^T op(A)^{-T} (left), on
+    transposed views, so no matrix is copied on the way in."""
     a, b = _batched(np.asarray(a), np.asarray(b))
+    out = np.empty(b.shape, dtype=b.dtype)
     if b.size == 0:
-        return b
+        return out
     trsm = _blas("trsm", a, b)
     flags = dict(
-        side=0 if left else 1,
-        lower=int(not upper),
+        side=int(left),
+        lower=int(upper),
         trans_a=int(transpose),
         diag=int(unitriangular),
     )
-    return _each_matrix(lambda x, y: trsm(1.0, x, y, **flags), a, b)
+    for i in np.ndindex(*b.shape[:-2]):
+        out[i] = trsm(1.0, a[i].T, b[i].T, **flags).T
+    return out
 
 
 def solve_triangular_kernel(
@@ -314,6 +324,28 @@ def cholesky_backward(grad: Any, upper: bool, L: Any) -> Any:
     left = xp.linalg_solve_triangular(_mT(L), phi, upper=True)
     gA = xp.linalg_solve_triangular(L, left, upper=False, left=False)
     return 0.5 * (gA + _mT(gA))
+
+
+def _cholesky_floor(
+    grad: Any, self: Any, upper: bool = False, check_errors: bool = False
+) -> tuple[Any, Any]:
+    """cholesky forward + backward as the fewest LAPACK/BLAS calls (potrf, two
+    trsm, one product), the floor these LAPACK-bound ops are measured against
+    (benchmarks/ops.py): what numpy and scipy's LAPACK cost themselves."""
+    L = np.linalg.cholesky(self)
+    gL = np.swapaxes(grad, -1, -2) if upper else grad
+    phi = np.swapaxes(L, -1, -2) @ gL
+    phi = 0.5 * (np.tril(phi) + np.tril(phi, -1))
+    gA = _trsm(L, _trsm(L, phi, False, transpose=True), False, left=False)
+    forward = np.swapaxes(L, -1, -2) if upper else L
+    return forward, 0.5 * (gA + np.swapaxes(gA, -1, -2))
+
+
+FLOORS = {
+    "cholesky": _cholesky_floor,
+    "linalg_cholesky_ex": _cholesky_floor,
+    "linalg_cholesky": _cholesky_floor,
+}
 
 
 def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:

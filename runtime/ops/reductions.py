@@ -447,9 +447,10 @@ def value_selecting_reduction_backward(
     if not keepdim:
         index = np.expand_dims(index, dim)
         grad = reshape(grad, tuple(index.shape))
-    if index.shape[dim] != 1 and isinstance(grad, np.ndarray):
-        # sort, topk: each slice's indices are distinct, so a write into fresh
-        # zeros is the scatter_add, without scatter_add's copy of its input
+    if isinstance(grad, np.ndarray):
+        # Each slice's indices are distinct, so a write into fresh zeros is the
+        # scatter (PyTorch's), without scatter_add's copy of its input or a mask
+        # over the whole input
         out = np.zeros(sizes, dtype=grad.dtype)
         np.put_along_axis(out, index, grad, dim)
         return out

@@ -229,8 +229,7 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
         return x.copy(), np.zeros((), dtype=np.int64)
     moved = np.moveaxis(x, dim, -1)
     rows = moved.reshape(-1, moved.shape[-1])
-    order = np.argsort(rows, axis=-1, kind="stable")
-    ordered = np.take_along_axis(rows, order, -1)
+    ordered = np.sort(rows, axis=-1)  # values only: faster than an argsort
     changes = ordered[:, 1:] != ordered[:, :-1]
     if rows.dtype.kind == "f":
         changes &= ~(np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1]))
@@ -238,8 +237,11 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     flat_run = run + np.arange(len(rows))[:, None] * rows.shape[-1]
     counts = np.bincount(flat_run.reshape(-1))[flat_run]
     first = np.argmax(counts, axis=-1)  # the first longest run: the smallest value
-    chosen = run == np.take_along_axis(run, first[:, None], -1)
-    last = np.max(np.where(chosen, order, -1), axis=-1)
+    mode = ordered[np.arange(len(rows)), first][:, None]
+    equal = rows == mode
+    if rows.dtype.kind == "f":
+        equal |= np.isnan(rows) & np.isnan(mode)
+    last = rows.shape[-1] - 1 - np.argmax(equal[:, ::-1], axis=-1)
     values = rows[np.arange(len(rows)), last]
     shape = moved.shape[:-1]
     values, indices = values.reshape(shape), last.reshape(shape).astype(np.int64)
