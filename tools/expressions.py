@@ -251,10 +251,20 @@ NUMPY_DENIED = frozenset(
 
 
 def _check_numpy_name(chain: list[str], text: str, what: str) -> None:
+    """`np.<name>` of numpy's public names (`__all__`: what the generated code's
+    `np`, runtime/wrappers/numpy_namespace.py, holds), or `np.linalg.<name>`."""
+    import numpy  # noqa: PLC0415 - only the generator's checks need it
+
     names = chain[1:]
+    public = names[0] in numpy.__all__
     if len(names) == 2 and names[0] in NUMPY_SUBMODULES:
         names = names[1:]
-    if len(names) != 1 or names[0] in NUMPY_DENIED or names[0].startswith("_"):
+    if (
+        not public
+        or len(names) != 1
+        or names[0] in NUMPY_DENIED
+        or names[0].startswith("_")
+    ):
         raise ExpressionError(
             f"{what} uses {'.'.join(chain)!r}; kernels may use np.<name> and "
             f"np.linalg.<name>, without file access or numpy internals: {text!r}"
