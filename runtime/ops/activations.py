@@ -15,6 +15,7 @@ import numpy as np
 
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import (
+    _SAME_WIDTH,
     _abs,
     _any_tensor,
     _constant,
@@ -238,7 +239,7 @@ def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
     out *= alpha * scale
     positive = np.maximum(x, 0)
     if scale != 1:
-        positive = positive * scale
+        positive *= scale
     return np.add(out, positive, out=out)
 
 
@@ -504,7 +505,9 @@ def elu_backward(
     np.exp(derivative, out=derivative)
     derivative *= negative_scale
     if scale != negative_scale:
-        derivative += _positive(self, derivative.dtype) * (scale - negative_scale)
+        positive = _positive(self, derivative.dtype)
+        positive *= scale - negative_scale
+        derivative += positive
     return _times(derivative, grad)
 
 
@@ -559,14 +562,41 @@ def hardswish_backward(grad: Any, self: Any) -> Any:
     middle = np.divide(x, 3, out=_scratch(x))
     middle += 0.5
     middle = _times(middle, grad)
-    upper = _select(x >= 3, np.asarray(grad, middle.dtype), middle)
-    return _zero_outside(upper, x > -3)
+    grad = np.asarray(grad)
+    if grad.shape != middle.shape or grad.dtype != middle.dtype or x.ndim == 0:
+        upper = _select(x >= 3, np.asarray(grad, middle.dtype), middle)
+        return _zero_outside(upper, x > -3)
+    # In place on the bit patterns: grad ^ ((middle ^ grad) * (x < 3)) is grad
+    # from 3 up and middle below; then * (x > -3) zeroes up to -3.
+    bits, grad_bits = _bits(middle), _bits(grad)
+    np.bitwise_xor(bits, grad_bits, out=bits)
+    np.multiply(bits, np.less(x, 3), out=bits)
+    np.bitwise_xor(bits, grad_bits, out=bits)
+    return _keep(middle, np.greater(x, -3))
 
 
 def hardsigmoid_backward(grad: Any, self: Any) -> Any:
     """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
-    inside = np.abs(_data(self))
-    return _zero_outside(grad, np.less(inside, 3)) * _NN_ONE_SIXTH
+    x = _data(self)
+    if _any_tensor(grad, self) or np.shape(grad) != x.shape or x.ndim == 0:
+        return _zero_outside(grad, np.less(np.abs(x), 3)) * _NN_ONE_SIXTH
+    inside = np.greater(x, -3)
+    inside &= x < 3
+    return _keep(np.multiply(grad, _NN_ONE_SIXTH), inside)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    """x's bit patterns, as signed integers of its width (a view)."""
+    return x.view(_SAME_WIDTH[x.dtype.itemsize])
+
+
+def _keep(out: np.ndarray, keep: Any) -> np.ndarray:
+    """`out` (an array of the caller's own) with +0.0 where `keep` is False, in
+    place: its bit patterns times the mask, one pass and no temporary (an inf or
+    nan outside becomes 0, as a selection gives)."""
+    bits = _bits(out)
+    np.multiply(bits, keep, out=bits)
+    return out
 
 
 _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))

@@ -90,8 +90,11 @@ def logit(x: Any, eps: float | None) -> Any:
     """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (unclamped when eps is None
     or negative, as in PyTorch). logit(1) is inf and logit(x > 1) nan, silently."""
     z = x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if np.ndim(z) == 0 or np.asarray(z).dtype.kind != "f":
         return np.log(z / (1 - z))
+    out = np.subtract(1, z, out=np.empty_like(z))  # three passes in one array
+    np.divide(z, out, out=out)
+    return np.log(out, out=out)
 
 
 def clamp(x: Any, low: Any, high: Any) -> Any:
@@ -370,6 +373,17 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
     and 0 outside; without eps, inside [0, 1] and nan outside. PyTorch's
     infinitely_differentiable_logit_backward, used in both modes."""
     low, high, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    if not _any_tensor(grad, self) and np.shape(grad) == np.shape(self) != ():
+        # On ndarrays: the quotient in one array of its own, and the elements
+        # outside the range (none, in the usual case) overwritten.
+        value = np.subtract(1, self, out=np.empty(np.shape(self), np.result_type(grad)))
+        value *= self
+        np.divide(grad, value, out=value)
+        inside = np.greater_equal(self, low)
+        inside &= self <= high
+        if not inside.all():
+            value[~inside] = outside
+        return value
     with np.errstate(divide="ignore", invalid="ignore"):
         value = grad / (self * (1 - self))
     return where(logical_and(self >= low, self <= high), value, outside)
