@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from yamlgrad.runtime.wrappers import numpy_namespace as np
 
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
