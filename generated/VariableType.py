@@ -51,6 +51,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -770,6 +771,7 @@ def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -778,9 +780,9 @@ def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.add(self_, other_)
+            xp.add(self_, other_)
             if alpha == 1
-            else np.add(self_, np.multiply(other_, alpha))
+            else xp.add(self_, xp.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -803,13 +805,14 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AddBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.add(self_, other * alpha))
+        result = Tensor._make(xp.add(self_, other * alpha))
     except ValueError as kernel_failure:
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
@@ -830,6 +833,7 @@ def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -838,9 +842,9 @@ def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(self_, other_)
+            xp.subtract(self_, other_)
             if alpha == 1
-            else np.subtract(self_, np.multiply(other_, alpha))
+            else xp.subtract(self_, xp.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -863,13 +867,14 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SubBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.subtract(self_, other * alpha))
+        result = Tensor._make(xp.subtract(self_, other * alpha))
     except ValueError as kernel_failure:
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
@@ -890,6 +895,7 @@ def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -898,9 +904,9 @@ def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(other_, self_)
+            xp.subtract(other_, self_)
             if alpha == 1
-            else np.subtract(other_, np.multiply(self_, alpha))
+            else xp.subtract(other_, xp.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -925,6 +931,7 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -933,9 +940,9 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(other, self_)
+            xp.subtract(other, self_)
             if alpha == 1
-            else np.subtract(other, np.multiply(self_, alpha))
+            else xp.subtract(other, xp.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
@@ -956,6 +963,7 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -966,7 +974,7 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.multiply(self_, other_))
+        result = Tensor._make(xp.multiply(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -987,6 +995,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -994,7 +1003,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.multiply(self_, other))
+        result = Tensor._make(xp.multiply(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1014,6 +1023,7 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1024,7 +1034,7 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.true_divide(self_, other_))
+        result = Tensor._make(xp.divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1045,6 +1055,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1052,7 +1063,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.true_divide(self_, other))
+        result = Tensor._make(xp.divide(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1179,6 +1190,11 @@ def where_self(condition: Any, input: Any, other: Any) -> Tensor:
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
+    xp = (
+        np
+        if type(condition_) in NUMPY and type(self_) in NUMPY and type(other_) in NUMPY
+        else xp_of(condition_, self_, other_)
+    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1187,7 +1203,7 @@ def where_self(condition: Any, input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_condition = SavedVariable(condition, False)
     try:
-        result = Tensor._make(np.where(condition_, self_, other_))
+        result = Tensor._make(xp.where(condition_, self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "where", kernel_failure, condition=condition_, self=self_, other=other_
@@ -1210,6 +1226,7 @@ def maximum(input: Any, other: Any) -> Tensor:
         return interpose("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1220,7 +1237,7 @@ def maximum(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.maximum(self_, other_))
+        result = Tensor._make(xp.maximum(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1280,6 +1297,7 @@ def minimum(input: Any, other: Any) -> Tensor:
         return interpose("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1290,7 +1308,7 @@ def minimum(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.minimum(self_, other_))
+        result = Tensor._make(xp.minimum(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1350,6 +1368,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         return interpose("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1360,7 +1379,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctan2(self_, other_))
+        result = Tensor._make(xp.atan2(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1381,6 +1400,7 @@ def hypot(input: Any, other: Any) -> Tensor:
         return interpose("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1391,7 +1411,7 @@ def hypot(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.hypot(self_, other_))
+        result = Tensor._make(xp.hypot(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1414,6 +1434,7 @@ def copysign_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("copysign.Tensor", "elementwise", copysign_Tensor, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1422,7 +1443,7 @@ def copysign_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.copysign(self_, other_))
+        result = Tensor._make(xp.copysign(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1449,6 +1470,7 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("copysign.Scalar", "elementwise", copysign_Scalar, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1456,7 +1478,7 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.copysign(self_, other))
+        result = Tensor._make(xp.copysign(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1480,13 +1502,14 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.remainder(self_, other))
+        result = Tensor._make(xp.remainder(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1508,6 +1531,11 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("remainder_Tensor", self_, other_)
+    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1518,7 +1546,7 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.remainder(self_, other_))
+        result = Tensor._make(xp.remainder(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1721,6 +1749,7 @@ def nextafter(input: Any, other: Any) -> Tensor:
         return interpose("nextafter", "elementwise", nextafter, self, other)
     self_ = tensor_arg(self, "nextafter", "input", 1)
     other_ = tensor_arg(other, "nextafter", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1731,7 +1760,7 @@ def nextafter(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.nextafter(self_, other_))
+        result = Tensor._make(xp.nextafter(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("nextafter", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1791,6 +1820,7 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         return interpose("logaddexp", "elementwise", logaddexp, self, other)
     self_ = tensor_arg(self, "logaddexp", "input", 1)
     other_ = tensor_arg(other, "logaddexp", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1801,7 +1831,7 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.logaddexp(self_, other_))
+        result = Tensor._make(xp.logaddexp(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1826,6 +1856,11 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
         return interpose("logaddexp2", "elementwise", logaddexp2, self, other)
     self_ = tensor_arg(self, "logaddexp2", "input", 1)
     other_ = tensor_arg(other, "logaddexp2", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logaddexp2", self_, other_)
+    )
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1836,7 +1871,7 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.logaddexp2(self_, other_))
+        result = Tensor._make(xp.logaddexp2(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1927,6 +1962,11 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1938,7 +1978,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(np.add(self_, value * tensor1_ * tensor2_))
+        result = Tensor._make(xp.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul",
@@ -1971,6 +2011,11 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1982,7 +2027,7 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
+        result = Tensor._make(xp.add(self_, value * xp.divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv",
@@ -2255,9 +2300,10 @@ def eq_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.equal(self_, other_))
+        result = Tensor._make(xp.equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("eq", kernel_failure, self=self_, other=other_)
     return result
@@ -2270,9 +2316,10 @@ def ne_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.not_equal(self_, other_))
+        result = Tensor._make(xp.not_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("ne", kernel_failure, self=self_, other=other_)
     return result
@@ -2285,9 +2332,10 @@ def lt_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less(self_, other_))
+        result = Tensor._make(xp.less(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("lt", kernel_failure, self=self_, other=other_)
     return result
@@ -2300,9 +2348,10 @@ def le_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less_equal(self_, other_))
+        result = Tensor._make(xp.less_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("le", kernel_failure, self=self_, other=other_)
     return result
@@ -2315,9 +2364,10 @@ def gt_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater(self_, other_))
+        result = Tensor._make(xp.greater(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("gt", kernel_failure, self=self_, other=other_)
     return result
@@ -2330,9 +2380,10 @@ def ge_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater_equal(self_, other_))
+        result = Tensor._make(xp.greater_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("ge", kernel_failure, self=self_, other=other_)
     return result
@@ -2345,9 +2396,10 @@ def eq_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.equal(self_, other))
+        result = Tensor._make(xp.equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("eq", kernel_failure, self=self_, other=other)
     return result
@@ -2360,9 +2412,10 @@ def ne_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.not_equal(self_, other))
+        result = Tensor._make(xp.not_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("ne", kernel_failure, self=self_, other=other)
     return result
@@ -2375,9 +2428,10 @@ def lt_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less(self_, other))
+        result = Tensor._make(xp.less(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("lt", kernel_failure, self=self_, other=other)
     return result
@@ -2390,9 +2444,10 @@ def le_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less_equal(self_, other))
+        result = Tensor._make(xp.less_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("le", kernel_failure, self=self_, other=other)
     return result
@@ -2405,9 +2460,10 @@ def gt_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater(self_, other))
+        result = Tensor._make(xp.greater(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("gt", kernel_failure, self=self_, other=other)
     return result
@@ -2420,9 +2476,10 @@ def ge_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater_equal(self_, other))
+        result = Tensor._make(xp.greater_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("ge", kernel_failure, self=self_, other=other)
     return result
@@ -2434,8 +2491,9 @@ def isnan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.isnan(self_))
+        result = Tensor._make(xp.isnan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isnan", kernel_failure, self=self_)
     return result
@@ -2447,8 +2505,9 @@ def isinf(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.isinf(self_))
+        result = Tensor._make(xp.isinf(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isinf", kernel_failure, self=self_)
     return result
@@ -2460,8 +2519,9 @@ def isfinite(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("isfinite", self_)
     try:
-        result = Tensor._make(np.isfinite(self_))
+        result = Tensor._make(xp.isfinite(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isfinite", kernel_failure, self=self_)
     return result
@@ -2473,8 +2533,9 @@ def logical_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("logical_not", self_)
     try:
-        result = Tensor._make(np.logical_not(self_))
+        result = Tensor._make(xp.logical_not(self_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_not", kernel_failure, self=self_)
     return result
@@ -2487,8 +2548,13 @@ def logical_xor(input: Any, other: Any) -> Tensor:
         return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_xor", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_xor(self_, other_))
+        result = Tensor._make(xp.logical_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2501,8 +2567,13 @@ def logical_and(input: Any, other: Any) -> Tensor:
         return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_and", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_and(self_, other_))
+        result = Tensor._make(xp.logical_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2515,8 +2586,13 @@ def logical_or(input: Any, other: Any) -> Tensor:
         return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_or", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_or(self_, other_))
+        result = Tensor._make(xp.logical_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_or", kernel_failure, self=self_, other=other_)
     return result
@@ -2528,8 +2604,9 @@ def bitwise_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.invert(self_))
+        result = Tensor._make(xp.bitwise_invert(self_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_not", kernel_failure, self=self_)
     return result
@@ -2544,9 +2621,10 @@ def bitwise_and_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_and(self_, other_))
+        result = Tensor._make(xp.bitwise_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2561,9 +2639,10 @@ def bitwise_and_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_and(self_, other))
+        result = Tensor._make(xp.bitwise_and(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other)
     return result
@@ -2578,9 +2657,10 @@ def bitwise_or_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_or(self_, other_))
+        result = Tensor._make(xp.bitwise_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other_)
     return result
@@ -2595,9 +2675,10 @@ def bitwise_or_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_or(self_, other))
+        result = Tensor._make(xp.bitwise_or(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other)
     return result
@@ -2612,9 +2693,10 @@ def bitwise_xor_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_xor(self_, other_))
+        result = Tensor._make(xp.bitwise_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2629,9 +2711,10 @@ def bitwise_xor_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_xor(self_, other))
+        result = Tensor._make(xp.bitwise_xor(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other)
     return result
@@ -2646,9 +2729,10 @@ def floor_divide_default(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.floor_divide(self_, other_))
+        result = Tensor._make(xp.floor_divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("floor_divide", kernel_failure, self=self_, other=other_)
     return result
@@ -2663,9 +2747,10 @@ def floor_divide_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.floor_divide(self_, other))
+        result = Tensor._make(xp.floor_divide(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("floor_divide", kernel_failure, self=self_, other=other)
     return result
@@ -2680,6 +2765,7 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2688,7 +2774,7 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.power(self_, exponent))
+        result = Tensor._make(xp.pow(self_, exponent))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
@@ -2710,6 +2796,11 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(exponent_) in NUMPY
+        else xp_of(self_, exponent_)
+    )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -2720,7 +2811,7 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.power(self_, exponent_))
+        result = Tensor._make(xp.pow(self_, exponent_))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
@@ -2745,6 +2836,7 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
         return interpose("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    xp = np if type(exponent_) in NUMPY else xp_of(exponent_)
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -2753,7 +2845,7 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
         grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         grad_fn._saved_self = self
     try:
-        result = Tensor._make(shapes.c_order(np.power(self, exponent_)))
+        result = Tensor._make(shapes.c_order(xp.pow(self, exponent_)))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
@@ -2776,12 +2868,13 @@ def neg(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.negative(self_))
+        result = Tensor._make(xp.negative(self_))
     except ValueError as kernel_failure:
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2800,13 +2893,14 @@ def reciprocal(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.reciprocal(self_))
+        result = Tensor._make(xp.reciprocal(self_))
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2827,13 +2921,14 @@ def exp(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.exp(self_))
+        result = Tensor._make(xp.exp(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2854,6 +2949,7 @@ def log(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2861,7 +2957,7 @@ def log(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log(self_))
+        result = Tensor._make(xp.log(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2880,6 +2976,7 @@ def sin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2887,7 +2984,7 @@ def sin(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.sin(self_))
+        result = Tensor._make(xp.sin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2906,6 +3003,7 @@ def cos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2913,7 +3011,7 @@ def cos(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.cos(self_))
+        result = Tensor._make(xp.cos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2932,13 +3030,14 @@ def tanh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.tanh(self_))
+        result = Tensor._make(xp.tanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3062,13 +3161,14 @@ def sqrt(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.sqrt(self_))
+        result = Tensor._make(xp.sqrt(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3089,13 +3189,14 @@ def abs(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.abs(self_))
+        result = Tensor._make(xp.abs(self_))
     except ValueError as kernel_failure:
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3114,12 +3215,13 @@ def sign(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.sign(self_))
+        result = Tensor._make(xp.sign(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3138,13 +3240,14 @@ def exp2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("exp2", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.exp2(self_))
+        result = Tensor._make(xp.exp2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3165,13 +3268,14 @@ def expm1(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.expm1(self_))
+        result = Tensor._make(xp.expm1(self_))
     except ValueError as kernel_failure:
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3192,6 +3296,7 @@ def log2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3199,7 +3304,7 @@ def log2(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log2(self_))
+        result = Tensor._make(xp.log2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3218,6 +3323,7 @@ def log10(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3225,7 +3331,7 @@ def log10(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log10(self_))
+        result = Tensor._make(xp.log10(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3244,6 +3350,7 @@ def log1p(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3251,7 +3358,7 @@ def log1p(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log1p(self_))
+        result = Tensor._make(xp.log1p(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3270,13 +3377,14 @@ def rsqrt(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.reciprocal(np.sqrt(self_)))
+        result = Tensor._make(xp.reciprocal(xp.sqrt(self_)))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3307,13 +3415,14 @@ def tan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.tan(self_))
+        result = Tensor._make(xp.tan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3334,6 +3443,7 @@ def asin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asin", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3341,7 +3451,7 @@ def asin(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arcsin(self_))
+        result = Tensor._make(xp.asin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3360,6 +3470,7 @@ def acos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acos", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3367,7 +3478,7 @@ def acos(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arccos(self_))
+        result = Tensor._make(xp.acos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3386,6 +3497,7 @@ def atan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3393,7 +3505,7 @@ def atan(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctan(self_))
+        result = Tensor._make(xp.atan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3437,6 +3549,7 @@ def sinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3444,7 +3557,7 @@ def sinh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.sinh(self_))
+        result = Tensor._make(xp.sinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3463,6 +3576,7 @@ def cosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3470,7 +3584,7 @@ def cosh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.cosh(self_))
+        result = Tensor._make(xp.cosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3489,6 +3603,7 @@ def asinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asinh", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3496,7 +3611,7 @@ def asinh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arcsinh(self_))
+        result = Tensor._make(xp.asinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3515,6 +3630,7 @@ def acosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acosh", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3522,7 +3638,7 @@ def acosh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arccosh(self_))
+        result = Tensor._make(xp.acosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3541,6 +3657,7 @@ def atanh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3548,7 +3665,7 @@ def atanh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctanh(self_))
+        result = Tensor._make(xp.atanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4713,12 +4830,13 @@ def floor(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.floor(self_))
+        result = Tensor._make(xp.floor(self_))
     except ValueError as kernel_failure:
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4737,12 +4855,13 @@ def ceil(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.ceil(self_))
+        result = Tensor._make(xp.ceil(self_))
     except ValueError as kernel_failure:
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4761,12 +4880,13 @@ def round_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.round(self_))
+        result = Tensor._make(xp.round(self_))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4788,12 +4908,13 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("round_decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.round(self_, decimals))
+        result = Tensor._make(xp.round(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
@@ -4812,12 +4933,13 @@ def trunc(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.trunc(self_))
+        result = Tensor._make(xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4836,12 +4958,13 @@ def frac(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(self_ - np.trunc(self_))
+        result = Tensor._make(self_ - xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -5131,13 +5254,14 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
         return interpose("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.prod(self_, dtype=dtype))
+        result = Tensor._make(xp.prod(self_, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
@@ -5167,6 +5291,7 @@ def prod_dim_int(
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -5177,7 +5302,7 @@ def prod_dim_int(
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.prod(
+                xp.prod(
                     self_,
                     axis=reductions.reduce_dims((dim,), self_.ndim),
                     keepdims=keepdim,
@@ -5708,6 +5833,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -5721,7 +5847,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     try:
         result = Tensor._make(
             shapes.c_order(
-                reductions.vector_norm(np.subtract(self_, other_), p, None, False)
+                reductions.vector_norm(xp.subtract(self_, other_), p, None, False)
             )
         )
     except ValueError as kernel_failure:
@@ -6220,8 +6346,9 @@ def all_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.all(self_))
+        result = Tensor._make(xp.all(self_))
     except ValueError as kernel_failure:
         raise kernel_error("all", kernel_failure, self=self_)
     return result
@@ -6235,10 +6362,11 @@ def all_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.all(
+                xp.all(
                     self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
@@ -6256,9 +6384,10 @@ def all_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
-            np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
+            xp.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
         raise kernel_error("all", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
@@ -6271,8 +6400,9 @@ def any_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.any(self_))
+        result = Tensor._make(xp.any(self_))
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_)
     return result
@@ -6286,10 +6416,11 @@ def any_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.any(
+                xp.any(
                     self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
@@ -6307,9 +6438,10 @@ def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
-            np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
+            xp.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
@@ -7660,13 +7792,14 @@ def linalg_det(A: Any) -> Tensor:
     if interposition.active and interposed(A):
         return interpose("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
+    xp = np if type(A_) in NUMPY else numpy_only("linalg_det", A_)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
-        result = Tensor._make(np.linalg.det(A_))
+        result = Tensor._make(xp.linalg.det(A_))
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
@@ -8564,13 +8697,14 @@ def permute_default(input: Any, dims: Any) -> Tensor:
         return interpose("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
     try:
-        result = Tensor._make(np.transpose(self_, dims))
+        result = Tensor._make(xp.permute_dims(self_, dims))
     except ValueError as kernel_failure:
         raise kernel_error("permute", kernel_failure, self=self_, dims=dims)
     make_view(result, self)
@@ -8629,6 +8763,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -8636,7 +8771,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         result = Tensor._make(
-            np.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
+            xp.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8683,6 +8818,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
+    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -8690,7 +8826,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(np.concatenate(tensors_, axis=dim)))
+        result = Tensor._make(shapes.c_order(xp.concat(tensors_, axis=dim)))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
@@ -8709,6 +8845,7 @@ def stack(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
+    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -8716,7 +8853,7 @@ def stack(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(np.stack(tensors_, axis=dim)))
+        result = Tensor._make(shapes.c_order(xp.stack(tensors_, axis=dim)))
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
@@ -9746,13 +9883,14 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         return interpose("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("unsqueeze", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        result = Tensor._make(np.expand_dims(self_, dim))
+        result = Tensor._make(xp.expand_dims(self_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("unsqueeze", kernel_failure, self=self_, dim=dim)
     make_view(result, self)
@@ -10861,8 +10999,9 @@ def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
+    xp = np if type(repeats_) in NUMPY else xp_of(repeats_)
     try:
-        result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
+        result = Tensor._make(xp.repeat(xp.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "repeat_interleave",
@@ -11130,6 +11269,7 @@ def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11142,9 +11282,9 @@ def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         write_inplace(
             self,
             (
-                np.add(self_, other_)
+                xp.add(self_, other_)
                 if alpha == 1
-                else np.add(self_, np.multiply(other_, alpha))
+                else xp.add(self_, xp.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
@@ -11171,6 +11311,7 @@ def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11183,9 +11324,9 @@ def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         write_inplace(
             self,
             (
-                np.subtract(self_, other_)
+                xp.subtract(self_, other_)
                 if alpha == 1
-                else np.subtract(self_, np.multiply(other_, alpha))
+                else xp.subtract(self_, xp.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
@@ -11211,6 +11352,7 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
         return interpose("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11225,7 +11367,7 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.multiply(self_, other_))
+        write_inplace(self, xp.multiply(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("mul_", kernel_failure, self=self_, other=other_)
     result = self
@@ -11247,6 +11389,7 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
         return interpose("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11259,7 +11402,7 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
-        write_inplace(self, np.true_divide(self_, other_))
+        write_inplace(self, xp.divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("div_", kernel_failure, self=self_, other=other_)
     result = self
@@ -11281,6 +11424,7 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
         return interpose("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11293,7 +11437,7 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.power(self_, exponent))
+        write_inplace(self, xp.pow(self_, exponent))
     except ValueError as kernel_failure:
         raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent)
     result = self
@@ -11314,6 +11458,11 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
         return interpose("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(exponent_) in NUMPY
+        else xp_of(self_, exponent_)
+    )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -11330,7 +11479,7 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.power(self_, exponent_))
+        write_inplace(self, xp.pow(self_, exponent_))
     except ValueError as kernel_failure:
         raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent_)
     result = self
@@ -11357,6 +11506,7 @@ def neg_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11364,7 +11514,7 @@ def neg_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.negative(self_))
+        write_inplace(self, xp.negative(self_))
     except ValueError as kernel_failure:
         raise kernel_error("neg_", kernel_failure, self=self_)
     result = self
@@ -11384,6 +11534,7 @@ def reciprocal_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11392,7 +11543,7 @@ def reciprocal_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.reciprocal(self_))
+        write_inplace(self, xp.reciprocal(self_))
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal_", kernel_failure, self=self_)
     result = self
@@ -11414,6 +11565,7 @@ def exp_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11422,7 +11574,7 @@ def exp_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.exp(self_))
+        write_inplace(self, xp.exp(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp_", kernel_failure, self=self_)
     result = self
@@ -11444,6 +11596,7 @@ def log_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11455,7 +11608,7 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log(self_))
+        write_inplace(self, xp.log(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log_", kernel_failure, self=self_)
     result = self
@@ -11475,6 +11628,7 @@ def sin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11486,7 +11640,7 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.sin(self_))
+        write_inplace(self, xp.sin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin_", kernel_failure, self=self_)
     result = self
@@ -11506,6 +11660,7 @@ def cos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11517,7 +11672,7 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.cos(self_))
+        write_inplace(self, xp.cos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos_", kernel_failure, self=self_)
     result = self
@@ -11537,6 +11692,7 @@ def tanh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11545,7 +11701,7 @@ def tanh_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.tanh(self_))
+        write_inplace(self, xp.tanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tanh_", kernel_failure, self=self_)
     result = self
@@ -11626,6 +11782,7 @@ def sqrt_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11634,7 +11791,7 @@ def sqrt_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.sqrt(self_))
+        write_inplace(self, xp.sqrt(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sqrt_", kernel_failure, self=self_)
     result = self
@@ -11656,6 +11813,7 @@ def abs_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11666,7 +11824,7 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.abs(self_))
+        write_inplace(self, xp.abs(self_))
     except ValueError as kernel_failure:
         raise kernel_error("abs_", kernel_failure, self=self_)
     result = self
@@ -11788,12 +11946,13 @@ def fill_Scalar(input: Any, value: Any) -> Tensor:
         return interpose("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.full_like(self_, value))
+        result = Tensor._make(xp.full_like(self_, value))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
@@ -11813,13 +11972,18 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(value_) in NUMPY
+        else numpy_only("fill_Tensor", self_, value_)
+    )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        result = Tensor._make(np.full_like(self_, value_))
+        result = Tensor._make(xp.full_like(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
@@ -11840,6 +12004,7 @@ def fill__Scalar(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11847,7 +12012,7 @@ def fill__Scalar(input: Any, value: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.full_like(self_, value))
+        write_inplace(self, xp.full_like(self_, value))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value)
     result = self
@@ -11868,6 +12033,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
+    xp = np if type(self_) in NUMPY and type(value_) in NUMPY else xp_of(self_, value_)
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -11876,7 +12042,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
-        write_inplace(self, np.full_like(self_, value_))
+        write_inplace(self, xp.full_like(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value_)
     result = self
@@ -11897,6 +12063,7 @@ def zero_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11904,7 +12071,7 @@ def zero_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.zeros_like(self_))
+        write_inplace(self, xp.zeros_like(self_))
     except ValueError as kernel_failure:
         raise kernel_error("zero_", kernel_failure, self=self_)
     result = self
@@ -12218,6 +12385,11 @@ def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12233,7 +12405,7 @@ def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
         self, tensor1, tensor2
     )
     try:
-        write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
+        write_inplace(self, xp.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul_",
@@ -12267,6 +12439,11 @@ def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12282,7 +12459,7 @@ def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
         self, tensor1, tensor2
     )
     try:
-        write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
+        write_inplace(self, xp.add(self_, value * xp.divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv_",
@@ -12390,6 +12567,7 @@ def hypot_(input: Any, other: Any) -> Tensor:
         return interpose("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12404,7 +12582,7 @@ def hypot_(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.hypot(self_, other_))
+        write_inplace(self, xp.hypot(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("hypot_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12430,6 +12608,7 @@ def copysign__Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12442,7 +12621,7 @@ def copysign__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.copysign(self_, other_))
+        write_inplace(self, xp.copysign(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("copysign_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12472,6 +12651,7 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12483,7 +12663,7 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.copysign(self_, other))
+        write_inplace(self, xp.copysign(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign_", kernel_failure, self=self_, other=other)
     result = self
@@ -12510,6 +12690,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12518,7 +12699,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.remainder(self_, other))
+        write_inplace(self, xp.remainder(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other)
     result = self
@@ -12541,6 +12722,11 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("remainder__Tensor", self_, other_)
+    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12555,7 +12741,7 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.remainder(self_, other_))
+        write_inplace(self, xp.remainder(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12883,6 +13069,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("round__decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12890,7 +13077,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.round(self_, decimals))
+        write_inplace(self, xp.round(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_, decimals=decimals)
     result = self
@@ -12910,6 +13097,7 @@ def asin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asin_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12921,7 +13109,7 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arcsin(self_))
+        write_inplace(self, xp.asin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asin_", kernel_failure, self=self_)
     result = self
@@ -12941,6 +13129,7 @@ def acos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acos_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12952,7 +13141,7 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arccos(self_))
+        write_inplace(self, xp.acos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acos_", kernel_failure, self=self_)
     result = self
@@ -12972,6 +13161,7 @@ def atan_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12983,7 +13173,7 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arctan(self_))
+        write_inplace(self, xp.atan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atan_", kernel_failure, self=self_)
     result = self
@@ -13003,6 +13193,7 @@ def sinh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13014,7 +13205,7 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.sinh(self_))
+        write_inplace(self, xp.sinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sinh_", kernel_failure, self=self_)
     result = self
@@ -13034,6 +13225,7 @@ def cosh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13045,7 +13237,7 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.cosh(self_))
+        write_inplace(self, xp.cosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cosh_", kernel_failure, self=self_)
     result = self
@@ -13065,6 +13257,7 @@ def tan_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13073,7 +13266,7 @@ def tan_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.tan(self_))
+        write_inplace(self, xp.tan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tan_", kernel_failure, self=self_)
     result = self
@@ -13095,6 +13288,7 @@ def log2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13106,7 +13300,7 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log2(self_))
+        write_inplace(self, xp.log2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log2_", kernel_failure, self=self_)
     result = self
@@ -13126,6 +13320,7 @@ def log10_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13137,7 +13332,7 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log10(self_))
+        write_inplace(self, xp.log10(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log10_", kernel_failure, self=self_)
     result = self
@@ -13157,6 +13352,7 @@ def log1p_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13168,7 +13364,7 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log1p(self_))
+        write_inplace(self, xp.log1p(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log1p_", kernel_failure, self=self_)
     result = self
@@ -13188,6 +13384,7 @@ def expm1_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13196,7 +13393,7 @@ def expm1_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.expm1(self_))
+        write_inplace(self, xp.expm1(self_))
     except ValueError as kernel_failure:
         raise kernel_error("expm1_", kernel_failure, self=self_)
     result = self
@@ -13218,6 +13415,7 @@ def exp2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("exp2_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13226,7 +13424,7 @@ def exp2_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.exp2(self_))
+        write_inplace(self, xp.exp2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2_", kernel_failure, self=self_)
     result = self
@@ -13248,6 +13446,7 @@ def rsqrt_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13256,7 +13455,7 @@ def rsqrt_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.reciprocal(np.sqrt(self_)))
+        write_inplace(self, xp.reciprocal(xp.sqrt(self_)))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt_", kernel_failure, self=self_)
     result = self
@@ -13278,6 +13477,7 @@ def floor_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13285,7 +13485,7 @@ def floor_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.floor(self_))
+        write_inplace(self, xp.floor(self_))
     except ValueError as kernel_failure:
         raise kernel_error("floor_", kernel_failure, self=self_)
     result = self
@@ -13305,6 +13505,7 @@ def ceil_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13312,7 +13513,7 @@ def ceil_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.ceil(self_))
+        write_inplace(self, xp.ceil(self_))
     except ValueError as kernel_failure:
         raise kernel_error("ceil_", kernel_failure, self=self_)
     result = self
@@ -13332,6 +13533,7 @@ def round__default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13339,7 +13541,7 @@ def round__default(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.round(self_))
+        write_inplace(self, xp.round(self_))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_)
     result = self
@@ -13359,6 +13561,7 @@ def trunc_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13366,7 +13569,7 @@ def trunc_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.trunc(self_))
+        write_inplace(self, xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("trunc_", kernel_failure, self=self_)
     result = self
@@ -13386,6 +13589,7 @@ def frac_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13393,7 +13597,7 @@ def frac_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, self_ - np.trunc(self_))
+        write_inplace(self, self_ - xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("frac_", kernel_failure, self=self_)
     result = self
@@ -13413,6 +13617,7 @@ def sign_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13420,7 +13625,7 @@ def sign_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.sign(self_))
+        write_inplace(self, xp.sign(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sign_", kernel_failure, self=self_)
     result = self
@@ -13825,6 +14030,7 @@ def nextafter_(input: Any, other: Any) -> Tensor:
         return interpose("nextafter_", "elementwise", nextafter_, self, other)
     self_ = tensor_arg(self, "nextafter_", "input", 1)
     other_ = tensor_arg(other, "nextafter_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -13839,7 +14045,7 @@ def nextafter_(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.nextafter(self_, other_))
+        write_inplace(self, xp.nextafter(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("nextafter_", kernel_failure, self=self_, other=other_)
     result = self
@@ -23216,3 +23422,302 @@ OVERLOADS = {
         ),
     },
 }
+
+# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
+# reason `tensor_arg` gives when such an op receives another backend's array.
+NUMPY_ONLY_REASONS.update(
+    {
+        "fmax": "numpy's fmax has no array API counterpart",
+        "fmin": "numpy's fmin has no array API counterpart",
+        "fmod": "numpy's fmod has no array API counterpart",
+        "fmod": "numpy's fmod has no array API counterpart",
+        "xlogy": "kernel not yet ported to the array API",
+        "xlogy": "kernel not yet ported to the array API",
+        "xlogy": "kernel not yet ported to the array API",
+        "frexp": "kernel not yet ported to the array API",
+        "logaddexp2": "kernel not yet ported to the array API",
+        "lerp": "kernel not yet ported to the array API",
+        "lerp": "kernel not yet ported to the array API",
+        "clamp": "kernel not yet ported to the array API",
+        "clamp": "kernel not yet ported to the array API",
+        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_max": "kernel not yet ported to the array API",
+        "clamp_max": "kernel not yet ported to the array API",
+        "nan_to_num": "numpy's nan_to_num has no array API counterpart",
+        "isfinite": "kernel not yet ported to the array API",
+        "logical_not": "kernel not yet ported to the array API",
+        "logical_xor": "kernel not yet ported to the array API",
+        "logical_and": "kernel not yet ported to the array API",
+        "logical_or": "kernel not yet ported to the array API",
+        "exp2": "kernel not yet ported to the array API",
+        "asin": "backward helper not yet ported to the array API",
+        "acos": "backward helper not yet ported to the array API",
+        "asinh": "backward helper not yet ported to the array API",
+        "acosh": "backward helper not yet ported to the array API",
+        "logit": "kernel not yet ported to the array API",
+        "erf": "kernel not yet ported to the array API",
+        "erfc": "kernel not yet ported to the array API",
+        "erfinv": "kernel not yet ported to the array API",
+        "lgamma": "kernel not yet ported to the array API",
+        "mvlgamma": "kernel not yet ported to the array API",
+        "digamma": "kernel not yet ported to the array API",
+        "polygamma": "kernel not yet ported to the array API",
+        "i0": "kernel not yet ported to the array API",
+        "sinc": "kernel not yet ported to the array API",
+        "special_i0e": "kernel not yet ported to the array API",
+        "special_i1": "kernel not yet ported to the array API",
+        "special_i1e": "kernel not yet ported to the array API",
+        "special_erfcx": "kernel not yet ported to the array API",
+        "special_ndtri": "kernel not yet ported to the array API",
+        "special_log_ndtr": "kernel not yet ported to the array API",
+        "special_entr": "kernel not yet ported to the array API",
+        "special_xlog1py": "kernel not yet ported to the array API",
+        "special_airy_ai": "kernel not yet ported to the array API",
+        "special_bessel_j0": "kernel not yet ported to the array API",
+        "special_bessel_j1": "kernel not yet ported to the array API",
+        "special_bessel_y0": "kernel not yet ported to the array API",
+        "special_bessel_y1": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_t": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_u": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_v": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_w": "kernel not yet ported to the array API",
+        "special_hermite_polynomial_h": "kernel not yet ported to the array API",
+        "special_hermite_polynomial_he": "kernel not yet ported to the array API",
+        "special_laguerre_polynomial_l": "kernel not yet ported to the array API",
+        "special_legendre_polynomial_p": "kernel not yet ported to the array API",
+        "special_modified_bessel_i0": "kernel not yet ported to the array API",
+        "special_modified_bessel_i1": "kernel not yet ported to the array API",
+        "special_modified_bessel_k0": "kernel not yet ported to the array API",
+        "special_modified_bessel_k1": "kernel not yet ported to the array API",
+        "special_scaled_modified_bessel_k0": "kernel not yet ported to the array API",
+        "special_scaled_modified_bessel_k1": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_t": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_u": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
+        "special_spherical_bessel_j0": "kernel not yet ported to the array API",
+        "max": "kernel not yet ported to the array API",
+        "max": "backward helper not yet ported to the array API",
+        "min": "kernel not yet ported to the array API",
+        "min": "backward helper not yet ported to the array API",
+        "var": "backward helper not yet ported to the array API",
+        "var_mean": "kernel not yet ported to the array API",
+        "std": "backward helper not yet ported to the array API",
+        "std_mean": "kernel not yet ported to the array API",
+        "linalg_vector_norm": "kernel not yet ported to the array API",
+        "amax": "backward helper not yet ported to the array API",
+        "amin": "backward helper not yet ported to the array API",
+        "aminmax": "kernel not yet ported to the array API",
+        "nansum": "numpy's nansum has no array API counterpart",
+        "renorm": "kernel not yet ported to the array API",
+        "logsumexp": "kernel not yet ported to the array API",
+        "cummax": "kernel not yet ported to the array API",
+        "cummin": "kernel not yet ported to the array API",
+        "logcumsumexp": "kernel not yet ported to the array API",
+        "cumsum": "kernel not yet ported to the array API",
+        "cumprod": "kernel not yet ported to the array API",
+        "count_nonzero": "kernel not yet ported to the array API",
+        "count_nonzero": "kernel not yet ported to the array API",
+        "histc": "kernel not yet ported to the array API",
+        "argmax": "kernel not yet ported to the array API",
+        "nonzero": "kernel not yet ported to the array API",
+        "one_hot": "kernel not yet ported to the array API",
+        "argmin": "kernel not yet ported to the array API",
+        "kthvalue": "kernel not yet ported to the array API",
+        "median": "backward helper not yet ported to the array API",
+        "nanmedian": "backward helper not yet ported to the array API",
+        "median": "kernel not yet ported to the array API",
+        "nanmedian": "kernel not yet ported to the array API",
+        "mode": "kernel not yet ported to the array API",
+        "sort": "kernel not yet ported to the array API",
+        "sort": "kernel not yet ported to the array API",
+        "argsort": "kernel not yet ported to the array API",
+        "argsort": "kernel not yet ported to the array API",
+        "topk": "kernel not yet ported to the array API",
+        "unique_dim": "kernel not yet ported to the array API",
+        "unique_consecutive": "kernel not yet ported to the array API",
+        "unique_dim_consecutive": "kernel not yet ported to the array API",
+        "_unique2": "kernel not yet ported to the array API",
+        "addbmm": "kernel not yet ported to the array API",
+        "baddbmm": "kernel not yet ported to the array API",
+        "trace": "backward helper not yet ported to the array API",
+        "linalg_inv_ex": "kernel not yet ported to the array API",
+        "linalg_det": "backward helper not yet ported to the array API",
+        "cholesky": "kernel not yet ported to the array API",
+        "linalg_cholesky_ex": "kernel not yet ported to the array API",
+        "cholesky_solve": "kernel not yet ported to the array API",
+        "cholesky_inverse": "kernel not yet ported to the array API",
+        "linalg_cross": "kernel not yet ported to the array API",
+        "linalg_pinv": "kernel not yet ported to the array API",
+        "linalg_lstsq": "kernel not yet ported to the array API",
+        "linalg_lu_factor_ex": "kernel not yet ported to the array API",
+        "linalg_lu": "kernel not yet ported to the array API",
+        "linalg_lu_solve": "kernel not yet ported to the array API",
+        "lu_unpack": "kernel not yet ported to the array API",
+        "linalg_matrix_exp": "kernel not yet ported to the array API",
+        "linalg_householder_product": "kernel not yet ported to the array API",
+        "ormqr": "kernel not yet ported to the array API",
+        "linalg_qr": "kernel not yet ported to the array API",
+        "triangular_solve": "kernel not yet ported to the array API",
+        "linalg_solve_triangular": "kernel not yet ported to the array API",
+        "block_diag": "kernel not yet ported to the array API",
+        "select": "kernel not yet ported to the array API",
+        "select_backward": "kernel not yet ported to the array API",
+        "slice": "kernel not yet ported to the array API",
+        "slice_backward": "kernel not yet ported to the array API",
+        "unsafe_split": "kernel not yet ported to the array API",
+        "unsafe_split_with_sizes": "kernel not yet ported to the array API",
+        "split_with_sizes": "kernel not yet ported to the array API",
+        "unbind": "kernel not yet ported to the array API",
+        "_to_copy": "kernel not yet ported to the array API",
+        "flip": "kernel not yet ported to the array API",
+        "tril": "kernel not yet ported to the array API",
+        "triu": "kernel not yet ported to the array API",
+        "diagonal": "kernel not yet ported to the array API",
+        "diag_embed": "kernel not yet ported to the array API",
+        "diagonal_backward": "kernel not yet ported to the array API",
+        "unfold": "kernel not yet ported to the array API",
+        "unfold_backward": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "unsqueeze": "backward helper not yet ported to the array API",
+        "index": "kernel not yet ported to the array API",
+        "rot90": "kernel not yet ported to the array API",
+        "take": "kernel not yet ported to the array API",
+        "slice_scatter": "kernel not yet ported to the array API",
+        "select_scatter": "kernel not yet ported to the array API",
+        "diagonal_scatter": "kernel not yet ported to the array API",
+        "index_reduce": "kernel not yet ported to the array API",
+        "index_copy": "kernel not yet ported to the array API",
+        "index_fill": "kernel not yet ported to the array API",
+        "put": "kernel not yet ported to the array API",
+        "index_put": "kernel not yet ported to the array API",
+        "index_select": "kernel not yet ported to the array API",
+        "gather": "kernel not yet ported to the array API",
+        "scatter": "kernel not yet ported to the array API",
+        "scatter": "kernel not yet ported to the array API",
+        "scatter_add": "kernel not yet ported to the array API",
+        "index_add": "kernel not yet ported to the array API",
+        "scatter_reduce": "kernel not yet ported to the array API",
+        "masked_fill": "kernel not yet ported to the array API",
+        "masked_fill": "kernel not yet ported to the array API",
+        "masked_scatter": "kernel not yet ported to the array API",
+        "masked_select": "kernel not yet ported to the array API",
+        "narrow_copy": "kernel not yet ported to the array API",
+        "roll": "kernel not yet ported to the array API",
+        "repeat": "kernel not yet ported to the array API",
+        "clone": "kernel not yet ported to the array API",
+        "constant_pad_nd": "kernel not yet ported to the array API",
+        "_reshape_alias": "kernel not yet ported to the array API",
+        "alias": "kernel not yet ported to the array API",
+        "clamp_": "kernel not yet ported to the array API",
+        "clamp_min_": "kernel not yet ported to the array API",
+        "clamp_max_": "kernel not yet ported to the array API",
+        "masked_fill_": "kernel not yet ported to the array API",
+        "masked_fill_": "kernel not yet ported to the array API",
+        "index_add_": "kernel not yet ported to the array API",
+        "scatter_": "kernel not yet ported to the array API",
+        "scatter_": "kernel not yet ported to the array API",
+        "scatter_add_": "kernel not yet ported to the array API",
+        "lerp_": "kernel not yet ported to the array API",
+        "lerp_": "kernel not yet ported to the array API",
+        "fmod_": "numpy's fmod has no array API counterpart",
+        "fmod_": "numpy's fmod has no array API counterpart",
+        "xlogy_": "kernel not yet ported to the array API",
+        "xlogy_": "kernel not yet ported to the array API",
+        "clamp_min_": "kernel not yet ported to the array API",
+        "clamp_max_": "kernel not yet ported to the array API",
+        "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
+        "logit_": "kernel not yet ported to the array API",
+        "asin_": "backward helper not yet ported to the array API",
+        "acos_": "backward helper not yet ported to the array API",
+        "exp2_": "kernel not yet ported to the array API",
+        "erf_": "kernel not yet ported to the array API",
+        "erfc_": "kernel not yet ported to the array API",
+        "sinc_": "kernel not yet ported to the array API",
+        "addbmm_": "kernel not yet ported to the array API",
+        "mvlgamma_": "kernel not yet ported to the array API",
+        "renorm_": "kernel not yet ported to the array API",
+        "index_put_": "kernel not yet ported to the array API",
+        "index_reduce_": "kernel not yet ported to the array API",
+        "scatter_reduce_": "kernel not yet ported to the array API",
+        "masked_scatter_": "kernel not yet ported to the array API",
+        "index_copy_": "kernel not yet ported to the array API",
+        "index_fill_": "kernel not yet ported to the array API",
+        "put_": "kernel not yet ported to the array API",
+        "conv_tbc": "kernel not yet ported to the array API",
+        "convolution": "kernel not yet ported to the array API",
+        "slow_conv_transpose2d": "kernel not yet ported to the array API",
+        "slow_conv_transpose3d": "kernel not yet ported to the array API",
+        "slow_conv3d_forward": "kernel not yet ported to the array API",
+        "slow_conv_dilated2d": "kernel not yet ported to the array API",
+        "slow_conv_dilated3d": "kernel not yet ported to the array API",
+        "max_pool2d_with_indices": "kernel not yet ported to the array API",
+        "avg_pool2d": "kernel not yet ported to the array API",
+        "_adaptive_avg_pool2d": "kernel not yet ported to the array API",
+        "adaptive_max_pool2d": "kernel not yet ported to the array API",
+        "adaptive_max_pool3d": "kernel not yet ported to the array API",
+        "avg_pool3d": "kernel not yet ported to the array API",
+        "fractional_max_pool2d": "kernel not yet ported to the array API",
+        "fractional_max_pool3d": "kernel not yet ported to the array API",
+        "max_pool3d_with_indices": "kernel not yet ported to the array API",
+        "max_unpool2d": "kernel not yet ported to the array API",
+        "max_unpool3d": "kernel not yet ported to the array API",
+        "native_layer_norm": "kernel not yet ported to the array API",
+        "native_batch_norm": "kernel not yet ported to the array API",
+        "native_group_norm": "kernel not yet ported to the array API",
+        "embedding": "kernel not yet ported to the array API",
+        "affine_grid_generator": "kernel not yet ported to the array API",
+        "grid_sampler_2d": "kernel not yet ported to the array API",
+        "grid_sampler_3d": "kernel not yet ported to the array API",
+        "reflection_pad1d": "kernel not yet ported to the array API",
+        "reflection_pad2d": "kernel not yet ported to the array API",
+        "reflection_pad3d": "kernel not yet ported to the array API",
+        "replication_pad1d": "kernel not yet ported to the array API",
+        "replication_pad2d": "kernel not yet ported to the array API",
+        "replication_pad3d": "kernel not yet ported to the array API",
+        "upsample_linear1d": "kernel not yet ported to the array API",
+        "upsample_bilinear2d": "kernel not yet ported to the array API",
+        "upsample_bicubic2d": "kernel not yet ported to the array API",
+        "upsample_trilinear3d": "kernel not yet ported to the array API",
+        "upsample_nearest1d": "kernel not yet ported to the array API",
+        "upsample_nearest2d": "kernel not yet ported to the array API",
+        "upsample_nearest3d": "kernel not yet ported to the array API",
+        "pixel_shuffle": "kernel not yet ported to the array API",
+        "pixel_unshuffle": "kernel not yet ported to the array API",
+        "channel_shuffle": "kernel not yet ported to the array API",
+        "col2im": "kernel not yet ported to the array API",
+        "im2col": "kernel not yet ported to the array API",
+        "gelu": "kernel not yet ported to the array API",
+        "silu": "kernel not yet ported to the array API",
+        "mish": "kernel not yet ported to the array API",
+        "softplus": "kernel not yet ported to the array API",
+        "elu": "kernel not yet ported to the array API",
+        "celu": "kernel not yet ported to the array API",
+        "leaky_relu": "kernel not yet ported to the array API",
+        "hardtanh": "kernel not yet ported to the array API",
+        "hardswish": "kernel not yet ported to the array API",
+        "hardsigmoid": "kernel not yet ported to the array API",
+        "log_sigmoid_forward": "kernel not yet ported to the array API",
+        "glu": "kernel not yet ported to the array API",
+        "hardshrink": "kernel not yet ported to the array API",
+        "softshrink": "kernel not yet ported to the array API",
+        "threshold": "kernel not yet ported to the array API",
+        "hardtanh_": "kernel not yet ported to the array API",
+        "silu_": "kernel not yet ported to the array API",
+        "mish_": "kernel not yet ported to the array API",
+        "hardswish_": "kernel not yet ported to the array API",
+        "hardsigmoid_": "kernel not yet ported to the array API",
+        "smooth_l1_loss": "kernel not yet ported to the array API",
+        "huber_loss": "kernel not yet ported to the array API",
+        "binary_cross_entropy": "kernel not yet ported to the array API",
+        "binary_cross_entropy_with_logits": "kernel not yet ported to the array API",
+        "nll_loss_forward": "kernel not yet ported to the array API",
+        "nll_loss2d_forward": "kernel not yet ported to the array API",
+        "multi_margin_loss": "kernel not yet ported to the array API",
+        "multilabel_margin_loss_forward": "kernel not yet ported to the array API",
+        "soft_margin_loss": "kernel not yet ported to the array API",
+    }
+)

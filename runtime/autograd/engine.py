@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
@@ -126,7 +127,7 @@ def validate_outputs(
             elif type(grad) is _ndarray:
                 data = grad
             else:
-                data = grad = outputs[i // 2] = np.asarray(grad)
+                data = grad = outputs[i // 2] = backend.adopt(grad)
             shape, dtype = edges[i]._input_metadata[edges[i + 1]]
             # `is not` first: a dtype is nearly always the very object expected.
             if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
@@ -226,10 +227,13 @@ def execute(
     raw = (
         not create_graph
         and forward_ad.STATE.level < 0
-        and all(type(g) is np.ndarray for g in grads)
+        and all(type(g) is np.ndarray or backend.is_foreign(g) for g in grads)
     )
     if not raw and not create_graph:  # seeds made as ndarrays
-        grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
+        grads = [
+            Tensor._make(g) if type(g) is np.ndarray or backend.is_foreign(g) else g
+            for g in grads
+        ]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node
