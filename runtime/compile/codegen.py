@@ -366,7 +366,7 @@ def forward_stmt(call: Call, namespace: Namespace, zero_dim: set[str]) -> Stmt:
         source = call.args["self"]
         uses = {source.name} if isinstance(source, Value) else set()
         return stmt_of(targets, arg_expr(source, namespace), uses, comment=comment)
-    names = {}
+    names = {"xp": ast.Name("np", ast.Load())}  # the compiled code runs on numpy
     for a in call.info.func.arguments:
         local = a.local if (a.is_tensor or a.is_tensor_list) else a.name
         names[local] = arg_expr(call.args[a.name], namespace, call.casts.get(a.name))
