@@ -144,7 +144,7 @@ def adopt(value: Any) -> Any:
     numpy scalar or a Python value as a numpy array."""
     if isinstance(value, _SCALARS) or isinstance(value, (list, tuple)):
         return np.asarray(value)
-    if hasattr(value, "__array_namespace__") or hasattr(value, "dask"):
+    if hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask"):
         return value
     return np.asarray(value)
 
@@ -155,7 +155,9 @@ def is_foreign(value: Any) -> bool:
     return (
         type(value) is not _ndarray
         and not isinstance(value, _SCALARS)
-        and (hasattr(value, "__array_namespace__") or hasattr(value, "dask"))
+        and (
+            hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask")
+        )
     )
 
 
@@ -166,7 +168,7 @@ def is_numpy(array: Any) -> bool:
 def is_lazy(array: Any) -> bool:
     """An array whose values are not computed until asked (Dask's): checks that
     read values (bounds, NaN) are skipped for it."""
-    return type(array) is not _ndarray and hasattr(array, "dask")
+    return type(array) is not _ndarray and hasattr(type(array), "dask")
 
 
 def to_numpy(array: Any) -> np.ndarray:
