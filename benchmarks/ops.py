@@ -4,6 +4,7 @@
     python benchmarks/ops.py --ops gelu,sigmoid       # some ops (nothing is written)
     python benchmarks/ops.py --sizes large --dtypes float32 --repeats 3
     python benchmarks/ops.py --json rows.json         # the rows as JSON too
+    python benchmarks/ops.py --cpu-time               # thread CPU time (shared machine)
     python benchmarks/ops.py --merge a.json b.json    # one table from split runs
 
 The table is generated from the YAML: each differentiable entry with `samples`
@@ -19,6 +20,12 @@ A third column, "kernels", is the same step without autograd: the forward under
 `no_grad`, then the node's formulas called once on the ndarrays. It is the cost of
 the numpy kernels and formulas alone, so `ours / kernels` is what yamlgrad's
 bookkeeping adds, and `kernels / torch` what numpy itself costs.
+
+A fourth, "floor", is the best plain numpy/scipy expression of the same forward
+and backward, for the ops whose family declares one beside its kernel (a module
+of runtime/ops with `FLOORS`: the entry's C++ name -> a function of the cotangent
+and the sample's arguments); where numpy has no vectorised kernel for the math
+(sin in float64, erf, digamma, ...) `floor / torch` shows what numpy can reach.
 
 An entry is skipped, with its reason in the table, when its samples cannot scale
 (given index values, in-place variants, which their functional entries cover) or
@@ -92,6 +99,8 @@ class Row:
     kernels: float = math.nan
     ratio: float = math.nan  # median over repetitions of ours / torch
     kernels_ratio: float = math.nan  # kernels / torch
+    floor: float = math.nan
+    floor_ratio: float = math.nan  # floor / torch
     skipped: str = ""
 
 
@@ -206,6 +215,36 @@ def yamlgrad_steps(
     return ours, kernels
 
 
+def floors() -> dict[str, Callable[..., Any]]:
+    """Every family's FLOORS (runtime/ops), merged: a new floor needs no line here."""
+    import importlib
+    import pkgutil
+
+    import yamlgrad.runtime.ops as families
+
+    found: dict[str, Callable[..., Any]] = {}
+    for module in pkgutil.iter_modules(families.__path__):
+        family = importlib.import_module(f"{families.__name__}.{module.name}")
+        found.update(getattr(family, "FLOORS", {}))
+    return found
+
+
+FLOORS = floors()
+
+
+def floor_step(info: DifferentiabilityInfo, kwargs: dict[str, Any]) -> Step | None:
+    """The entry's floor with a cotangent of ones like its first output, or None."""
+    floor = FLOORS.get(info.func.cpp_name)
+    if floor is None:
+        return None
+    wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
+    with yg.no_grad():
+        result = wrapper(**python_names(build_args(kwargs, {}, yg.tensor)))
+    first = result[0] if isinstance(result, (tuple, list)) else result
+    grad = np.ones(first.shape, first.numpy().dtype)
+    return lambda: floor(grad, **kwargs)
+
+
 def torch_step(
     info: DifferentiabilityInfo, kwargs: dict[str, Any], diff: set[str]
 ) -> Step:
@@ -224,14 +263,17 @@ def torch_step(
     return theirs
 
 
+CLOCK = time.perf_counter  # --cpu-time: time.thread_time, blind to waiting for a core
+
+
 def _time(step: Step, calls: int) -> float:
     """The fastest of `calls` calls: on a shared machine a slower call measures
     the other processes, not the step."""
     best = math.inf
     for _ in range(calls):
-        start = time.perf_counter()
+        start = CLOCK()
         step()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, CLOCK() - start)
     return best
 
 
@@ -291,6 +333,9 @@ def _prepare(
         steps["torch"] = torch_step(info, kwargs, diff)
     if kernels is not None:
         steps["kernels"] = kernels
+    floor = floor_step(info, kwargs)
+    if floor is not None:
+        steps["floor"] = floor
     for step in steps.values():  # a step that fails here fails before timing
         step()
     largest = max(math.prod(s) for s in tensor_shapes(run))
@@ -330,12 +375,12 @@ def bench(info: DifferentiabilityInfo, size: str, dtype: str, repeats: int) -> R
         row.ratio = statistics.median(
             a / b for a, b in zip(samples["ours"], samples["torch"])
         )
-    if "kernels" in samples:
-        row.kernels = statistics.median(samples["kernels"])
-        if "torch" in samples:
-            row.kernels_ratio = statistics.median(
-                a / b for a, b in zip(samples["kernels"], samples["torch"])
-            )
+    for name in ("kernels", "floor"):
+        if name in samples:
+            setattr(row, name, statistics.median(samples[name]))
+            if "torch" in samples:
+                ratio = (a / b for a, b in zip(samples[name], samples["torch"]))
+                setattr(row, f"{name}_ratio", statistics.median(ratio))
     return row
 
 
@@ -370,7 +415,8 @@ def table(rows: list[Row], command: str) -> str:
         "samples are scaled and what is timed). Times are milliseconds per forward + "
         "backward step (median); `ours/torch` and `kernels/torch` are medians of "
         "per-repetition ratios; `kernels` is the numpy kernel and formulas alone, "
-        "without autograd.",
+        "without autograd; `floor` the best plain numpy/scipy expression of the "
+        "same math, where one is declared.",
         "",
     ]
     for size in SIZES:
@@ -386,13 +432,14 @@ def table(rows: list[Row], command: str) -> str:
                 f"{_ratio(statistics.median(ratios)) if ratios else 'n/a'}, "
                 f"{sum(r > 1.5 for r in ratios)} above 1.5.",
                 "",
-                "| op | elements | ours ms | torch ms | kernels ms | ours/torch "
-                "| kernels/torch |",
-                "|---|---:|---:|---:|---:|---:|---:|",
+                "| op | elements | ours ms | torch ms | kernels ms | floor ms "
+                "| ours/torch | kernels/torch | floor/torch |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             lines += [
                 f"| {r.op} | {r.elements:,} | {_ms(r.ours)} | {_ms(r.torch)} "
-                f"| {_ms(r.kernels)} | {_ratio(r.ratio)} | {_ratio(r.kernels_ratio)} |"
+                f"| {_ms(r.kernels)} | {_ms(r.floor)} | {_ratio(r.ratio)} "
+                f"| {_ratio(r.kernels_ratio)} | {_ratio(r.floor_ratio)} |"
                 for r in group
             ]
             lines.append("")
@@ -415,6 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="the rows as JSON too")
     parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time the thread's CPU time, not wall time (a machine others share)",
+    )
+    parser.add_argument(
         "--merge",
         type=Path,
         nargs="+",
@@ -432,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = list(merged.values())
         (args.out or HERE / "ops.md").write_text(table(rows, command.strip()))
         return 0
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.thread_time
     infos = selected(load_derivatives(YAML), args.ops)
     sizes, dtypes = args.sizes.split(","), args.dtypes.split(",")
     rows = []
@@ -442,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
                 row = bench(info, size, dtype, args.repeats)
                 rows.append(row)
                 status = row.skipped or f"{_ratio(row.ratio)}x torch"
+                if not math.isnan(row.floor_ratio):
+                    status += f" (floor {_ratio(row.floor_ratio)}x)"
                 print(f"{row.op:32} {size:6} {dtype:8} {status}", flush=True)
     text = table(rows, command.strip())
     full = not args.ops and len(sizes) == len(SIZES) and len(dtypes) == len(DTYPES)

@@ -68,6 +68,21 @@ TAPE = "python tape (reference)"
 COMPILED = "yamlgrad compiled"
 
 
+def yg_compile(fn: Callable[..., Any]) -> Any:
+    """yg.compile(fn); for a yamlgrad from before yg.compile (benchmarks/compare.py
+    and icount.py measure older commits with this script), a stand-in that fails
+    when called, so the compiled rows are reported as failed and the rest run."""
+    compile_ = getattr(yg, "compile", None)
+    if compile_ is not None:
+        return compile_(fn)
+
+    def missing(*args: Any) -> Any:
+        raise NotImplementedError("this yamlgrad has no yg.compile")
+
+    missing.trace_seconds, missing.graphs = [], {}  # type: ignore[attr-defined]
+    return missing
+
+
 class Compiled:
     """A runner of a compiled step; `functions` are its yg.compile'd functions,
     whose tracing and code generation time is reported in a row of its own."""
@@ -226,7 +241,7 @@ def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
         program(x).sum().backward()
         return x.grad.numpy()
 
-    step = yg.compile(lambda x: program(x).sum())
+    step = yg_compile(lambda x: program(x).sum())
 
     def compiled() -> np.ndarray:
         x = yg.tensor(x0, requires_grad=True)
@@ -368,7 +383,7 @@ def mlp_runners(data: MlpData) -> dict[str, Runner]:
     runners["yamlgrad"] = ours
     compiled_act = yg.tanh if activation == "tanh" else yg.relu
     row_max = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
-    loss = yg.compile(
+    loss = yg_compile(
         lambda x, hot, *p: mlp_loss(yg, x, p, compiled_act, row_max, hot, batch)
     )
 
@@ -504,7 +519,7 @@ def large_runner(framework: str, x0: np.ndarray) -> Runner:
 
         return ours
     if framework == COMPILED:
-        program = yg.compile(lambda x: large_program(yg, x))
+        program = yg_compile(lambda x: large_program(yg, x))
 
         def compiled() -> np.ndarray:
             x = yg.from_numpy(x0).requires_grad_()
@@ -644,7 +659,7 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         given = iter(flat)  # forward() asks for the parameters in this order
         return net.forward(lambda v: next(given), yg.relu)[0]
 
-    step = yg.compile(loss_of)
+    step = yg_compile(loss_of)
     values = [w for row in net.w1 for w in row] + net.b1 + net.w2 + [net.b2]
 
     def compiled() -> Gradients:
@@ -773,7 +788,7 @@ def cnn_compiled(x0: np.ndarray, labels: np.ndarray, params: tuple) -> Compiled:
         logits = functional.linear(h.reshape(batch, -1), p[2], p[3])
         return functional.cross_entropy(logits, target)
 
-    compiled_loss = yg.compile(cnn_loss)
+    compiled_loss = yg_compile(cnn_loss)
 
     def compiled() -> Gradients:
         p = [yg.from_numpy(a).requires_grad_() for a in params]
@@ -1043,7 +1058,7 @@ def compile_costs(smoke: bool, repeats: int) -> list[Row]:
     for n_inputs in (4, 353):
         args = [yg.tensor([1.0], requires_grad=True) for _ in range(n_inputs)]
         params = [yg.ones(3, requires_grad=True) for _ in range(4)]
-        step = yg.compile(lambda *a: (a[0] * params[0] + params[1]).sum())
+        step = yg_compile(lambda *a: (a[0] * params[0] + params[1]).sum())
         step(*args)
         number = 200 if smoke else 20_000 // n_inputs + 200
         samples = []
@@ -1073,7 +1088,7 @@ def compile_costs(smoke: bool, repeats: int) -> list[Row]:
         return x.sum()
 
     start = time.process_time()
-    yg.compile(long_chain)(yg.ones(16, dtype=yg.float64, requires_grad=True))
+    yg_compile(long_chain)(yg.ones(16, dtype=yg.float64, requires_grad=True))
     seconds = time.process_time() - start
     rows.append(
         Row(
@@ -1100,8 +1115,32 @@ def _load_compiler() -> None:
     """Compile a one-op function once, so that no workload's trace + codegen row
     includes what the first yg.compile of a process does once (loading
     derivatives.yaml's model and the template)."""
-    if yg is not None:
-        yg.compile(lambda x: x * 2)(yg.ones(1, requires_grad=True))
+    if yg is not None and hasattr(yg, "compile"):
+        yg_compile(lambda x: x * 2)(yg.ones(1, requires_grad=True))
+
+
+def timed_workloads(number: int, smoke: bool) -> list[Workload]:
+    """Workload `number`'s timed measurements, built (workload 2 has four; 5, 8
+    and 9 measure something else and have none)."""
+    if number == 1:
+        n_ops, size = (10, 4) if smoke else (200, 16)
+        return [chain(n_ops, size, 1, Target(1.0, "torch"))]
+    if number == 2:
+        batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
+        return [
+            mlp(batch, sizes, activation, dtype)
+            for dtype in (np.float32, np.float64)
+            for activation in ("tanh", "relu")
+        ]
+    if number == 3:
+        return [large_elementwise(100 if smoke else 2_000_000)]
+    if number == 4:
+        return [chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch"))]
+    if number == 6:
+        return [scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16)]
+    if number == 7:
+        return [cnn(2, 8, 2) if smoke else cnn(32, 28, 8)]
+    return []
 
 
 def measured(
@@ -1110,30 +1149,15 @@ def measured(
     """Workload `number`, built and measured: its rows, a batch at a time as
     each measurement ends (workload 2 has four)."""
     _load_compiler()
-    if number == 1:
-        n_ops, size = (10, 4) if smoke else (200, 16)
-        yield measure(chain(n_ops, size, 1, Target(1.0, "torch")), repeats, calls)
-    elif number == 2:
-        batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
-        for dtype in (np.float32, np.float64):
-            for activation in ("tanh", "relu"):
-                yield measure(mlp(batch, sizes, activation, dtype), repeats, calls)
-    elif number == 3:
-        yield measure(large_elementwise(100 if smoke else 2_000_000), repeats, calls)
-    elif number == 4:
-        n_ops = 20 if smoke else 100_000
-        yield measure(chain(n_ops, 1, 4, Target(1.0, "torch")), repeats, calls)
-    elif number == 5:
+    if number == 5:
         yield peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3)
-    elif number == 6:
-        net = scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16)
-        yield measure(net, repeats, calls)
-    elif number == 7:
-        yield measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats, calls)
     elif number == 8:
         yield tooling(1 if smoke else 5)
     elif number == 9:
         yield compile_costs(smoke, repeats)
+    else:
+        for workload in timed_workloads(number, smoke):
+            yield measure(workload, repeats, calls)
 
 
 def report(rows: list[Row], repeats: int, calls: int | None) -> str:

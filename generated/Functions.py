@@ -36,16 +36,13 @@ from yamlgrad.runtime.ops.activations import (
     threshold_backward,
 )
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
-from yamlgrad.runtime.ops.conv_pool import (
-    adaptive_avg_pool2d_backward,
-    avg_pool2d_backward,
+from yamlgrad.runtime.ops.convolutions import (
     conv_tbc_backward_bias,
     conv_tbc_backward_input,
     conv_tbc_backward_weight,
     convolution_backward_bias,
     convolution_backward_input,
     convolution_backward_weight,
-    max_pool2d_with_indices_backward,
 )
 from yamlgrad.runtime.ops.elementwise import (
     clamp_backward,
@@ -161,6 +158,11 @@ from yamlgrad.runtime.ops.pooling import (
     avg_pool3d_backward,
     max_pool_backward,
     max_unpool_backward,
+)
+from yamlgrad.runtime.ops.pooling2d import (
+    adaptive_avg_pool2d_backward,
+    avg_pool2d_backward,
+    max_pool2d_with_indices_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
     cummaxmin_backward,

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from yamlgrad.runtime.wrappers import numpy_namespace as np
 
 from yamlgrad.runtime.ops import (
     activations,
     blocks,
     composites,
-    conv_pool,
+    convolutions,
     elementwise,
     gamma,
     grid_sampling,
@@ -32,6 +32,7 @@ from yamlgrad.runtime.ops import (
     margin_losses,
     normalization,
     pooling,
+    pooling2d,
     random_draws,
     reductions,
     resampling,
@@ -1502,14 +1503,13 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(xp.remainder(self_, other))
+        result = Tensor._make(elementwise.remainder_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1531,11 +1531,6 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("remainder_Tensor", self_, other_)
-    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1546,7 +1541,7 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(xp.remainder(self_, other_))
+        result = Tensor._make(elementwise.remainder_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1820,7 +1815,6 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         return interpose("logaddexp", "elementwise", logaddexp, self, other)
     self_ = tensor_arg(self, "logaddexp", "input", 1)
     other_ = tensor_arg(other, "logaddexp", "other", 2)
-    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1831,7 +1825,7 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(xp.logaddexp(self_, other_))
+        result = Tensor._make(elementwise.logaddexp_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1856,11 +1850,6 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
         return interpose("logaddexp2", "elementwise", logaddexp2, self, other)
     self_ = tensor_arg(self, "logaddexp2", "input", 1)
     other_ = tensor_arg(other, "logaddexp2", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logaddexp2", self_, other_)
-    )
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1871,7 +1860,7 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(xp.logaddexp2(self_, other_))
+        result = Tensor._make(elementwise.logaddexp2_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logaddexp2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -7792,14 +7781,13 @@ def linalg_det(A: Any) -> Tensor:
     if interposition.active and interposed(A):
         return interpose("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
-    xp = np if type(A_) in NUMPY else numpy_only("linalg_det", A_)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
-        result = Tensor._make(xp.linalg.det(A_))
+        result = Tensor._make(linalg.det_kernel(A_))
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
@@ -12690,7 +12678,6 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12699,7 +12686,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, xp.remainder(self_, other))
+        write_inplace(self, elementwise.remainder_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other)
     result = self
@@ -12722,11 +12709,6 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("remainder__Tensor", self_, other_)
-    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12741,7 +12723,7 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, xp.remainder(self_, other_))
+        write_inplace(self, elementwise.remainder_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("remainder_", kernel_failure, self=self_, other=other_)
     result = self
@@ -14612,7 +14594,7 @@ def conv_tbc(input: Any, weight: Any, bias: Any, pad: Any = 0) -> Tensor:
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
-        result = Tensor._make(conv_pool.conv_tbc_kernel(self_, weight_, bias_, pad))
+        result = Tensor._make(convolutions.conv_tbc_kernel(self_, weight_, bias_, pad))
     except ValueError as kernel_failure:
         raise kernel_error(
             "conv_tbc", kernel_failure, self=self_, weight=weight_, bias=bias_, pad=pad
@@ -14687,7 +14669,7 @@ def convolution(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.convolution_kernel(
                 input_,
                 weight_,
                 bias_,
@@ -14793,16 +14775,16 @@ def slow_conv_transpose2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.slow_convolution_kernel(
                 self_,
                 weight_,
+                kernel_size,
                 bias_,
                 stride,
                 padding,
                 dilation,
                 True,
                 output_padding,
-                1,
             )
         )
     except ValueError as kernel_failure:
@@ -14897,16 +14879,16 @@ def slow_conv_transpose3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
+            convolutions.slow_convolution_kernel(
                 self_,
                 weight_,
+                kernel_size,
                 bias_,
                 stride,
                 padding,
                 dilation,
                 True,
                 output_padding,
-                1,
             )
         )
     except ValueError as kernel_failure:
@@ -14986,8 +14968,8 @@ def slow_conv3d_forward(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
-                self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_, weight_, kernel_size, bias_, stride, padding, (1,), False, (0,)
             )
         )
     except ValueError as kernel_failure:
@@ -15072,8 +15054,16 @@ def slow_conv_dilated2d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
-                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_,
+                weight_,
+                kernel_size,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                False,
+                (0,),
             )
         )
     except ValueError as kernel_failure:
@@ -15160,8 +15150,16 @@ def slow_conv_dilated3d(
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
-            conv_pool.convolution_kernel(
-                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            convolutions.slow_convolution_kernel(
+                self_,
+                weight_,
+                kernel_size,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                False,
+                (0,),
             )
         )
     except ValueError as kernel_failure:
@@ -15238,7 +15236,7 @@ def max_pool2d_with_indices(
     try:
         outputs = [
             Tensor._make(value)
-            for value in conv_pool.max_pool2d_with_indices_kernel(
+            for value in pooling2d.max_pool2d_with_indices_kernel(
                 self_, kernel_size, stride, padding, dilation, ceil_mode
             )
         ]
@@ -15343,7 +15341,7 @@ def avg_pool2d(
         grad_fn._saved_stride = stride
     try:
         result = Tensor._make(
-            conv_pool.avg_pool2d_kernel(
+            pooling2d.avg_pool2d_kernel(
                 self_,
                 kernel_size,
                 stride,
@@ -15400,7 +15398,7 @@ def _adaptive_avg_pool2d_default(input: Any, output_size: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(conv_pool.adaptive_avg_pool2d_kernel(self_, output_size))
+        result = Tensor._make(pooling2d.adaptive_avg_pool2d_kernel(self_, output_size))
     except ValueError as kernel_failure:
         raise kernel_error(
             "_adaptive_avg_pool2d", kernel_failure, self=self_, output_size=output_size
@@ -23429,12 +23427,15 @@ NUMPY_ONLY_REASONS.update(
     {
         "fmax": "numpy's fmax has no array API counterpart",
         "fmin": "numpy's fmin has no array API counterpart",
+        "remainder": "kernel not yet ported to the array API",
+        "remainder": "backward helper not yet ported to the array API",
         "fmod": "numpy's fmod has no array API counterpart",
         "fmod": "numpy's fmod has no array API counterpart",
         "xlogy": "kernel not yet ported to the array API",
         "xlogy": "kernel not yet ported to the array API",
         "xlogy": "kernel not yet ported to the array API",
         "frexp": "kernel not yet ported to the array API",
+        "logaddexp": "kernel not yet ported to the array API",
         "logaddexp2": "kernel not yet ported to the array API",
         "lerp": "kernel not yet ported to the array API",
         "lerp": "kernel not yet ported to the array API",
@@ -23623,6 +23624,8 @@ NUMPY_ONLY_REASONS.update(
         "scatter_add_": "kernel not yet ported to the array API",
         "lerp_": "kernel not yet ported to the array API",
         "lerp_": "kernel not yet ported to the array API",
+        "remainder_": "kernel not yet ported to the array API",
+        "remainder_": "backward helper not yet ported to the array API",
         "fmod_": "numpy's fmod has no array API counterpart",
         "fmod_": "numpy's fmod has no array API counterpart",
         "xlogy_": "kernel not yet ported to the array API",

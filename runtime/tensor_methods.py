@@ -122,6 +122,66 @@ def get_device(self: Tensor) -> int:
     return -1
 
 
+# -- memory layout ----------------------------------------------------------------------
+
+# The dimensions a channels-last format lays out innermost first, with the rank
+# it applies to (c10's compute_channels_last_contiguous_2d and _3d).
+_CHANNELS_LAST = {
+    "channels_last": (4, (1, 3, 2, 0)),
+    "channels_last_3d": (5, (1, 4, 3, 2, 0)),
+}
+# The formats that is_contiguous checks as row-major (c10's default).
+_ROW_MAJOR = ("contiguous_format", "preserve_format")
+
+
+def memory_format_name(value: Any, op: str) -> str:
+    """The name of a `memory_format` argument: yamlgrad's contiguous_format (0,
+    as the ops' memory_format arguments take it) or one of torch's
+    `torch.memory_format` objects, known by their name (torch is not imported)."""
+    if type(value) is int and value == 0:
+        return "contiguous_format"
+    if type(value).__name__ == "memory_format":
+        name = str(value).removeprefix("torch.")
+        if name in _ROW_MAJOR or name in _CHANNELS_LAST:
+            return name
+    raise TypeError(
+        f"{op}(): argument 'memory_format' must be torch.memory_format, "
+        f"not {type(value).__name__}"
+    )
+
+
+def is_contiguous(self: Tensor, *args: Any, memory_format: Any = 0) -> bool:
+    """PyTorch's is_contiguous: whether the elements lie in memory without gaps,
+    in row-major order (contiguous_format, preserve_format) or with the channels
+    innermost (channels_last for 4-d, channels_last_3d for 5-d tensors). The
+    stride of a dimension of size 1 does not matter; an empty tensor is
+    contiguous in row-major order.
+
+    >>> yg.ones(2, 3).t().is_contiguous()
+    False
+    """
+    if args:  # memory_format is keyword-only (PyTorch's message)
+        given = f"{len(args)} was" if len(args) == 1 else f"{len(args)} were"
+        raise TypeError(
+            f"is_contiguous() takes 0 positional arguments but {given} given"
+        )
+    name = memory_format_name(memory_format, "is_contiguous")
+    data = self._data
+    if name in _ROW_MAJOR:
+        return bool(data.flags.c_contiguous)
+    rank, order = _CHANNELS_LAST[name]
+    if data.ndim != rank:
+        return False
+    expected = data.itemsize  # numpy's strides count bytes
+    for d in order:
+        size = data.shape[d]
+        if size != 1:
+            if data.strides[d] != expected:
+                return False
+            expected *= size
+    return True
+
+
 # -- dtypes ----------------------------------------------------------------------------
 
 # PyTorch's legacy tensor type names, as `x.type()` prints them.
@@ -424,6 +484,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "to": to,
     "cuda": cuda,
     "cpu": cpu,
+    "is_contiguous": is_contiguous,
     "get_device": get_device,
     "type": type_,
     "type_as": type_as,

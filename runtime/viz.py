@@ -166,69 +166,93 @@ def make_dot(
     saved for backward is an orange box joined to its node; with `show_attrs`, the
     node's other saved values (`exponent=3`) are listed in its box.
     """
-    outputs = [var] if isinstance(var, Tensor) else list(var)
-    names = {id(t): name for name, t in (params or {}).items()}
-    dot = Digraph()
-    ids: dict[int, str] = {}
+    drawing = _Drawing(params, show_attrs, show_saved, max_attr_chars)
+    for out in [var] if isinstance(var, Tensor) else list(var):
+        drawing.output(out)
+    while drawing.stack:
+        drawing.node(drawing.stack.pop())
+    return drawing.dot
 
-    def node_id(obj: object) -> str:
-        if id(obj) not in ids:
-            ids[id(obj)] = f"n{len(ids)}"
-        return ids[id(obj)]
 
-    def leaf(tensor: Tensor) -> str:
+class _Drawing:
+    """make_dot's graph as it is drawn: one box per tensor and node, each named
+    once, and the nodes still to draw."""
+
+    def __init__(
+        self,
+        params: Mapping[str, Tensor] | None,
+        show_attrs: bool,
+        show_saved: bool,
+        max_attr_chars: int,
+    ) -> None:
+        self.names = {id(t): name for name, t in (params or {}).items()}
+        self.show_attrs = show_attrs
+        self.show_saved = show_saved
+        self.max_attr_chars = max_attr_chars
+        self.dot = Digraph()
+        self.ids: dict[int, str] = {}
+        self.stack: list[Node] = []  # nodes with a box name and no box yet
+        self.seen: set[int] = set()
+
+    def node_id(self, obj: object) -> str:
+        if id(obj) not in self.ids:
+            self.ids[id(obj)] = f"n{len(self.ids)}"
+        return self.ids[id(obj)]
+
+    def leaf(self, tensor: Tensor) -> str:
         """The box of a leaf tensor (one per tensor)."""
-        name = node_id(tensor)
-        if name not in dot.nodes:
+        name = self.node_id(tensor)
+        if name not in self.dot.nodes:
             label = _size(tensor.shape)
-            if id(tensor) in names:
-                label = f"{names[id(tensor)]}\n {label}"
-            dot.node(name, label, fillcolor=LEAF_COLOR)
+            if id(tensor) in self.names:
+                label = f"{self.names[id(tensor)]}\n {label}"
+            self.dot.node(name, label, fillcolor=LEAF_COLOR)
         return name
 
-    def short(value: Any) -> str:
-        text = repr(value)
-        if len(text) > max_attr_chars:
-            text = text[: max_attr_chars - 3] + "..."
-        return text
-
-    stack: list[Node] = []
-    seen: set[int] = set()
-
-    def visit(fn: Node) -> str:
-        """The box of a node; schedules its inputs."""
+    def visit(self, fn: Node) -> str:
+        """The box name of a node (a leaf's, for an AccumulateGrad); schedules
+        the node to be drawn."""
         if isinstance(fn, AccumulateGrad):
-            return leaf(fn.variable)
-        name = node_id(fn)
-        if id(fn) not in seen:
-            seen.add(id(fn))
-            stack.append(fn)
+            return self.leaf(fn.variable)
+        name = self.node_id(fn)
+        if id(fn) not in self.seen:
+            self.seen.add(id(fn))
+            self.stack.append(fn)
         return name
 
-    for out in outputs:
-        out_name = f"o{len(dot.nodes)}"
-        dot.node(out_name, _size(out.shape), fillcolor=OUTPUT_COLOR)
+    def output(self, out: Tensor) -> None:
+        """An output's box, joined to what produced it."""
+        name = f"o{len(self.dot.nodes)}"
+        self.dot.node(name, _size(out.shape), fillcolor=OUTPUT_COLOR)
         if out.grad_fn is not None:
-            dot.edge(visit(out.grad_fn), out_name, style="dashed")
+            self.dot.edge(self.visit(out.grad_fn), name, style="dashed")
         elif out.requires_grad:
-            dot.edge(leaf(out), out_name, style="dashed")
+            self.dot.edge(self.leaf(out), name, style="dashed")
 
-    while stack:
-        fn = stack.pop()
-        name = node_id(fn)
+    def node(self, fn: Node) -> None:
+        """A node's box with its saved values, joined to its inputs' boxes."""
+        name = self.node_id(fn)
         label = fn.name()
         for attr, value in _saved_values(fn):
             if isinstance(value, Tensor) or value is _FREED:
-                if not show_saved:
-                    continue
-                saved = f"{name}_{attr[len('_saved_') :]}"
-                shape = "freed" if value is _FREED else _size(value.shape)
-                dot.node(saved, f"{attr}\n {shape}", fillcolor=SAVED_COLOR)
-                dot.edge(saved, name, dir="none")
-            elif show_attrs:
-                label += f"\n{attr[len('_saved_') :]}: {short(value)}"
-        dot.node(name, label, fillcolor="lightgrey")
+                if self.show_saved:
+                    self.saved(name, attr, value)
+            elif self.show_attrs:
+                label += f"\n{attr[len('_saved_') :]}: {self.short(value)}"
+        self.dot.node(name, label, fillcolor="lightgrey")
         for next_fn, _ in fn.next_functions:
             if next_fn is not None:
-                dot.edge(visit(next_fn), name)
-    return dot
+                self.dot.edge(self.visit(next_fn), name)
+
+    def saved(self, name: str, attr: str, value: Any) -> None:
+        """The box of a tensor node `name` saved (or freed), joined to it."""
+        box = f"{name}_{attr[len('_saved_') :]}"
+        shape = "freed" if value is _FREED else _size(value.shape)
+        self.dot.node(box, f"{attr}\n {shape}", fillcolor=SAVED_COLOR)
+        self.dot.edge(box, name, dir="none")
+
+    def short(self, value: Any) -> str:
+        text = repr(value)
+        if len(text) > self.max_attr_chars:
+            text = text[: self.max_attr_chars - 3] + "..."
+        return text

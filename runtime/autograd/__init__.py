@@ -231,8 +231,19 @@ def grad(
                 raise RuntimeError(ERR_UNUSED_INPUT.format(index=index))
             result.append(None)
             continue
-        result.append(_to_tensor(g))
+        result.append(_captured(g))
     return tuple(result)
+
+
+def _captured(g: Any) -> Tensor:
+    """A gradient `grad` hands out: an expanded gradient (a sum's) stays the
+    expanded view, as PyTorch's does, so an in-place op on it raises; any other
+    read-only array is copied."""
+    if isinstance(g, Tensor) or any(
+        stride == 0 and size > 1 for stride, size in zip(g.strides, g.shape)
+    ):
+        return g if isinstance(g, Tensor) else Tensor._make(g)
+    return _to_tensor(g)
 
 
 def _grad_batched(

@@ -28,8 +28,9 @@ Decisions, each PyTorch's:
 The pieces, under PyTorch's names: `_GraphTask.run` is the loop (thread_main). It
 takes a ready node, runs the tensor hooks on its inputs and calls it
 (`_call_function`: node pre-hooks, the node, `validate_outputs`, post-hooks), then
-`_GraphTask._deliver` adds each gradient to the input buffer of the node it flows
-to (`_add` is InputBuffer::add) and hands on the nodes that became ready: the
+`_GraphTask._deliver` checks each gradient (validate_outputs, folded into the
+delivery on the path without hooks) and adds it to the input buffer of the node
+it flows to (`_add` is InputBuffer::add) and hands on the nodes that became ready: the
 first to run goes straight back to the loop, the others wait in `_ReadyQueue`.
 
 The loop runs once per node of every backward, so it is tuned: without hooks or
@@ -122,15 +123,15 @@ def validate_outputs(
     i = 0  # the gradient's edge in `edges`
     for grad in outputs:
         if grad is not None and edges[i] is not None:
-            if not raw:
-                data = grad._data
-            elif type(grad) is _ndarray:
-                data = grad
-            else:
-                data = grad = outputs[i // 2] = backend.adopt(grad)
+            data = grad if raw else grad._data
             shape, dtype = edges[i]._input_metadata[edges[i + 1]]
             # `is not` first: a dtype is nearly always the very object expected.
-            if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
+            if (
+                raw
+                and type(data) is not _ndarray
+                or data.shape != shape
+                or (data.dtype is not dtype and data.dtype != dtype)
+            ):
                 outputs[i // 2] = _conform(node, i // 2, grad, shape, dtype, raw)
         i += 2
     return outputs
@@ -145,7 +146,10 @@ def _conform(
     raw: bool,
 ) -> Grad:
     """Gradient `index` of `node` in its input's shape (undoing a broadcast) and
-    dtype; any other shape is an error."""
+    dtype; any other shape is an error. A raw gradient that is no ndarray (a
+    number, a numpy scalar) becomes one."""
+    if raw and type(grad) is not _ndarray:
+        grad = backend.adopt(grad)
     grad_shape = tuple(grad.shape if raw else grad._data.shape)
     if grad_shape != shape:
         if not _is_expandable_to(shape, grad_shape):
@@ -368,7 +372,13 @@ class _ReadyQueue:
 
 
 class _GraphTask:
-    """The state of one backward pass (PyTorch's GraphTask), and its loop."""
+    """The state of one backward pass (PyTorch's GraphTask), and its loop.
+
+    `_deliver` takes each gradient off the node's list of outputs as it hands it
+    on, so that a buffer then holds the only reference to a fresh gradient (see
+    `_add`); a later node that outranks the one it would run next sends that
+    one to the queue.
+    """
 
     __slots__ = (
         "dependencies",
@@ -392,8 +402,12 @@ class _GraphTask:
     ) -> None:
         self.dependencies = dependencies
         self.needed = needed  # None: every node runs
-        # Whether a leaf's AccumulateGrad may run as its gradient is delivered
-        # (see _deliver): decided once per task, not on every delivery.
+        # Whether a leaf's AccumulateGrad that no hook watches runs as its
+        # last gradient is delivered, rather than through the queue: it would
+        # run next anyway (it outranks every other node), and nothing can tell
+        # the order of two such leaves apart. A node with many leaves (a
+        # compiled graph's) then costs no queue entry per leaf. Decided once
+        # per task, not on every delivery.
         self.direct = needed is None and not (
             anomaly_mode.ever_enabled and anomaly_mode.state.enabled
         )
@@ -451,61 +465,66 @@ class _GraphTask:
             exact = cls._exact_outputs  # (read once: a class attribute's lookup costs)
             if anomaly_mode.ever_enabled and anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
+                valid = True  # (validated there)
             elif node_hooks is None:  # _call_function without hooks, inlined
                 outputs = cls.apply(fn, inputs, raw)
-                # (A leaf's has nothing to check; an exact node's is right.)
-                if (edges or outputs) and not (raw and exact):
-                    outputs = validate_outputs(edges, outputs, raw, fn)
+                # validate_outputs is left to _deliver, which checks each
+                # gradient as it hands it on (an exact node's are right as
+                # they come; a leaf's AccumulateGrad returns none).
+                valid = raw and exact
             else:
                 outputs = _call_function(fn, inputs, raw)
+                valid = True
             if releases and cls._saves:
                 cls.release_variables(fn)
             if edges:  # not a leaf's AccumulateGrad
                 # The node's inputs let go first: a leaf's AccumulateGrad run
                 # while delivering may then take a gradient no one else holds.
                 step = inputs = None  # type: ignore[assignment]
-                step = self._deliver(edges, outputs, raw, exact) or pop()
+                step = self._deliver(fn, edges, outputs, raw, exact, valid) or pop()
             else:
+                if outputs and not valid:  # a leaf's node has none to return
+                    validate_outputs(edges, outputs, raw, fn)
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
             # reference to a fresh one, which AccumulateGrad may take as is.
             outputs = inputs = None  # type: ignore[assignment]
 
     def _deliver(
-        self,
-        edges: tuple[Any, ...],
-        outputs: list[Grad | None],
-        raw: bool,
-        inline: bool = False,
+        self, fn: Node, edges: tuple, grads: list, raw: bool, inline: bool, valid: bool
     ) -> tuple[Node, list[Grad | None]] | None:
-        """Add each gradient a node returned to the input buffer of the node its
-        edge leads to (PyTorch's InputBuffer), and queue each node whose last
-        gradient came.
-
-        Returns the one of them to run next when it outranks every queued node
-        (each node of a chain, a leaf's AccumulateGrad): it then costs no queue
-        entry. A later one that outranks it sends it to the queue.
-        """
+        """Add each gradient `grads` of node `fn` to the input buffer of the node
+        its edge leads to (PyTorch's InputBuffer), checked as validate_outputs
+        does unless `valid`, and queue each node whose last gradient came
+        (`inline`: see accumulated_now). Returns the one to run next when it
+        outranks every queued node (each node of a chain): no queue entry."""
+        if not valid and (type(grads) is not list or 2 * len(grads) != len(edges)):
+            grads = validate_outputs(edges, grads, raw, fn)  # a tuple, or raises
         should_execute = self.should_execute
         dependencies = self.dependencies
         buffers = self.buffers
         ready = self.ready
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
-        # A leaf's AccumulateGrad that no hook watches, once its last gradient
-        # came, runs here rather than through the queue: it would run next
-        # anyway (it outranks every other node), and nothing can tell the order
-        # of two such leaves apart. A node with many leaves (a compiled graph's)
-        # then costs no queue entry per leaf.
         direct = self.direct
-        # Taken off the list as delivered (a buffer then holds the only
-        # reference to a fresh gradient; see `_add`).
-        outputs.reverse()
+        grads.reverse()  # popped as delivered: see the class docstring
         pairs = iter(edges)  # node, input_nr, node, ...: two at a time
         for child, slot in zip(pairs, pairs):
-            grad = outputs.pop()
+            grad = grads.pop()
             if child is None:
                 continue
+            if not valid and grad is not None:  # validate_outputs, folded in
+                data = grad if raw else grad._data
+                shape, dtype = child._input_metadata[slot]
+                if (
+                    raw
+                    and type(data) is not _ndarray
+                    or data.shape != shape
+                    or (data.dtype is not dtype and data.dtype != dtype)
+                ):
+                    index = len(edges) // 2 - len(grads) - 1
+                    grad = _conform(fn, index, grad, shape, dtype, raw)
+                data = None  # (a reference AccumulateGrad would count)
             if should_execute is not None and child not in should_execute:
                 continue
             remaining = dependencies[child] - 1

@@ -16,6 +16,14 @@ import numpy as np
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.nn.ntuple import (
+    AVG_POOL1D,
+    CONVOLUTION,
+    IM2COL,
+    MAX_POOL1D,
+    ntuple,
+    pooling,
+)
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
 from yamlgrad.runtime.nn.functional_pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.functional_pooling import __all__ as _pooling
@@ -217,10 +225,10 @@ def unfold(
     Records Im2ColBackward0."""
     return VariableType.im2col(
         input,
-        _tuple(kernel_size, 2, "kernel_size"),
-        _tuple(dilation, 2, "dilation"),
-        _tuple(padding, 2, "padding"),
-        _tuple(stride, 2, "stride"),
+        ntuple(kernel_size, 2, "kernel_size", IM2COL),
+        ntuple(dilation, 2, "dilation", IM2COL),
+        ntuple(padding, 2, "padding", IM2COL),
+        ntuple(stride, 2, "stride", IM2COL),
     )
 
 
@@ -236,31 +244,19 @@ def fold(
     add). Records Col2ImBackward0."""
     return VariableType.col2im(
         input,
-        _tuple(output_size, 2, "output_size"),
-        _tuple(kernel_size, 2, "kernel_size"),
-        _tuple(dilation, 2, "dilation"),
-        _tuple(padding, 2, "padding"),
-        _tuple(stride, 2, "stride"),
+        ntuple(output_size, 2, "output_size", IM2COL),
+        ntuple(kernel_size, 2, "kernel_size", IM2COL),
+        ntuple(dilation, 2, "dilation", IM2COL),
+        ntuple(padding, 2, "padding", IM2COL),
+        ntuple(stride, 2, "stride", IM2COL),
     )
 
 
 # -- convolution and pooling ---------------------------------------------------------
 
 
-def _tuple(value: Any, n: int, name: str = "") -> tuple[int, ...]:
-    """An int or a sequence of n ints (PyTorch's `_pair`), as a tuple."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * n
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values * n
-    if len(values) != n:
-        raise RuntimeError(
-            f"expected {name or 'argument'} to be a single integer value or a list "
-            f"of {n} values to match the convolution dimensions, but got "
-            f"{name or 'argument'}={list(values)}"
-        )
-    return values
+_MAX_POOL2D = pooling("max_pool2d", "two")
+_AVG_POOL2D = pooling("avg_pool2d", "two")
 
 
 def _conv_nd(
@@ -286,8 +282,8 @@ def _conv_nd(
     batched = input.ndim == spatial + 2
     if not batched:
         input = VariableType.unsqueeze(input, 0)
-    stride = _tuple(stride, spatial, "stride")
-    dilation = _tuple(dilation, spatial, "dilation")
+    stride = ntuple(stride, spatial, "stride", CONVOLUTION)
+    dilation = ntuple(dilation, spatial, "dilation", CONVOLUTION)
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0,) * spatial
@@ -307,7 +303,7 @@ def _conv_nd(
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
-        padding = _tuple(padding, spatial, "padding")
+        padding = ntuple(padding, spatial, "padding", CONVOLUTION)
     out = VariableType.convolution(
         input, weight, bias, stride, padding, dilation, False, (0,) * spatial, groups
     )
@@ -378,11 +374,11 @@ def conv_transpose2d(
         input,
         weight,
         bias,
-        _tuple(stride, 2, "stride"),
-        _tuple(padding, 2, "padding"),
-        _tuple(dilation, 2, "dilation"),
+        ntuple(stride, 2, "stride", CONVOLUTION),
+        ntuple(padding, 2, "padding", CONVOLUTION),
+        ntuple(dilation, 2, "dilation", CONVOLUTION),
         True,
-        _tuple(output_padding, 2, "output_padding"),
+        ntuple(output_padding, 2, "output_padding", CONVOLUTION),
         groups,
     )
     return out if batched else VariableType.squeeze(out, 0)
@@ -404,8 +400,15 @@ def max_pool2d(
     >>> max_pool2d(yg.randn(1, 1, 4, 4), 2).shape
     yamlgrad.Size([1, 1, 2, 2])
     """
-    stride = () if stride is None else _tuple(stride, 2, "stride")
-    args = (_tuple(kernel_size, 2), stride, _tuple(padding, 2), _tuple(dilation, 2))
+    errors = _MAX_POOL2D
+    kernel = ntuple(kernel_size, 2, "kernel_size", errors)
+    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
+    args = (
+        kernel,
+        stride,
+        ntuple(padding, 2, "padding", errors),
+        ntuple(dilation, 2, "dilation", errors),
+    )
     if return_indices:
         return tuple(VariableType.max_pool2d_with_indices(input, *args, ceil_mode))
     return VariableType.max_pool2d(input, *args, ceil_mode)
@@ -427,13 +430,15 @@ def max_pool1d(
             "max_pool1d() Expected 2D or 3D input tensor, but got "
             f"{_sizes(input.shape)}"
         )
-    stride = () if stride is None else (1,) + _tuple(stride, 1)
+    errors = MAX_POOL1D
+    kernel = ntuple(kernel_size, 1, "kernel_size", errors)
+    stride = () if stride is None else (1,) + ntuple(stride, 1, "stride", errors)
     values, indices = VariableType.max_pool2d_with_indices(
         VariableType.unsqueeze(input, -2),
-        (1,) + _tuple(kernel_size, 1),
+        (1,) + kernel,
         stride,
-        (0,) + _tuple(padding, 1),
-        (1,) + _tuple(dilation, 1),
+        (0,) + ntuple(padding, 1, "padding", errors),
+        (1,) + ntuple(dilation, 1, "dilation", errors),
         ceil_mode,
     )
     values = VariableType.squeeze(values, -2)
@@ -457,12 +462,14 @@ def avg_pool2d(
     >>> avg_pool2d(yg.ones(1, 1, 4, 4), 2).shape
     yamlgrad.Size([1, 1, 2, 2])
     """
-    stride = () if stride is None else _tuple(stride, 2, "stride")
+    errors = _AVG_POOL2D
+    kernel = ntuple(kernel_size, 2, "kernel_size", errors)
+    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
     return VariableType.avg_pool2d(
         input,
-        _tuple(kernel_size, 2),
+        kernel,
         stride,
-        _tuple(padding, 2),
+        ntuple(padding, 2, "padding", errors),
         ceil_mode,
         count_include_pad,
         divisor_override,
@@ -483,12 +490,13 @@ def avg_pool1d(
             "avg_pool1d() Expected 2D or 3D input tensor, but got "
             f"{_sizes(input.shape)}"
         )
-    stride = (1,) + (_tuple(kernel_size, 1) if stride is None else _tuple(stride, 1))
+    kernel = ntuple(kernel_size, 1, "kernel_size", AVG_POOL1D)
+    stride = kernel if stride is None else ntuple(stride, 1, "stride", AVG_POOL1D)
     out = VariableType.avg_pool2d(
         VariableType.unsqueeze(input, -2),
-        (1,) + _tuple(kernel_size, 1),
-        stride,
-        (0,) + _tuple(padding, 1),
+        (1,) + kernel,
+        (1,) + stride,
+        (0,) + ntuple(padding, 1, "padding", AVG_POOL1D),
         ceil_mode,
         count_include_pad,
         None,

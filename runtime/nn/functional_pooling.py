@@ -19,6 +19,7 @@ import numpy as np
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.nn.ntuple import fractional, ntuple, pooling
 
 __all__ = [
     "max_pool3d",
@@ -40,12 +41,8 @@ _ALIGN_CORNERS_WARNING = (
 )
 
 
-def _ntuple(value: Any, n: int) -> tuple[int, ...]:
-    """An int repeated n times, or a sequence as a tuple of ints (`_pair`)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * n
-    values = tuple(int(v) for v in value)
-    return values * n if len(values) == 1 else values
+_MAX_POOL3D = pooling("max_pool3d", "three")
+_AVG_POOL3D = pooling("avg_pool3d", "three", either=False)
 
 
 def max_pool3d(
@@ -59,13 +56,15 @@ def max_pool3d(
 ) -> Any:
     """The largest value of each 3-d window (stride defaults to the kernel
     size); with `return_indices`, also its flat position in the input volume."""
-    stride = () if stride is None else _ntuple(stride, 3)
+    errors = _MAX_POOL3D
+    kernel = ntuple(kernel_size, 3, "kernel_size", errors)
+    stride = () if stride is None else ntuple(stride, 3, "stride", errors)
     values, indices = VariableType.max_pool3d_with_indices(
         input,
-        _ntuple(kernel_size, 3),
+        kernel,
         stride,
-        _ntuple(padding, 3),
-        _ntuple(dilation, 3),
+        ntuple(padding, 3, "padding", errors),
+        ntuple(dilation, 3, "dilation", errors),
         ceil_mode,
     )
     return (values, indices) if return_indices else values
@@ -81,12 +80,14 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """The mean of each 3-d window (stride defaults to the kernel size)."""
-    stride = () if stride is None else _ntuple(stride, 3)
+    errors = _AVG_POOL3D
+    kernel = ntuple(kernel_size, 3, "kernel_size", errors)
+    stride = () if stride is None else ntuple(stride, 3, "stride", errors)
     return VariableType.avg_pool3d(
         input,
-        _ntuple(kernel_size, 3),
+        kernel,
         stride,
-        _ntuple(padding, 3),
+        ntuple(padding, 3, "padding", errors),
         ceil_mode,
         count_include_pad,
         divisor_override,
@@ -164,9 +165,9 @@ def max_unpool2d(
 ) -> Tensor:
     """The inverse of max_pool2d: each value written back at its index, zeros
     elsewhere."""
-    kernel = _ntuple(kernel_size, 2)
-    stride = kernel if stride is None else _ntuple(stride, 2)
-    padding = _ntuple(padding, 2)
+    kernel = ntuple(kernel_size, 2)
+    stride = kernel if stride is None else ntuple(stride, 2)
+    padding = ntuple(padding, 2)
     size = _unpool_output_size(input, kernel, stride, padding, output_size)
     return VariableType.max_unpool2d(input, indices, size)
 
@@ -180,9 +181,9 @@ def max_unpool3d(
     output_size: Any = None,
 ) -> Tensor:
     """The inverse of max_pool3d: each value written back at its index."""
-    kernel = _ntuple(kernel_size, 3)
-    stride = kernel if stride is None else _ntuple(stride, 3)
-    padding = _ntuple(padding, 3)
+    kernel = ntuple(kernel_size, 3)
+    stride = kernel if stride is None else ntuple(stride, 3)
+    padding = ntuple(padding, 3)
     size = _unpool_output_size(input, kernel, stride, padding, output_size)
     return VariableType.max_unpool3d(input, indices, size, stride, padding)
 
@@ -217,9 +218,10 @@ def _fractional(
         channels = input.shape[-dims - 1]
         _random_samples = factories.rand(batch, channels, dims, dtype=input.dtype)
     op = getattr(VariableType, name)
-    values, indices = op(
-        input, _ntuple(kernel_size, dims), _ntuple(output_size, dims), _random_samples
-    )
+    error = fractional(name, "three " if dims == 3 else "")
+    kernel = ntuple(kernel_size, dims, "kernel_size", error)
+    output_size = ntuple(output_size, dims, "output_size", error)
+    values, indices = op(input, kernel, output_size, _random_samples)
     return (values, indices) if return_indices else values
 
 

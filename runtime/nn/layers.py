@@ -19,6 +19,7 @@ from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.nn import init
 from yamlgrad.runtime.nn.module import Module
+from yamlgrad.runtime.nn.ntuple import ntuple
 from yamlgrad.runtime.nn.parameter import Parameter
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -151,12 +152,6 @@ class Bilinear(Module):
         )
 
 
-def _ntuple(value: Any, n: int) -> tuple[int, ...]:
-    if isinstance(value, (tuple, list)):
-        return tuple(value)
-    return (value,) * n
-
-
 class _ConvNd(Module):
     """What Conv1d, Conv2d and ConvTranspose2d share: checks, shapes, init, repr."""
 
@@ -193,7 +188,9 @@ class _ConvNd(Module):
                     f"Invalid padding string {padding!r}, should be one of "
                     "{'valid', 'same'}"
                 )
-            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+            if padding == "same" and any(
+                s != 1 for s in ntuple(stride, n, as_given=True)
+            ):
                 raise ValueError(
                     "padding='same' is not supported for strided convolutions"
                 )
@@ -210,12 +207,14 @@ class _ConvNd(Module):
             )
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
+        self.kernel_size = ntuple(kernel_size, n, as_given=True)
+        self.stride = ntuple(stride, n, as_given=True)
+        self.padding = (
+            padding if isinstance(padding, str) else ntuple(padding, n, as_given=True)
+        )
+        self.dilation = ntuple(dilation, n, as_given=True)
         self.transposed = self._transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = ntuple(output_padding, n, as_given=True)
         self.groups = groups
         self.padding_mode = padding_mode
         if self._transposed:
@@ -421,9 +420,9 @@ class AvgPool1d(_AvgPoolNd):
         count_include_pad: bool = True,
     ) -> None:
         super().__init__(
-            _ntuple(kernel_size, 1),
-            _ntuple(stride if stride is not None else kernel_size, 1),
-            _ntuple(padding, 1),
+            ntuple(kernel_size, 1, as_given=True),
+            ntuple(stride if stride is not None else kernel_size, 1, as_given=True),
+            ntuple(padding, 1, as_given=True),
             ceil_mode,
             count_include_pad,
         )

@@ -11,7 +11,7 @@ from typing import Any
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.nn import functional as F
-from yamlgrad.runtime.nn.functional_pooling import _ntuple
+from yamlgrad.runtime.nn.ntuple import ntuple
 from yamlgrad.runtime.nn.layers import _MaxPoolNd
 from yamlgrad.runtime.nn.module import Module
 
@@ -100,9 +100,11 @@ class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
         dims = type(self)._dims
-        self.kernel_size = _ntuple(kernel_size, dims)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, dims)
-        self.padding = _ntuple(padding, dims)
+        self.kernel_size = ntuple(kernel_size, dims, as_given=True)
+        self.stride = ntuple(
+            stride if stride is not None else kernel_size, dims, as_given=True
+        )
+        self.padding = ntuple(padding, dims, as_given=True)
 
     def extra_repr(self) -> str:
         return (

@@ -1,7 +1,8 @@
 """The op families: each forward kernel beside its backward helper.
 
 elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
-(gather/scatter, advanced indexing), conv_pool, normalization, activations, losses,
+(gather/scatter, advanced indexing), convolutions, pooling2d and pooling (with the
+window arithmetic they share in windows), normalization, activations, losses,
 composites (bodies of composite entries), special (scipy.special's functions),
 special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,

@@ -16,6 +16,7 @@ import numpy as np
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import (
+    _SAME_WIDTH,
     _abs,
     _any_tensor,
     _constant,
@@ -110,9 +111,11 @@ def relu(x: Any) -> Any:
 
 
 def silu_kernel(x: Any) -> Any:
-    """x * sigmoid(x)."""
-    out = _sigmoid_into(x, _scratch(x))
-    return np.multiply(out, x, out=out)
+    """x / (1 + exp(-x)), PyTorch's formula: four passes."""
+    out = np.negative(x, out=_scratch(x))
+    np.exp(out, out=out)
+    out += 1
+    return np.divide(x, out, out=out)
 
 
 def softmax(x: Any, dim: int) -> Any:
@@ -192,6 +195,17 @@ def softplus_kernel(x: Any, beta: float, threshold: float) -> Any:
     overflows."""
     out = _scratch(x)
     scaled = np.multiply(x, beta, out=out) if beta != 1 else x
+    if beta > 0 and threshold >= 20 and np.ndim(x):
+        # PyTorch's log1p(exp(s)) / beta below the threshold, x above: exp is
+        # taken at min(s, threshold), and max(., x) picks x above it, with no
+        # mask (log1p(exp(threshold)) exceeds the threshold by exp(-threshold),
+        # under 3e-9 from 20 up).
+        np.minimum(scaled, threshold, out=out)
+        np.exp(out, out=out)
+        np.log1p(out, out=out)
+        if beta != 1:
+            out /= beta
+        return np.maximum(out, x, out=out)
     linear = scaled > threshold
     softplus = _softplus(scaled, out)
     if beta != 1:
@@ -239,7 +253,7 @@ def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
     out *= alpha * scale
     positive = np.maximum(x, 0)
     if scale != 1:
-        positive = positive * scale
+        positive *= scale
     return np.add(out, positive, out=out)
 
 
@@ -260,10 +274,8 @@ def leaky_relu_kernel(x: Any, negative_slope: float) -> Any:
 
 
 def hardtanh_kernel(x: Any, min_val: float, max_val: float) -> Any:
-    out = np.maximum(x, min_val)
-    return (
-        np.minimum(out, max_val, out=out) if np.ndim(out) else np.minimum(out, max_val)
-    )
+    """min(max(x, min_val), max_val) in one pass (max_val where the bounds cross)."""
+    return np.clip(x, min_val, max_val)
 
 
 def hardswish_kernel(x: Any) -> Any:
@@ -274,8 +286,7 @@ def hardswish_kernel(x: Any) -> Any:
 
 def _hardsigmoid_into(x: Any, out: Any) -> Any:
     np.add(x, 3, out=out)
-    np.maximum(out, 0, out=out)
-    np.minimum(out, 6, out=out)
+    np.clip(out, 0, 6, out=out)  # one pass for max(., 0) then min(., 6)
     out /= 6
     return out
 
@@ -286,19 +297,28 @@ def hardsigmoid_kernel(x: Any) -> Any:
 
 
 def log_sigmoid_forward_kernel(x: Any) -> tuple[Any, Any]:
-    """(log_sigmoid(x), exp(-|x|)): the output and PyTorch's CPU buffer."""
-    return log_sigmoid_kernel(x), np.exp(-np.abs(x))
+    """(log_sigmoid(x), exp(-|x|)): the output and PyTorch's CPU buffer, the
+    output computed from the buffer."""
+    buffer = _scratch(x)
+    np.abs(x, out=buffer)
+    np.negative(buffer, out=buffer)
+    np.exp(buffer, out=buffer)
+    return _log_sigmoid_from(x, buffer, _scratch(x)), buffer
 
 
 def log_sigmoid_kernel(x: Any) -> Any:
     """-log(1 + exp(-x)) = min(x, 0) - log1p(exp(-|x|))."""
     out = _scratch(x)
-    negative = np.minimum(x, 0)
     np.abs(x, out=out)
     np.negative(out, out=out)
     np.exp(out, out=out)
-    np.log1p(out, out=out)
-    return np.subtract(negative, out, out=out)
+    return _log_sigmoid_from(x, out, out)
+
+
+def _log_sigmoid_from(x: Any, buffer: Any, out: Any) -> Any:
+    """min(x, 0) - log1p(buffer) in `out` (which may be `buffer`)."""
+    np.log1p(buffer, out=out)
+    return np.subtract(np.minimum(x, 0), out, out=out)
 
 
 def threshold_backward_kernel(grad: Any, self: Any, threshold: float) -> Any:
@@ -502,7 +522,9 @@ def elu_backward(
     np.exp(derivative, out=derivative)
     derivative *= negative_scale
     if scale != negative_scale:
-        derivative += _positive(self, derivative.dtype) * (scale - negative_scale)
+        positive = _positive(self, derivative.dtype)
+        positive *= scale - negative_scale
+        derivative += positive
     return _times(derivative, grad)
 
 
@@ -557,14 +579,41 @@ def hardswish_backward(grad: Any, self: Any) -> Any:
     middle = np.divide(x, 3, out=_scratch(x))
     middle += 0.5
     middle = _times(middle, grad)
-    upper = _select(x >= 3, np.asarray(grad, middle.dtype), middle)
-    return _zero_outside(upper, x > -3)
+    grad = np.asarray(grad)
+    if grad.shape != middle.shape or grad.dtype != middle.dtype or x.ndim == 0:
+        upper = _select(x >= 3, np.asarray(grad, middle.dtype), middle)
+        return _zero_outside(upper, x > -3)
+    # In place on the bit patterns: grad ^ ((middle ^ grad) * (x < 3)) is grad
+    # from 3 up and middle below; then * (x > -3) zeroes up to -3.
+    bits, grad_bits = _bits(middle), _bits(grad)
+    np.bitwise_xor(bits, grad_bits, out=bits)
+    np.multiply(bits, np.less(x, 3), out=bits)
+    np.bitwise_xor(bits, grad_bits, out=bits)
+    return _keep(middle, np.greater(x, -3))
 
 
 def hardsigmoid_backward(grad: Any, self: Any) -> Any:
     """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
-    inside = np.abs(_data(self))
-    return _zero_outside(grad, np.less(inside, 3)) * _NN_ONE_SIXTH
+    x = _data(self)
+    if _any_tensor(grad, self) or np.shape(grad) != x.shape or x.ndim == 0:
+        return _zero_outside(grad, np.less(np.abs(x), 3)) * _NN_ONE_SIXTH
+    inside = np.greater(x, -3)
+    inside &= x < 3
+    return _keep(np.multiply(grad, _NN_ONE_SIXTH), inside)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    """x's bit patterns, as signed integers of its width (a view)."""
+    return x.view(_SAME_WIDTH[x.dtype.itemsize])
+
+
+def _keep(out: np.ndarray, keep: Any) -> np.ndarray:
+    """`out` (an array of the caller's own) with +0.0 where `keep` is False, in
+    place: its bit patterns times the mask, one pass and no temporary (an inf or
+    nan outside becomes 0, as a selection gives)."""
+    bits = _bits(out)
+    np.multiply(bits, keep, out=bits)
+    return out
 
 
 _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
@@ -647,3 +696,80 @@ def threshold_kernel(x: Any, threshold: float, value: float) -> Any:
 
 
 register_numpy_kernels(sigmoid=sigmoid, relu=relu)
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward in the
+# plainest fast numpy, free to reuse the forward's values in the backward (which
+# PyTorch's nodes, saving the input, do not): what numpy reaches without fusion.
+
+
+def _sigmoid_floor(grad: Any, self: Any) -> Any:
+    s = 1 / (1 + np.exp(-self))
+    return s, (1 - s) * s * grad
+
+
+def _silu_floor(grad: Any, self: Any) -> Any:
+    e = np.exp(-self)
+    e += 1
+    out = self / e
+    s = np.reciprocal(e, out=e)
+    return out, (self * (1 - s) + 1) * s * grad
+
+
+def _gelu_floor(grad: Any, self: Any, approximate: str = "none") -> Any:
+    cdf = _special().erf(self * _SQRT_HALF)
+    cdf += 1
+    cdf *= 0.5
+    pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
+    return self * cdf, (cdf + self * pdf) * grad
+
+
+def _softplus_floor(
+    grad: Any, self: Any, beta: float = 1, threshold: float = 20
+) -> Any:
+    out = np.where(self > threshold, self, np.log1p(np.exp(self)))
+    return out, grad / (1 + np.exp(-self))
+
+
+def _elu_floor(
+    grad: Any, self: Any, alpha: float = 1, scale: float = 1, input_scale: float = 1
+) -> Any:
+    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
+    out = np.maximum(self, 0) * scale + negative
+    slope = (negative + alpha * scale) * input_scale
+    return out, np.where(self > 0, scale, slope) * grad
+
+
+def _selu_floor(grad: Any, self: Any) -> Any:
+    return _elu_floor(grad, self, 1.6732632423543772, 1.0507009873554805)
+
+
+def _hardsigmoid_floor(grad: Any, self: Any) -> Any:
+    out = np.clip(self + 3, 0, 6) / 6
+    return out, np.where(np.abs(self) < 3, grad * _NN_ONE_SIXTH, 0)
+
+
+def _hardswish_floor(grad: Any, self: Any) -> Any:
+    out = self * np.clip(self + 3, 0, 6) / 6
+    derivative = self / 3 + 0.5
+    derivative[self >= 3] = 1
+    derivative[self <= -3] = 0
+    return out, derivative * grad
+
+
+def _tanh_floor(grad: Any, self: Any) -> Any:
+    t = np.tanh(self)
+    return t, (1 - t * t) * grad
+
+
+FLOORS = {
+    "tanh": _tanh_floor,
+    "sigmoid": _sigmoid_floor,
+    "silu": _silu_floor,
+    "gelu": _gelu_floor,
+    "softplus": _softplus_floor,
+    "elu": _elu_floor,
+    "selu": _selu_floor,
+    "hardsigmoid": _hardsigmoid_floor,
+    "hardswish": _hardswish_floor,
+}

@@ -18,7 +18,13 @@ from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw, _special
+from yamlgrad.runtime.ops.common import (
+    _any_tensor,
+    _constant_like,
+    _raw,
+    _select,
+    _special,
+)
 
 KERNELS = (
     "frexp_kernel",
@@ -30,6 +36,9 @@ KERNELS = (
     "lerp",
     "xlogy",
     "divide",
+    "remainder_kernel",
+    "logaddexp_kernel",
+    "logaddexp2_kernel",
 )
 BACKWARD_HELPERS = (
     "to_dtype",  # the autograd core's, re-exported for formulas
@@ -82,8 +91,11 @@ def logit(x: Any, eps: float | None) -> Any:
     """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (unclamped when eps is None
     or negative, as in PyTorch). logit(1) is inf and logit(x > 1) nan, silently."""
     z = x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if np.ndim(z) == 0 or np.asarray(z).dtype.kind != "f":
         return np.log(z / (1 - z))
+    out = np.subtract(1, z, out=np.empty_like(z))  # three passes in one array
+    np.divide(z, out, out=out)
+    return np.log(out, out=out)
 
 
 def clamp(x: Any, low: Any, high: Any) -> Any:
@@ -147,6 +159,51 @@ def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
     )
+
+
+def remainder_kernel(a: Any, b: Any) -> Any:
+    """a - b * floor(a / b), with b's sign, as PyTorch's: fmod(a, b), plus b where
+    that is nonzero and its sign differs from b's (np.remainder's float loop does
+    the same element by element, several times slower)."""
+    if np.result_type(a, b).kind != "f":
+        return np.remainder(a, b)
+    mod = np.asarray(np.fmod(a, b))  # a 0-d result too, for the passes' out=
+    fix = np.empty(mod.shape, np.bool_)
+    if np.ndim(b) == 0:
+        (np.greater if b < 0 else np.less)(mod, 0, out=fix)
+    else:
+        np.less(mod, 0, out=fix)
+        np.not_equal(fix, np.less(b, 0), out=fix)
+        fix &= mod != 0
+    return _select(fix, np.add(mod, b), mod)
+
+
+def logaddexp_kernel(a: Any, b: Any) -> Any:
+    """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)), PyTorch's
+    formula; a + b where a - b is nan (both inf of one sign, or a nan)."""
+    return _logaddexp(a, b, np.exp, 1.0)
+
+
+def logaddexp2_kernel(a: Any, b: Any) -> Any:
+    """log2(2**a + 2**b) as max(a, b) + log1p(2**-|a - b|) / log(2)."""
+    return _logaddexp(a, b, np.exp2, 1 / math.log(2))
+
+
+def _logaddexp(a: Any, b: Any, power: Any, scale: float) -> Any:
+    """Five vectorised passes where numpy's logaddexp loops element by element."""
+    out = np.asarray(np.maximum(a, b))
+    d = np.asarray(np.subtract(a, b))
+    undefined = np.isnan(d)
+    np.abs(d, out=d)
+    np.negative(d, out=d)
+    power(d, out=d)
+    np.log1p(d, out=d)
+    if scale != 1:
+        d *= scale
+    out += d
+    if undefined.any():  # a masked ufunc call is slow: only when needed
+        np.copyto(out, np.add(a, b), where=undefined)
+    return out
 
 
 def _unary(np_fn: Any, name: str) -> Any:
@@ -320,6 +377,17 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
     and 0 outside; without eps, inside [0, 1] and nan outside. PyTorch's
     infinitely_differentiable_logit_backward, used in both modes."""
     low, high, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    if not _any_tensor(grad, self) and np.shape(grad) == np.shape(self) != ():
+        # On ndarrays: the quotient in one array of its own, and the elements
+        # outside the range (none, in the usual case) overwritten.
+        value = np.subtract(1, self, out=np.empty(np.shape(self), np.result_type(grad)))
+        value *= self
+        np.divide(grad, value, out=value)
+        inside = np.greater_equal(self, low)
+        inside &= self <= high
+        if not inside.all():
+            value[~inside] = outside
+        return value
     with np.errstate(divide="ignore", invalid="ignore"):
         value = grad / (self * (1 - self))
     return where(logical_and(self >= low, self <= high), value, outside)
@@ -343,3 +411,95 @@ def frexp_backward(grad: Any, exponent: Any) -> Any:
     exponent = np.asarray(_raw(exponent))
     one = np.ones((), dtype=np.asarray(_raw(grad)).dtype)
     return grad * _constant_like(grad, np.ldexp(one, -exponent))
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward of an
+# entry in the plainest fast numpy/scipy, where numpy's own loops are the limit
+# (scipy's erf, float64 sin and cos, fmod, floor_divide, nextafter, hypot) or
+# fusion is (frac, logit, rsqrt: passes that PyTorch runs as one).
+
+
+def _erf_floor(grad: Any, self: Any) -> Any:
+    derivative = np.exp(-(self * self)) * (2 / math.sqrt(math.pi))
+    return _special().erf(self), derivative * grad
+
+
+def _erfc_floor(grad: Any, self: Any) -> Any:
+    derivative = np.exp(-(self * self)) * (-2 / math.sqrt(math.pi))
+    return _special().erfc(self), derivative * grad
+
+
+def _sin_floor(grad: Any, self: Any) -> Any:
+    return np.sin(self), np.cos(self) * grad
+
+
+def _cos_floor(grad: Any, self: Any) -> Any:
+    return np.cos(self), -np.sin(self) * grad
+
+
+def _fmod_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.fmod(self, other), grad
+
+
+def _fmod_tensor_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.fmod(self, other), grad, -grad * np.trunc(self / other)
+
+
+def _remainder_floor(grad: Any, self: Any, other: Any) -> Any:
+    mod = np.fmod(self, other)
+    return np.where((mod != 0) & ((mod < 0) != (other < 0)), mod + other, mod), grad
+
+
+def _remainder_tensor_floor(grad: Any, self: Any, other: Any) -> Any:
+    mod, _ = _remainder_floor(grad, self, other)
+    return mod, grad, -grad * np.floor_divide(self, other)
+
+
+def _div_mode_floor(grad: Any, self: Any, other: Any, rounding_mode: Any) -> Any:
+    if rounding_mode == "floor":
+        return np.floor_divide(self, other), np.zeros_like(grad)
+    return np.trunc(self / other), np.zeros_like(grad)
+
+
+def _nextafter_floor(grad: Any, self: Any, other: Any) -> Any:
+    return np.nextafter(self, other), np.where(self != other, grad, 0)
+
+
+def _hypot_floor(grad: Any, self: Any, other: Any) -> Any:
+    h = np.hypot(self, other)
+    return h, grad * self / h, grad * other / h
+
+
+def _frac_floor(grad: Any, self: Any) -> Any:
+    return self - np.trunc(self), grad
+
+
+def _logit_floor(grad: Any, self: Any, eps: Any = None) -> Any:
+    return np.log(self / (1 - self)), grad / (self * (1 - self))
+
+
+def _rsqrt_floor(grad: Any, self: Any) -> Any:
+    r = 1 / np.sqrt(self)
+    return r, -0.5 * grad * r * r * r
+
+
+FLOORS = {
+    "div_Tensor_mode": _div_mode_floor,
+    "div_Scalar_mode": _div_mode_floor,
+    "nextafter": _nextafter_floor,
+    "hypot": _hypot_floor,
+    "frac": _frac_floor,
+    "logit": _logit_floor,
+    "special_logit": _logit_floor,
+    "rsqrt": _rsqrt_floor,
+    "erf": _erf_floor,
+    "special_erf": _erf_floor,
+    "erfc": _erfc_floor,
+    "special_erfc": _erfc_floor,
+    "sin": _sin_floor,
+    "cos": _cos_floor,
+    "fmod_Scalar": _fmod_floor,
+    "remainder_Scalar": _remainder_floor,
+    "fmod_Tensor": _fmod_tensor_floor,
+    "remainder_Tensor": _remainder_tensor_floor,
+}

@@ -290,12 +290,18 @@ def _check_grid_sampler(input: Any, grid: Any, interpolation_mode: int) -> int:
 
 
 def _gather(flat_input: Any, flat: np.ndarray, channels: int) -> Any:
-    """flat_input [N, C, P] read at positions [N, Q], for every channel."""
+    """flat_input [N, C, P] read at positions [N, Q], for every channel (on an
+    ndarray, one np.take per batch element)."""
+    if isinstance(flat_input, np.ndarray):
+        shape = flat.shape[:1] + (channels,) + flat.shape[1:]
+        out = np.empty(shape, dtype=flat_input.dtype)
+        for n in range(shape[0]):
+            # positions are in range: "clip" spares take's buffered out=
+            np.take(flat_input[n], flat[n], axis=1, out=out[n], mode="clip")
+        return out
     index = np.broadcast_to(
         flat[:, None, :], flat.shape[:1] + (channels,) + flat.shape[1:]
     )
-    if isinstance(flat_input, np.ndarray):
-        return np.take_along_axis(flat_input, index, axis=2)
     return array_namespace(flat_input).gather(
         flat_input, 2, np.ascontiguousarray(index)
     )
@@ -337,6 +343,8 @@ def grid_sampler_backward_input(
         tuple(sizes), grid, interpolation_mode, padding_mode, align_corners
     )
     flat_grad = xp.reshape(grad, (batch, channels, -1))
+    if isinstance(grad, np.ndarray):
+        return _scatter_taps(flat_grad, axes, tuple(input_sizes))
     total = _zeros((batch, channels, math.prod(sizes)), grad)
     for flat, valid, weight, _ in _taps(tuple(sizes), axes):
         index = np.broadcast_to(flat[:, None, :], (batch, channels, flat.shape[1]))
@@ -344,6 +352,23 @@ def grid_sampler_backward_input(
         contribution = flat_grad * xp.reshape(masked, (batch, 1, -1))
         total = xp.scatter_add(total, 2, np.ascontiguousarray(index), contribution)
     return xp.reshape(total, tuple(input_sizes))
+
+
+def _scatter_taps(
+    flat_grad: np.ndarray, axes: list[tuple[_Axis, Any]], input_sizes: tuple[int, ...]
+) -> np.ndarray:
+    """The input's gradient on ndarrays: each tap's weighted gradient added at
+    its positions by np.add.at over one flat index per batch element."""
+    batch, channels, *sizes = input_sizes
+    plane = math.prod(sizes)
+    total = np.zeros((batch, channels * plane), dtype=flat_grad.dtype)
+    offsets = (np.arange(channels) * plane)[:, None]
+    for flat, valid, weight, _ in _taps(tuple(sizes), axes):
+        contribution = flat_grad * (weight * valid)[:, None, :]
+        for n in range(batch):
+            where = (offsets + flat[n]).ravel()  # 1-d: numpy's fast np.add.at
+            np.add.at(total[n], where, contribution[n].ravel())
+    return total.reshape(input_sizes)
 
 
 def grid_sampler_backward_grid(

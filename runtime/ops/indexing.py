@@ -572,7 +572,14 @@ def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
             "expected rotation dims to be different, but got dim0 = "
             f"{first} and dim1 = {second}"
         )
-    return np.ascontiguousarray(np.rot90(x, k, (first, second)))
+    # PyTorch's: a flipped copy, turned by a transposed view (its strides).
+    k %= 4
+    if k == 0:
+        return x.copy()
+    if k == 2:
+        return np.flip(x, (first, second)).copy()
+    flipped = np.flip(x, second if k == 1 else first).copy()
+    return np.swapaxes(flipped, first, second)
 
 
 def rot90(x: Any, k: int, dims: tuple[int, ...]) -> Any:

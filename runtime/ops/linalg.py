@@ -30,6 +30,7 @@ from yamlgrad.runtime.ops.common import (
     _zero_outside,
 )
 from yamlgrad.runtime.ops.elementwise import sign
+from yamlgrad.runtime.ops.linalg_decompositions import _lapack
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
@@ -53,6 +54,7 @@ KERNELS = (
     "triangle",
     "diag_rank",
     "linalg_inv_ex",
+    "det_kernel",
 )
 BACKWARD_HELPERS = (
     "mm_mat1_backward",
@@ -220,6 +222,14 @@ def addr_kernel(x: Any, vec1: Any, vec2: Any, beta: float, alpha: float) -> Any:
     return addmm(x, vec1[:, None], vec2[None, :], beta, alpha)
 
 
+def _matmul_numpy(mat1: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """mat1 @ mat2; an outer product (inner size 1) as a broadcast multiply, the
+    same products without a matrix product's setup (several times faster)."""
+    if mat1.shape[-1] == 1 and mat1.ndim == mat2.ndim == 2:
+        return np.multiply(mat1, mat2)
+    return np.matmul(mat1, mat2)
+
+
 def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
     """beta * x + alpha * sum_i b1[i] @ b2[i]: one matrix product over the
     batch laid side by side."""
@@ -263,7 +273,7 @@ def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
     ignored (nan and inf in it do not propagate), as in PyTorch."""
     numpy = type(mat1) is np.ndarray
     xp = np if numpy else backend.namespace_of(x, mat1, mat2)
-    product = xp.matmul(mat1, mat2)
+    product = _matmul_numpy(mat1, mat2) if numpy else xp.matmul(mat1, mat2)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
@@ -272,6 +282,10 @@ def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
         return product.copy() if numpy else product
     if beta != 1:
         x = x * beta
+    if numpy and np.shape(x) == product.shape[-np.ndim(x) :] and (
+        np.result_type(x, product) == product.dtype
+    ):  # into the product this kernel made: no third array
+        return np.add(x, product, out=product)
     return x + product
 
 
@@ -369,16 +383,101 @@ def diag_rank(ndim: int) -> int:
 def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     """(inverse, info) as torch.linalg.inv_ex: info is 0 for each invertible matrix;
     a singular one raises (numpy cannot go on), with PyTorch's message when asked."""
+    a = np.asarray(a)
+    if _square_floats(a):
+        inverse, info = _getri(a)
+        if info:
+            raise _singular(info)
+        return inverse, np.zeros(a.shape[:-2], dtype=np.int32)
     try:
         inverse = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise RuntimeError(
-            "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
-            "completed because the input matrix is singular."
-        ) from None
+        raise _singular(1) from None
     # LAPACK's layout, as PyTorch returns it: each matrix column-major
     inverse = np.swapaxes(np.ascontiguousarray(np.swapaxes(inverse, -1, -2)), -1, -2)
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
+
+
+def _singular(info: int) -> RuntimeError:
+    return RuntimeError(
+        f"linalg.inv: The diagonal element {info} is zero, the inversion could not "
+        "be completed because the input matrix is singular."
+    )
+
+
+def _square_floats(a: np.ndarray) -> bool:
+    """Float square matrices, not empty: what LAPACK's getri takes."""
+    return (
+        a.dtype.kind in "fc"
+        and a.size > 0
+        and a.ndim >= 2
+        and a.shape[-1] == a.shape[-2]
+    )
+
+
+def _getri(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """The inverses, by LAPACK's getrf and getri per matrix (numpy's inv solves
+    against the identity, several times slower), each column-major as
+    PyTorch's; or, for a singular matrix, its zero pivot's position (from 1)."""
+    getrf, getri = _lapack("getrf", a), _lapack("getri", a)
+    n = a.shape[-1]
+    transposed = np.empty(a.shape, dtype=a.dtype)
+    for i in np.ndindex(*a.shape[:-2]):
+        lu, pivots, info = getrf(a[i])
+        if info > 0:
+            return transposed, info
+        transposed[i] = getri(lu, pivots, lwork=max(1, 64 * n))[0].T
+    return np.swapaxes(transposed, -1, -2), 0
+
+
+def det_kernel(a: Any) -> Any:
+    """The determinants, from LAPACK's getrf per matrix as PyTorch's: the product
+    of U's diagonal, negated for an odd permutation (numpy's det is several
+    times slower on float32)."""
+    a = np.asarray(a)
+    if not _square_floats(a):
+        return np.linalg.det(a)
+    getrf = _lapack("getrf", a)
+    out = np.empty(a.shape[:-2], dtype=a.dtype)
+    for i in np.ndindex(*a.shape[:-2]):
+        out[i] = _det_of_lu(*getrf(a[i])[:2])
+    return out
+
+
+def _det_of_lu(lu: np.ndarray, pivots: np.ndarray) -> Any:
+    """The product of U's diagonal, negated for an odd permutation."""
+    swaps = np.count_nonzero(pivots != np.arange(len(pivots)))
+    return np.prod(np.diagonal(lu)) * (-1 if swaps % 2 else 1)
+
+
+def _det_floor(grad: Any, A: Any) -> tuple[Any, Any]:
+    """det forward + backward as the fewest LAPACK calls: one getrf per matrix,
+    its diagonal's product, and getri from the same factors (the kernel and the
+    formula each factor A); the floor of this LAPACK-bound op (benchmarks/ops.py)."""
+    getrf, getri, n = _lapack("getrf", A), _lapack("getri", A), A.shape[-1]
+    det = np.empty(A.shape[:-2], dtype=A.dtype)
+    gA = np.empty(A.shape, dtype=A.dtype)
+    for i in np.ndindex(*A.shape[:-2]):
+        lu, pivots, _ = getrf(A[i])
+        inverse = getri(lu, pivots, lwork=max(1, 64 * n))[0]
+        det[i] = _det_of_lu(lu, pivots)
+        gA[i] = (grad[i] * det[i]) * inverse.T
+    return det, gA
+
+
+FLOORS = {"linalg_det": _det_floor}
+
+
+def _inverse(a: Any) -> np.ndarray:
+    """np.linalg.inv by getri, raising numpy's LinAlgError for a singular matrix
+    (linalg_det_backward then takes the cofactors by SVD)."""
+    a = np.asarray(a)
+    if not _square_floats(a):
+        return np.linalg.inv(a)
+    inverse, info = _getri(a)
+    if info:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return inverse
 
 
 def mm_mat1_backward(grad: Any, mat2: Any) -> Any:
@@ -406,7 +505,11 @@ def bmm(a: Any, b: Any) -> Any:
 def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
     """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere (by
     selection: a nan or inf grad stays off the rest, as in PyTorch)."""
-    return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    if isinstance(grad, Tensor):
+        return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    out = np.zeros(tuple(sizes), dtype=np.result_type(grad))
+    np.fill_diagonal(out, grad)  # the diagonal alone, written into fresh zeros
+    return out
 
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
@@ -555,5 +658,5 @@ register_numpy_kernels(
     diagonal_backward=_diagonal_backward,
     mv=_matmul,
     bmm=_matmul,
-    linalg_inv=np.linalg.inv,
+    linalg_inv=_inverse,
 )

@@ -103,41 +103,71 @@ def _type_name(x: Any) -> str:
     return scalar_type_name(np.result_type(x))
 
 
+def _lapack(name: str, *arrays: np.ndarray) -> Any:
+    """scipy's LAPACK routine `name` for the arrays' dtype (orgqr, potrs, ...)."""
+    import scipy.linalg.lapack
+
+    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
+
+
+def _blas(name: str, *arrays: np.ndarray) -> Any:
+    """scipy's BLAS routine `name` for the arrays' dtype (trsm)."""
+    import scipy.linalg.blas
+
+    return scipy.linalg.blas.get_blas_funcs(name, arrays)
+
+
+def _each_matrix(f: Any, *arrays: np.ndarray) -> np.ndarray:
+    """f over the matrices of the batch (LAPACK takes one at a time)."""
+    batch = arrays[0].shape[:-2]
+    if not batch:
+        return f(*arrays)
+    outs = [f(*(a[index] for a in arrays)) for index in np.ndindex(*batch)]
+    return np.stack(outs).reshape(batch + outs[0].shape)
+
+
 # -- triangular solves -----------------------------------------------------------------
 
 
-def _triangle(a: Any, upper: bool, unitriangular: bool) -> Any:
-    t = np.triu(a) if upper else np.tril(a)
-    if unitriangular:
-        t = t.copy()
-        np.einsum("...ii->...i", t)[...] = 1
-    return t
+def _batched(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays broadcast to one batch of matrices, in their common dtype."""
+    batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+    dtype = np.result_type(*arrays)
+    return [
+        np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-2:]), dtype=dtype)
+        for a in arrays
+    ]
 
 
-def _solve(a: Any, b: Any) -> Any:
-    """a^{-1} b over broadcast batches; a singular matrix gives inf and nan, as
-    LAPACK's trtrs-free triangular solve in PyTorch does."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[-2:])
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        from scipy.linalg import solve_triangular
+def _trsm(
+    a: Any,
+    b: Any,
+    upper: bool,
+    unitriangular: bool = False,
+    transpose: bool = False,
+    left: bool = True,
+) -> np.ndarray:
+    """op(A)^{-1} B (left) or B op(A)^{-1}, op(A) = A or A^T, reading only the
+    triangle of A that `upper` names, by BLAS trsm on each matrix of the
+    broadcast batch: a zero on the diagonal gives inf and nan, as PyTorch's.
 
-        out = np.empty(batch + b.shape[-2:], dtype=np.result_type(a, b))
-        for i in np.ndindex(*batch):
-            with np.errstate(all="ignore"):
-                out[i] = _substitute(a[i], b[i], solve_triangular)
+    BLAS reads column-major matrices, which row-major ones are the transposes
+    of: it solves the transposed system, X^T = B^T op(A)^{-T} (left), on
+    transposed views, so no matrix is copied on the way in."""
+    a, b = _batched(np.asarray(a), np.asarray(b))
+    out = np.empty(b.shape, dtype=b.dtype)
+    if b.size == 0:
         return out
-
-
-def _substitute(a: Any, b: Any, solve_triangular: Any) -> Any:
-    lower = not np.any(np.triu(a, 1))
-    try:
-        return solve_triangular(a, b, lower=lower, check_finite=False)
-    except np.linalg.LinAlgError:
-        return np.full(b.shape, np.nan, dtype=np.result_type(a, b))
+    trsm = _blas("trsm", a, b)
+    flags = dict(
+        side=int(left),
+        lower=int(upper),
+        trans_a=int(transpose),
+        diag=int(unitriangular),
+    )
+    for i in np.ndindex(*b.shape[:-2]):
+        out[i] = trsm(1.0, a[i].T, b[i].T, **flags).T
+    return out
 
 
 def solve_triangular_kernel(
@@ -162,11 +192,7 @@ def solve_triangular_kernel(
             f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{n} and "
             f"{b.shape[-2]}x{b.shape[-1]}): the number of {side} must match"
         )
-    t = _triangle(a, upper, unitriangular)
-    if left:
-        return lapack_layout(_solve(t, b))
-    x = _solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2))
-    return lapack_layout(np.swapaxes(x, -1, -2))
+    return lapack_layout(_trsm(a, b, upper, unitriangular, left=left))
 
 
 def triangular_solve_kernel(
@@ -179,8 +205,7 @@ def triangular_solve_kernel(
                 f"torch.triangular_solve: Expected {name} to have at least 2 "
                 f"dimensions, but it has {np.ndim(x)} dimensions instead"
             )
-    t = _triangle(a, upper, unitriangular)
-    solution = _solve(np.swapaxes(t, -1, -2) if transpose else t, b)
+    solution = _trsm(a, b, upper, unitriangular, transpose)
     batch = solution.shape[:-2]
     return solution, np.broadcast_to(a, batch + a.shape[-2:]).copy()
 
@@ -301,6 +326,28 @@ def cholesky_backward(grad: Any, upper: bool, L: Any) -> Any:
     return 0.5 * (gA + _mT(gA))
 
 
+def _cholesky_floor(
+    grad: Any, self: Any, upper: bool = False, check_errors: bool = False
+) -> tuple[Any, Any]:
+    """cholesky forward + backward as the fewest LAPACK/BLAS calls (potrf, two
+    trsm, one product), the floor these LAPACK-bound ops are measured against
+    (benchmarks/ops.py): what numpy and scipy's LAPACK cost themselves."""
+    L = np.linalg.cholesky(self)
+    gL = np.swapaxes(grad, -1, -2) if upper else grad
+    phi = np.swapaxes(L, -1, -2) @ gL
+    phi = 0.5 * (np.tril(phi) + np.tril(phi, -1))
+    gA = _trsm(L, _trsm(L, phi, False, transpose=True), False, left=False)
+    forward = np.swapaxes(L, -1, -2) if upper else L
+    return forward, 0.5 * (gA + np.swapaxes(gA, -1, -2))
+
+
+FLOORS = {
+    "cholesky": _cholesky_floor,
+    "linalg_cholesky_ex": _cholesky_floor,
+    "linalg_cholesky": _cholesky_floor,
+}
+
+
 def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
     """dL = L Phi(L^{-1} dA L^{-T}), Phi the lower triangle with half the
     diagonal (PyTorch's, which reads the whole tangent dA)."""
@@ -312,11 +359,6 @@ def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
     return _mT(dL) if upper else dL
 
 
-def _cholesky_factor(factor: Any, upper: bool) -> Any:
-    """The lower factor L (A = L L^T), from L or from U = L^T."""
-    return np.swapaxes(factor, -1, -2) if upper else factor
-
-
 def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
     """X with A X = b, A = L L^T (or U^T U) given its factor."""
     for name, x in (("b", b), ("u", factor)):
@@ -325,9 +367,12 @@ def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
                 f"cholesky_solve: Expected {name} to have at least 2 dimensions, "
                 f"but it has {np.ndim(x)} dimensions instead"
             )
-    lower = np.tril(_cholesky_factor(np.triu(factor) if upper else factor, upper))
-    y = _solve(lower, b)
-    return lapack_layout(_solve(np.swapaxes(lower, -1, -2), y))
+    factor, b = _batched(np.asarray(factor), np.asarray(b))
+    if b.size == 0:
+        return lapack_layout(b)
+    potrs = _lapack("potrs", factor, b)  # reads the factor's triangle only
+    solve = lambda c, y: potrs(c, y, lower=int(not upper))[0]  # noqa: E731
+    return lapack_layout(_each_matrix(solve, factor, b))
 
 
 def cholesky_solve_backward(
@@ -622,32 +667,16 @@ def linalg_lstsq_backward(
 # -- Householder products --------------------------------------------------------------
 
 
-def _reflectors(V: Any, tau: Any) -> list[Any]:
-    """H_i = I - tau_i v_i v_i^T for each tau_i, v_i the i-th column of V below
-    the diagonal with a 1 on it (LAPACK's Householder form), m x m each."""
-    m = V.shape[-2]
-    dtype = _values(V).dtype
-    eye = _constant(V, np.eye(m, dtype=dtype))
-    out = []
-    for i in range(tau.shape[-1]):
-        below = _constant(V, (np.arange(m) > i).astype(dtype))
-        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
-        t = tau[..., i][..., None, None]
-        out.append(eye - t * (v[..., :, None] * v[..., None, :]))
-    return out
+def _unit_columns(V: Any, k: int) -> Any:
+    """v_1 .. v_k as the columns of an m x k matrix: V's first k columns below the
+    diagonal, with a 1 on it (LAPACK's Householder form)."""
+    m, dtype = V.shape[-2], _values(V).dtype
+    below = _constant(V, np.tril(np.ones((m, k), dtype=dtype), -1))
+    return V[..., :, :k] * below + _constant(V, np.eye(m, k, dtype=dtype))
 
 
 def _values(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else x.detach().numpy()
-
-
-def _product(matrices: list[Any], like: Any) -> Any:
-    """H_1 ... H_k (the identity for none)."""
-    m = like.shape[-2]
-    out = _constant(like, np.eye(m, dtype=_values(like).dtype))
-    for h in matrices:
-        out = out @ h
-    return out
 
 
 def _check_householder(V: Any, tau: Any, op: str) -> None:
@@ -661,6 +690,21 @@ def _check_householder(V: Any, tau: Any, op: str) -> None:
         )
 
 
+def _orgqr(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first n columns of H_1 ... H_k, by LAPACK's orgqr (ungqr if complex)."""
+    m, n, k = V.shape[-2], V.shape[-1], tau.shape[-1]
+    if k == 0 or n == 0:
+        return np.broadcast_to(np.eye(m, n, dtype=V.dtype), V.shape).copy()
+    orgqr = _lapack("ungqr" if V.dtype.kind == "c" else "orgqr", V)
+
+    def one(v: np.ndarray, t: np.ndarray) -> np.ndarray:
+        padded = np.zeros(n, dtype=V.dtype)
+        padded[:k] = t  # tau_i = 0 beyond k: H_i = I
+        return orgqr(v, padded, lwork=max(1, 64 * n))[0]
+
+    return _each_matrix(one, V, np.broadcast_to(tau, V.shape[:-2] + (k,)))
+
+
 def householder_product_kernel(V: Any, tau: Any) -> Any:
     """The first n columns of H_1 ... H_k: torch.linalg.householder_product."""
     op = "torch.linalg.householder_product"
@@ -669,29 +713,50 @@ def householder_product_kernel(V: Any, tau: Any) -> Any:
         raise RuntimeError(
             f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]"
         )
-    q = _product(_reflectors(V, tau), V)
-    return lapack_layout(q[..., :, : V.shape[-1]])
+    return lapack_layout(_orgqr(np.asarray(V), np.asarray(tau)))
+
+
+def _reflect(Y: Any, tau: Any, j: int, X: Any, columns: slice) -> Any:
+    """H_j X on the `columns` of X, the others as they are: X - tau_j v_j (v_j^T X),
+    O(m k) for an m x k X. An ndarray X (one the caller made) is updated in place."""
+    v = Y[..., :, j : j + 1]
+    if isinstance(X, np.ndarray):
+        part = X[..., :, columns]
+        part -= (tau[..., j : j + 1, None] * v) @ (np.swapaxes(v, -1, -2) @ part)
+        return X
+    chosen = np.zeros(X.shape[-1], dtype=_values(X).dtype)
+    chosen[columns] = 1
+    w = _mT(v) @ X * _constant(X, chosen)
+    return X - (tau[..., j : j + 1, None] * v) @ w
 
 
 def _householder_grads(G: Any, V: Any, tau: Any) -> tuple[Any, Any]:
-    """The gradients of <G, H_1 ... H_k> with respect to V and tau: with
-    K_i = (H_1..H_{i-1})^T G (H_{i+1}..H_k)^T, tau_i's is -v_i^T K_i v_i and
-    v_i's is -tau_i (K_i + K_i^T) v_i, kept below the diagonal."""
+    """The gradients of <G, H_1 ... H_k> with respect to V and tau.
+
+    With K_i = (H_1..H_{i-1})^T G (H_{i+1}..H_k)^T, tau_i's is -v_i^T K_i v_i and
+    v_i's is -tau_i (K_i + K_i^T) v_i, kept below the diagonal. K_i is never
+    formed: (real) reflectors are symmetric, so K_i v_i = H_{i-1}..H_1 G u_i with
+    u_i = H_k..H_{i+1} v_i, and K_i^T v_i = H_{i+1}..H_k G^T H_1..H_{i-1} v_i;
+    each chain is built for every i at once, one reflector at a time over an
+    m x k matrix of columns (O(m k^2) with two products by G, where the
+    products of m x m reflectors cost O(k^2 m^3))."""
     xp = array_namespace(G, V, tau)
-    hs = _reflectors(V, tau)
-    m, n, k = V.shape[-2], V.shape[-1], len(hs)
-    dtype = _values(V).dtype
-    columns, taus = [], []
-    for i in range(k):
-        K = _mT(_product(hs[:i], V)) @ G @ _mT(_product(hs[i + 1 :], V))
-        below = _constant(V, (np.arange(m) > i).astype(dtype))
-        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
-        Kv = xp.sum(K * v[..., None, :], -1) + xp.sum(K * v[..., :, None], -2)
-        taus.append(-xp.sum(v * xp.sum(K * v[..., None, :], -1), -1))
-        columns.append(-tau[..., i][..., None] * Kv * below)
-    zeros = V[..., :, 0] * 0
-    columns += [zeros] * (n - k)
-    return xp.stack(columns, -1), xp.stack(taus, -1)
+    m, n, k = V.shape[-2], V.shape[-1], tau.shape[-1]
+    Y = _unit_columns(V, k)
+    U, P = Y * 1, Y * 1
+    for j in range(k):
+        U = _reflect(Y, tau, j, U, slice(0, j))  # u_i = H_k..H_{i+1} v_i
+        P = _reflect(Y, tau, k - 1 - j, P, slice(k - j, k))  # H_1..H_{i-1} v_i
+    C, R = G @ U, _mT(G) @ P
+    for j in range(k):
+        C = _reflect(Y, tau, j, C, slice(j + 1, k))  # K_i v_i
+        R = _reflect(Y, tau, k - 1 - j, R, slice(0, k - 1 - j))  # K_i^T v_i
+    below = _constant(V, np.tril(np.ones((m, k), dtype=_values(V).dtype), -1))
+    g_tau = -xp.sum(Y * C, -2)
+    g_V = -tau[..., None, :] * (C + R) * below
+    if n > k:
+        g_V = xp.concatenate([g_V, V[..., :, k:] * 0], -1)
+    return g_V, g_tau
 
 
 def householder_product_backward(
@@ -706,7 +771,8 @@ def householder_product_backward(
 
 
 def ormqr_kernel(V: Any, tau: Any, other: Any, left: bool, transpose: bool) -> Any:
-    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, op(Q) = Q^T with `transpose`."""
+    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, op(Q) = Q^T with `transpose`:
+    LAPACK's ormqr (unmqr if complex), which applies the reflectors in place."""
     op = "torch.ormqr"
     _check_householder(V, tau, op)
     m = V.shape[-2]
@@ -721,9 +787,26 @@ def ormqr_kernel(V: Any, tau: Any, other: Any, left: bool, transpose: bool) -> A
             f"{op}: tau.shape[-1] must be equal to min(other.shape[{side}], "
             "input.shape[-1])"
         )
-    q = _product(_reflectors(V, tau), V)
-    q = np.swapaxes(q, -1, -2) if transpose else q
-    return np.ascontiguousarray(q @ other if left else other @ q)
+    V, tau, other = np.asarray(V), np.asarray(tau), np.asarray(other)
+    k = tau.shape[-1]
+    batch = np.broadcast_shapes(V.shape[:-2], tau.shape[:-1], other.shape[:-2])
+    if k == 0 or other.size == 0:
+        return np.ascontiguousarray(np.broadcast_to(other, batch + other.shape[-2:]))
+    complex_ = np.result_type(V, other).kind == "c"
+    ormqr = _lapack("unmqr" if complex_ else "ormqr", V, other)
+    side, trans = "L" if left else "R", ("C" if complex_ else "T") if transpose else "N"
+
+    def one(v: np.ndarray, t: np.ndarray, c: np.ndarray) -> np.ndarray:
+        lwork = ormqr(side, trans, v, t, c, lwork=-1)[1][0]  # a workspace query
+        return ormqr(side, trans, v, t, c, lwork=max(1, int(lwork.real)))[0]
+
+    dtype = np.result_type(V, other)
+    return _each_matrix(
+        one,
+        np.broadcast_to(V[..., :, :k], batch + (m, k)).astype(dtype),
+        np.broadcast_to(tau, batch + (k,)).astype(dtype),
+        np.broadcast_to(other, batch + other.shape[-2:]).astype(dtype),
+    )
 
 
 def ormqr_backward(
@@ -735,21 +818,21 @@ def ormqr_backward(
     transpose: bool,
     grad_input_mask: tuple[bool, ...],
 ) -> tuple[Any, Any, Any]:
-    """C's gradient is op(Q)^T grad (grad op(Q)^T on the right); Q's, from
-    grad and C, goes to the reflectors as householder_product's does."""
+    """C's gradient is op(Q)^T grad (grad op(Q)^T on the right), an ormqr with
+    the other `transpose`; Q's, from grad and C, goes to the reflectors as
+    householder_product's does."""
     xp = array_namespace(grad, V, tau, other)
-    q = _product(_reflectors(V, tau), V)
-    op_q = _mT(q) if transpose else q
-    g_other = _mT(op_q) @ grad if left else grad @ _mT(op_q)
-    g_op = grad @ _mT(other) if left else _mT(other) @ grad
+    g_other = None
+    if grad_input_mask[2]:
+        g_other = xp.ormqr(V, tau, grad, left, not transpose)
     gV, gtau = None, None
     if grad_input_mask[0] or grad_input_mask[1]:
+        g_op = grad @ _mT(other) if left else _mT(other) @ grad
         gV, gtau = _householder_grads(_mT(g_op) if transpose else g_op, V, tau)
-    del xp
     return (
         gV if grad_input_mask[0] else None,
         gtau if grad_input_mask[1] else None,
-        g_other if grad_input_mask[2] else None,
+        g_other,
     )
 
 
@@ -761,4 +844,5 @@ register_numpy_kernels(
     linalg_pinv=lambda a: pinv_kernel(a, None, None, False),
     linalg_matrix_exp=matrix_exp_kernel,
     linalg_cross=lambda a, b, dim=-1: cross_kernel(a, b, dim),
+    ormqr=ormqr_kernel,
 )

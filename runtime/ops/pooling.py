@@ -8,7 +8,7 @@ the gradient goes back there (`max_pool_backward`, a scatter-add whose own
 backward is a gather), and max unpooling writes there (its backward gathers).
 Windows are scanned in row-major order with PyTorch's rule `val > max ||
 isnan(val)`: the first of equal values, the last NaN. Average pooling is
-separable, one matrix per axis (conv_pool.avg_pool_matrix), so its backward is
+separable, one matrix per axis (windows.avg_pool_matrix), so its backward is
 the product with their transposes.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.ops.common import _constant, _raw, _sizes, _zeros
-from yamlgrad.runtime.ops.conv_pool import (
+from yamlgrad.runtime.ops.windows import (
     _lowest,
     _window_max_in_order,
     avg_pool_matrix,
@@ -136,13 +136,39 @@ def max_pool3d_with_indices_kernel(
         views.append(padded[(Ellipsis,) + window])
         steps.append(sum(b * m for b, m in zip(begin, strides)))
     nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    values, arg = _window_max_in_order(views, nan)
+    values, arg = _window_argmax(views, nan)
     corner = sum(
         np.reshape((np.arange(o) * s - p) * m, [-1 if i == a else 1 for i in range(3)])
         for a, (o, s, p, m) in enumerate(zip(out, stride, padding, strides))
     )
-    indices = np.asarray(steps, dtype=np.int64).take(arg) + corner
+    indices = np.asarray(steps, dtype=np.int64).take(arg)
+    indices += corner
+    if values is None:  # read at the argmax: np.maximum may pick either zero
+        planes = x.reshape(-1, math.prod(sizes))
+        at = indices.reshape(planes.shape[0], -1)
+        values = np.take_along_axis(planes, at, 1).reshape(indices.shape)
     return np.ascontiguousarray(values), indices
+
+
+def _window_argmax(
+    views: list[np.ndarray], nan: bool
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Each window's offset of its maximum under PyTorch's rule (`val > max ||
+    isnan(val)`: the first of equal values, the last NaN), with the values
+    where they come out of the scan (None otherwise). Without NaN: the maximum,
+    then how many offsets come before the first that holds it (a running "not
+    yet found" mask), counted in the smallest integer type that holds them."""
+    if nan:
+        return _window_max_in_order(views, nan)
+    top = np.array(views[0], copy=True)
+    for view in views[1:]:
+        np.maximum(top, view, out=top)
+    behind = views[0] != top
+    arg = behind.astype(np.min_scalar_type(len(views)))
+    for view in views[1:-1]:
+        behind &= view != top
+        arg += behind
+    return None, arg
 
 
 def max_pool_backward(
@@ -158,9 +184,10 @@ def max_pool_backward(
     if not isinstance(flat, np.ndarray):
         total = xp.scatter_add(_zeros((planes, plane), grad), 1, index, flat)
         return xp.reshape(total, sizes)
-    rows = index + np.arange(planes)[:, None] * plane
-    total = np.bincount(rows.ravel(), weights=flat.ravel(), minlength=planes * plane)
-    return total.astype(flat.dtype, copy=False).reshape(sizes)
+    total = np.zeros(planes * plane, dtype=flat.dtype)
+    rows = _flat_positions(index, plane).ravel()
+    np.add.at(total, rows, flat.ravel())  # windows may share an argmax
+    return total.reshape(sizes)
 
 
 def _avg_pool3d_matrices(
@@ -260,49 +287,45 @@ def _window_indices(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, i
     return np.minimum(positions, ends[..., None] - 1), width
 
 
-def _gather_windows(
+def _max_over_windows(
     x: np.ndarray, per_axis: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The windows of x's last len(per_axis) dims, given each axis's [P..., out,
-    K] positions (P: leading dims they vary with, or none): values [..., out...,
-    K...] flattened to [..., out..., window], and each element's flat position
-    in the pooled dims, shaped alike."""
+    """(values, indices) of the max over windows of x's last len(per_axis) dims,
+    given each axis's [P..., out, K] positions (P: leading dims they vary with,
+    or none): the windows gathered as [..., out..., K...] by one fancy index,
+    the max over them under PyTorch's rule, and its flat position in the pooled
+    dims, read from the positions at the argmax."""
     dims = len(per_axis)
-    strides = _strides_of(x.shape[-dims:])
     lead = x.ndim - dims
+    rank = lead + 2 * dims
     index = []
-    flat = 0
     for axis, positions in enumerate(per_axis):
-        # [P..., out, K] -> broadcastable to [lead..., out_0, K_0, out_1, K_1, ...]
+        # [P..., out, K] -> broadcastable to [lead..., out_0, .., K_0, ..]
         extra = positions.ndim - 2
-        shape = [1] * (lead + 2 * dims)
+        shape = [1] * rank
         shape[lead - extra : lead] = positions.shape[:extra]
-        shape[lead + 2 * axis : lead + 2 * axis + 2] = positions.shape[-2:]
-        positions = positions.reshape(shape)
-        index.append(positions)
-        flat = flat + positions * strides[axis]
+        shape[lead + axis] = positions.shape[-2]
+        shape[lead + dims + axis] = positions.shape[-1]
+        index.append(positions.reshape(shape))
     leading = tuple(
-        np.arange(n).reshape([-1 if i == j else 1 for i in range(lead + 2 * dims)])
+        np.arange(n).reshape([-1 if i == j else 1 for i in range(rank)])
         for j, n in enumerate(x.shape[:lead])
     )
-    values = x[leading + tuple(index)]
-    order = tuple(range(lead)) + tuple(lead + 2 * a for a in range(dims))
-    order += tuple(lead + 2 * a + 1 for a in range(dims))
-    flat = np.broadcast_to(flat, values.shape).transpose(order)
-    values = values.transpose(order)
-    window = values.shape[: lead + dims] + (-1,)
-    return values.reshape(window), np.reshape(flat, window)
-
-
-def _max_over_windows(
-    values: np.ndarray, flat: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Max over the last axis in order (PyTorch's rule) and its flat position."""
-    nan = values.dtype.kind == "f" and bool(np.isnan(values).any())
-    views = [values[..., j] for j in range(values.shape[-1])]
-    best, arg = _window_max_in_order(views, nan)
-    indices = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    return np.ascontiguousarray(best), np.ascontiguousarray(indices, dtype=np.int64)
+    windows = x[leading + tuple(index)]
+    offsets = windows.shape[lead + dims :]
+    windows = windows.reshape(windows.shape[: lead + dims] + (-1,))
+    nan = x.dtype.kind == "f" and bool(np.isnan(windows).any())
+    views = [windows[..., j] for j in range(windows.shape[-1])]
+    best, arg = _window_argmax(views, nan)
+    if best is None:
+        best = np.take_along_axis(windows, arg[..., None], axis=-1)[..., 0]
+    indices = np.zeros(arg.shape, dtype=np.int64)
+    strides = _strides_of(x.shape[-dims:])
+    for axis, (positions, k) in enumerate(zip(index, np.unravel_index(arg, offsets))):
+        at = k.reshape(k.shape + (1,) * dims)
+        picked = np.take_along_axis(positions, at, axis=lead + dims + axis)
+        indices += picked.reshape(picked.shape[: lead + dims]) * strides[axis]
+    return np.ascontiguousarray(best), indices
 
 
 def adaptive_max_pool_kernel(
@@ -329,11 +352,53 @@ def adaptive_max_pool_kernel(
         raise RuntimeError(
             f"{name}(): internal error: output_size.size() must be {dims}"
         )
-    per_axis = []
+    bounds = []
     for n, o in zip(x.shape[-dims:], out):
         i = np.arange(o)
-        per_axis.append(_window_indices((i * n) // o, -((-(i + 1) * n) // o))[0])
-    return _max_over_windows(*_gather_windows(x, per_axis))
+        bounds.append(((i * n) // o, -((-(i + 1) * n) // o)))
+    widest = math.prod(int(np.max(end - start)) for start, end in bounds)
+    if math.prod(out) <= widest:  # few large windows: one reduction per window
+        return _max_by_window(x, bounds)
+    per_axis = [_window_indices(start, end)[0] for start, end in bounds]
+    return _max_over_windows(x, per_axis)
+
+
+def _max_by_window(
+    x: np.ndarray, bounds: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the max over each window [start, end) of the last
+    len(bounds) dims, window by window: each window copied into one reused
+    buffer, then an argmax over every plane at once (the first of equal values,
+    NaN first too: where the max is NaN, the last NaN is PyTorch's)."""
+    dims = len(bounds)
+    lead = x.shape[:-dims]
+    planes = x.reshape((-1,) + x.shape[-dims:])
+    count = planes.shape[0]
+    out = tuple(len(start) for start, _ in bounds)
+    values = np.empty((count,) + out, dtype=x.dtype)
+    indices = np.empty((count,) + out, dtype=np.int64)
+    strides = _strides_of(x.shape[-dims:])
+    widths = [end - start for start, end in bounds]
+    buffer = np.empty(count * math.prod(int(np.max(w)) for w in widths), x.dtype)
+    for cell in np.ndindex(*out):
+        corner = [int(start[c]) for (start, _), c in zip(bounds, cell)]
+        shape = [int(w[c]) for w, c in zip(widths, cell)]
+        block = buffer[: count * math.prod(shape)].reshape([count] + shape)
+        window = tuple(slice(b, b + n) for b, n in zip(corner, shape))
+        np.copyto(block, planes[(slice(None),) + window])
+        block = block.reshape(count, -1)
+        arg = np.argmax(block, axis=1)
+        best = block[np.arange(count), arg]
+        nan = np.isnan(best) if x.dtype.kind == "f" else None
+        if nan is not None and nan.any():
+            last = block.shape[1] - 1 - np.argmax(np.isnan(block[nan, ::-1]), axis=1)
+            arg[nan] = last
+        values[(slice(None),) + cell] = best
+        position = np.unravel_index(arg, shape)
+        indices[(slice(None),) + cell] = sum(
+            (p + b) * m for p, b, m in zip(position, corner, strides)
+        )
+    return values.reshape(lead + out), indices.reshape(lead + out)
 
 
 def _fractional_starts(
@@ -383,7 +448,7 @@ def fractional_max_pool_kernel(
         sample = samples[..., 1 - a if dims == 2 else a]
         starts = _fractional_starts(sample, n, o, k)
         per_axis.append(_window_indices(starts, starts + k)[0])
-    values, indices = _max_over_windows(*_gather_windows(batched, per_axis))
+    values, indices = _max_over_windows(batched, per_axis)
     if x.ndim == dims + 1:
         return values[0], indices[0]
     return values, indices
@@ -414,9 +479,15 @@ def max_unpool_kernel(
             f"Found an invalid max index: {int(where[invalid][0])} (output volumes "
             f"are of size {size}"
         )
-    result = np.zeros((planes, plane), dtype=self.dtype)
-    np.put_along_axis(result, where, self.reshape(planes, -1), axis=1)
+    result = np.zeros(planes * plane, dtype=self.dtype)
+    result[_flat_positions(where, plane)] = self.reshape(planes, -1)
     return result.reshape(lead + out)
+
+
+def _flat_positions(where: np.ndarray, plane: int) -> np.ndarray:
+    """Positions [planes, n] in each plane of `plane` elements as positions in
+    all of them (one 1-d index: numpy's fast path)."""
+    return where + (np.arange(where.shape[0]) * plane)[:, None]
 
 
 def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
@@ -428,7 +499,7 @@ def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
     flat = xp.reshape(grad, (planes, -1))
     where = np.reshape(index, (planes, -1))
     if isinstance(flat, np.ndarray):
-        picked = np.take_along_axis(flat, where, axis=1)
+        picked = np.ravel(flat).take(_flat_positions(where, flat.shape[1]))
     else:
         picked = xp.gather(flat, 1, where)
     return xp.reshape(picked, tuple(index.shape))

@@ -20,6 +20,7 @@ from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
     _abs,
+    _any_tensor,
     _constant,
     _constant_like,
     _data,
@@ -458,6 +459,13 @@ def value_selecting_reduction_backward(
     if not keepdim:
         index = np.expand_dims(index, dim)
         grad = reshape(grad, tuple(index.shape))
+    if isinstance(grad, np.ndarray):
+        # Each slice's indices are distinct, so a write into fresh zeros is the
+        # scatter (PyTorch's), without scatter_add's copy of its input or a mask
+        # over the whole input
+        out = np.zeros(sizes, dtype=grad.dtype)
+        np.put_along_axis(out, index, grad, dim)
+        return out
     if index.shape[dim] != 1:  # sort, topk: scattered into zeros
         return array_namespace(grad).scatter_add(_zeros(sizes, grad), dim, index, grad)
     positions = np.arange(sizes[dim]).reshape((-1,) + (1,) * (len(sizes) - dim - 1))
@@ -468,11 +476,16 @@ def value_selecting_reduction_backward(
 def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
     """max()/min() of a whole tensor: ties share the gradient evenly (NaN matches NaN)."""
     x, v = np.asarray(_data(input)), np.asarray(_data(value))
-    mask = (x == v) | (np.isnan(x) & np.isnan(v))
-    count = max(int(mask.sum()), 1)
+    mask = x == v if v == v else x != x  # a NaN result matches the NaNs
+    count = max(np.count_nonzero(mask), 1)
     # Selected, not multiplied (PyTorch's CPU masked_fill_ into zeros): a nan or
     # inf gradient reaches the extreme elements only.
-    return _zero_outside(expand(grad / count, x.shape), mask)
+    share = grad / count
+    if _any_tensor(share):
+        return _zero_outside(expand(share, x.shape), mask)
+    out = np.zeros(x.shape, dtype=np.result_type(share))
+    out[mask] = share  # the few selected entries, written into fresh zeros
+    return out
 
 
 def _dims(dim: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
@@ -703,13 +716,20 @@ def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
         _dim(dim, 1, "cummax")
         return x.copy(), np.zeros((), dtype=np.int64)
     axis = _dim(dim, x.ndim, "cummax")
-    running = np.maximum if largest else np.minimum
+    nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    # Without a NaN, fmax/fmin give the same values, and accumulate faster.
+    if nans or x.dtype.kind != "f":
+        running = np.maximum if largest else np.minimum
+    else:
+        running = np.fmax if largest else np.fmin
     values = running.accumulate(x, axis=axis)
-    reached = (x == values) | np.isnan(x) if x.dtype.kind == "f" else x == values
+    reached = x == values
+    if nans:
+        reached |= np.isnan(x)
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
     positions = np.arange(x.shape[axis]).reshape(shape)
-    indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
+    indices = np.maximum.accumulate(reached * positions, axis=axis)
     # Contiguous results, as PyTorch's, whatever the input's strides.
     return np.asarray(values, order="C"), np.asarray(indices, np.int64, order="C")
 
@@ -718,8 +738,45 @@ def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
     """Each output's gradient added at the input it came from."""
     if np.ndim(self) == 0:
         return grad
-    xp = array_namespace(grad)
-    return xp.scatter_add(zeros_like(grad), dim, indices, grad)
+    if _any_tensor(grad):
+        return array_namespace(grad).scatter_add(zeros_like(grad), dim, indices, grad)
+    return _scatter_add_into_zeros(grad, dim, np.asarray(indices))
+
+
+def _scatter_add_into_zeros(grad: np.ndarray, dim: int, index: np.ndarray) -> Any:
+    """scatter_add(zeros_like(grad), dim, index, grad) for an index of grad's
+    shape: one np.add.at over flat positions into fresh zeros, without
+    scatter_add's copy of its input and checks of an index made here."""
+    axis = _wrap_dim(dim, grad.ndim)
+    shape = [1] * grad.ndim
+    shape[axis] = grad.shape[axis]
+    positions = np.arange(grad.shape[axis]).reshape(shape)
+    flat = index - positions  # how far each entry moves along `axis`
+    flat *= math.prod(grad.shape[axis + 1 :])
+    flat += np.arange(grad.size).reshape(grad.shape)
+    total = np.zeros(grad.shape, dtype=grad.dtype)
+    np.add.at(total.reshape(-1), flat.reshape(-1), grad.reshape(-1))
+    return total
+
+
+def _cummaxmin_floor(largest: bool) -> Any:
+    """cummax/cummin forward + backward in the fewest numpy calls: numpy has no
+    vectorised running extreme (ufunc.accumulate is a scalar loop), so this is
+    the floor those ops are measured against (benchmarks/ops.py)."""
+
+    def floor(grad: Any, self: Any, dim: int) -> tuple[Any, Any]:
+        axis = dim % self.ndim
+        values = (np.fmax if largest else np.fmin).accumulate(self, axis=axis)
+        positions = np.arange(self.shape[axis]).reshape(
+            (-1,) + (1,) * (self.ndim - axis - 1)
+        )
+        indices = np.maximum.accumulate((self == values) * positions, axis=axis)
+        return values, _scatter_add_into_zeros(grad, axis, indices)
+
+    return floor
+
+
+FLOORS = {"cummax": _cummaxmin_floor(True), "cummin": _cummaxmin_floor(False)}
 
 
 def count_nonzero_kernel(x: Any, dim: tuple[int, ...] | None) -> np.ndarray:

@@ -139,12 +139,17 @@ def _pad_indices(
     return [_pad_index(s, b, a, mode) for s, (b, a) in zip(sizes, pairs)]
 
 
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge"}
+
+
 def _pad_kernel(x: Any, padding: tuple[int, ...], nd: int, mode: str) -> np.ndarray:
     x = np.asarray(x)
     _check_pad_input(x, nd)
-    for axis, index in zip(
-        range(x.ndim - nd, x.ndim), _pad_indices(x.shape, padding, nd, mode)
-    ):
+    indices = _pad_indices(x.shape, padding, nd, mode)
+    if min(padding) >= 0:  # np.pad copies x once and fills the borders from it
+        widths = [(0, 0)] * (x.ndim - nd) + _pad_pairs(padding, nd)
+        return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
+    for axis, index in zip(range(x.ndim - nd, x.ndim), indices):
         x = np.take(x, index, axis=axis)
     return np.ascontiguousarray(x)
 
@@ -166,7 +171,37 @@ def _pad_backward(
     nd = len(padding) // 2
     indices = _pad_indices(tuple(sizes), padding, nd, mode)
     shape = sizes[len(sizes) - nd :]
+    if isinstance(grad, np.ndarray) and min(padding) >= 0:
+        return _take_adjoint(grad, indices, _pad_pairs(padding, nd))
     return _separable_adjoint(grad, [_one_hot(i, s) for i, s in zip(indices, shape)])
+
+
+def _take_adjoint(
+    grad: np.ndarray, indices: list[np.ndarray], pairs: list[tuple[int, int]]
+) -> np.ndarray:
+    """The adjoint of `np.take(x, index, axis)` along the last axes, for a
+    padding's indices (the identity between the borders): the middle of the
+    first axis copied, then axis by axis each border added, in place, where it
+    was read, and the middle kept (a view)."""
+    total = grad
+    first = grad.ndim - len(indices)
+    for axis, (index, (before, after)) in enumerate(zip(indices, pairs), first):
+        current = total
+        size = current.shape[axis] - before - after
+        middle = [slice(None)] * grad.ndim
+        middle[axis] = slice(before, before + size)
+        total = current[tuple(middle)]
+        if current is grad:
+            total = total.copy()
+        into, read = np.moveaxis(total, axis, 0), np.moveaxis(current, axis, 0)
+        for border in (slice(0, before), slice(before + size, None)):
+            where = index[border]
+            if np.unique(where).size == where.size:
+                into[where] += read[border]
+                continue
+            for position in np.unique(where):  # replication: one edge, summed
+                into[position] += read[border][where == position].sum(axis=0)
+    return np.ascontiguousarray(total)
 
 
 def reflection_pad_backward(
@@ -710,7 +745,12 @@ def unfold_backward_kernel(
         index[axis] = slice(None, None, step)
         windows[tuple(index)][...] += grad  # windows do not overlap
         return total
-    for k in range(count):  # overlapping windows: one window at a time
+    if size < count:  # overlapping windows: one offset in the windows at a time
+        for j in range(size):
+            index[axis] = slice(j, j + step * (count - 1) + 1, step)
+            total[tuple(index)] += grad[..., j]
+        return total
+    for k in range(count):  # or one window at a time, whichever are fewer
         index[axis] = k * step
         windows[tuple(index)] += np.take(grad, k, axis=axis)
     return total

@@ -74,7 +74,10 @@ def topk_along(
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
-    if 0 < k < size // 4:  # a partial sort, then a sort of the k chosen
+    ranked = _top_few(np.moveaxis(x, dim, -1), k, largest) if k < size else None
+    if ranked is not None:
+        indices = np.moveaxis(ranked, -1, dim)
+    elif 0 < k < size // 4:  # a partial sort, then a sort of the k chosen
         moved = np.moveaxis(x, dim, -1)
         chosen = _top_k(moved, k, largest)
         order = _argsort(np.take_along_axis(moved, chosen, -1), -1, largest)
@@ -82,6 +85,35 @@ def topk_along(
     else:
         indices = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
     return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
+
+
+# Up to this k, k passes of argmax over the last axis (one pass over memory each,
+# vectorised) beat numpy's partial sort (argpartition: several passes and an index
+# array), as PyTorch's topk does for a small k.
+FEW = 8
+
+
+def _top_few(moved: np.ndarray, k: int, largest: bool) -> np.ndarray | None:
+    """The indices of the first `k` entries of the stable order along the last
+    axis, in that order, by `k` passes of argmax (argmin) over a copy in which each
+    chosen entry is replaced by the extreme no entry passes; None (the caller
+    sorts) for a larger k, a non-float input, or a pass that picks that extreme
+    (it could pick a chosen entry again) or, smallest first, a NaN (which argmin
+    takes for the least)."""
+    if not 0 < k <= FEW or moved.dtype.kind != "f" or moved.shape[-1] == 0:
+        return None
+    extreme = -np.inf if largest else np.inf
+    arg = np.argmax if largest else np.argmin
+    work = moved.copy()
+    ranked = np.empty(moved.shape[:-1] + (k,), dtype=np.intp)
+    for i in range(k):
+        index = arg(work, axis=-1)[..., None]
+        picked = np.take_along_axis(work, index, -1)
+        if np.any(picked == extreme) or (not largest and np.isnan(picked).any()):
+            return None
+        ranked[..., i : i + 1] = index
+        np.put_along_axis(work, index, extreme, -1)
+    return ranked
 
 
 def _top_k(moved: np.ndarray, k: int, largest: bool) -> np.ndarray:
@@ -155,14 +187,16 @@ def median_all(x: Any, ignore_nan: bool) -> Any:
     """The lower median of every entry (median(), nanmedian()): NaN if there is
     one (with ignore_nan, if there is nothing else)."""
     flat = np.asarray(x).reshape(-1)
-    if ignore_nan:
-        flat = flat[~np.isnan(flat)] if flat.dtype.kind == "f" else flat
+    if flat.dtype.kind == "f":
+        nans = np.isnan(flat)
+        if nans.any():  # a NaN makes the median NaN, unless ignored
+            if not ignore_nan:
+                return flat[np.argmax(nans)].copy()
+            flat = flat[~nans]
     if flat.size == 0:
         return np.array(np.nan, dtype=np.asarray(x).dtype)
-    ordered = np.sort(flat, kind="stable")  # NaN last: a NaN makes the median NaN
-    if ordered.dtype.kind == "f" and np.isnan(ordered[-1]):
-        return ordered[-1].copy()
-    return ordered[(flat.size - 1) // 2].copy()
+    middle = (flat.size - 1) // 2  # a partial sort finds it, as PyTorch's
+    return np.partition(flat, middle)[middle].copy()
 
 
 def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any, Any]:
@@ -195,8 +229,7 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
         return x.copy(), np.zeros((), dtype=np.int64)
     moved = np.moveaxis(x, dim, -1)
     rows = moved.reshape(-1, moved.shape[-1])
-    order = np.argsort(rows, axis=-1, kind="stable")
-    ordered = np.take_along_axis(rows, order, -1)
+    ordered = np.sort(rows, axis=-1)  # values only: faster than an argsort
     changes = ordered[:, 1:] != ordered[:, :-1]
     if rows.dtype.kind == "f":
         changes &= ~(np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1]))
@@ -204,8 +237,11 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     flat_run = run + np.arange(len(rows))[:, None] * rows.shape[-1]
     counts = np.bincount(flat_run.reshape(-1))[flat_run]
     first = np.argmax(counts, axis=-1)  # the first longest run: the smallest value
-    chosen = run == np.take_along_axis(run, first[:, None], -1)
-    last = np.max(np.where(chosen, order, -1), axis=-1)
+    mode = ordered[np.arange(len(rows)), first][:, None]
+    equal = rows == mode
+    if rows.dtype.kind == "f":
+        equal |= np.isnan(rows) & np.isnan(mode)
+    last = rows.shape[-1] - 1 - np.argmax(equal[:, ::-1], axis=-1)
     values = rows[np.arange(len(rows)), last]
     shape = moved.shape[:-1]
     values, indices = values.reshape(shape), last.reshape(shape).astype(np.int64)

@@ -213,3 +213,68 @@ register_numpy_kernels(
     special_i1e=special_i1e,
     special_xlog1py=special_xlog1py,
 )
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward in
+# plain scipy.special, whose loops are not vectorised: numpy's reach.
+
+
+def _erfinv_floor(grad: Any, self: Any) -> Any:
+    y = _special().erfinv(self)
+    return y, 0.886226925452758 * np.exp(y * y) * grad
+
+
+def _digamma_floor(grad: Any, self: Any) -> Any:
+    return _special().psi(self), _special().polygamma(1, self) * grad
+
+
+def _polygamma_floor(grad: Any, n: int, self: Any) -> Any:
+    return _special().polygamma(n, self), _special().polygamma(n + 1, self) * grad
+
+
+def _i0_floor(grad: Any, self: Any) -> Any:
+    return _special().i0(self), _special().i1(self) * grad
+
+
+def _i0e_floor(grad: Any, self: Any) -> Any:
+    y = _special().i0e(self)
+    return y, (_special().i1e(self) - np.sign(self) * y) * grad
+
+
+def _i1_floor(grad: Any, self: Any) -> Any:
+    y = _special().i1(self)
+    return y, (_special().i0(self) - y / self) * grad
+
+
+def _i1e_floor(grad: Any, self: Any) -> Any:
+    y = _special().i1e(self)
+    return y, (_special().i0e(self) - y * (np.sign(self) + 1 / self)) * grad
+
+
+def _ndtr_floor(grad: Any, self: Any) -> Any:
+    return _special().ndtr(self), np.exp(-0.5 * self * self) * 0.3989422804014327 * grad
+
+
+def _sinc_floor(grad: Any, self: Any) -> Any:
+    pi_x = self * math.pi
+    derivative = (pi_x * np.cos(pi_x) - np.sin(pi_x)) / (pi_x * self)
+    return np.sinc(self), derivative * grad
+
+
+FLOORS = {
+    "erfinv": _erfinv_floor,
+    "special_erfinv": _erfinv_floor,
+    "digamma": _digamma_floor,
+    "special_digamma": _digamma_floor,
+    "special_psi": _digamma_floor,
+    "polygamma": _polygamma_floor,
+    "special_polygamma": _polygamma_floor,
+    "i0": _i0_floor,
+    "special_i0": _i0_floor,
+    "special_i0e": _i0e_floor,
+    "special_i1": _i1_floor,
+    "special_i1e": _i1e_floor,
+    "special_ndtr": _ndtr_floor,
+    "sinc": _sinc_floor,
+    "special_sinc": _sinc_floor,
+}

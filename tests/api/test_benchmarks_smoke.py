@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from support import REPO_ROOT
 
@@ -45,6 +48,30 @@ def test_compare_times_two_checkouts_in_one_table() -> None:
     float(rows[2][3])  # after/before
     assert rows[2][5].strip().startswith("op: ")
     assert run.stderr.count("round 1/1") == 2
+
+
+def test_icount_child_counts_the_python_calls_of_its_steps() -> None:
+    """benchmarks/icount.py's measured side without valgrind: a short chain of
+    workload 1, its Python calls over the steps (two steps, twice one's)."""
+
+    def calls(steps: int) -> dict:
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(REPO_ROOT / "benchmarks" / "icount.py"),
+                *("--child", "1", str(steps), "--ops", "10", "--python-calls"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "YAMLGRAD_BENCH_ONLY": "yamlgrad"},
+        )
+        return json.loads(run.stdout.splitlines()[-1])
+
+    one, two = calls(1), calls(2)
+    assert one["name"] == "1. chain of 10 ops on 16 float64" and one["ops"] == 10
+    assert Path(one["yamlgrad"]).resolve() == REPO_ROOT.resolve()
+    assert one["calls"] > 10 and two["calls"] == 2 * one["calls"]
 
 
 def test_jvp_benchmark_smoke_run_checks_every_jvp() -> None:

@@ -4,6 +4,8 @@ __format__, F.one_hot."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,54 @@ def test_clip_grad_as_torch() -> None:
     assert vector.shape == (16,)
     yg.nn.utils.vector_to_parameters(yg.arange(16.0), ours)
     assert ours[1].tolist() == [12.0, 13.0, 14.0, 15.0]
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda x: x,
+        lambda x: x.transpose(1, 2),
+        lambda x: x[:, :, ::2],
+        lambda x: x[:, :1],
+        lambda x: x[:1],
+        lambda x: x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+        lambda x: x[:, :1, :1].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+        lambda x: x.reshape(2, 3, 4, 5, 1).permute(0, 4, 1, 2, 3),
+        lambda x: x.reshape(2, 3, 20, 1, 1)
+        .permute(0, 2, 3, 4, 1)
+        .contiguous()
+        .permute(0, 4, 1, 2, 3),
+        lambda x: x.reshape(2, 60).t(),
+        lambda x: x.reshape(6, 20)[:, :0].t(),
+        lambda x: x.sum(),
+    ],
+)
+def test_is_contiguous_as_torch(view: object) -> None:
+    """Each memory format's answer, on tensors whose strides are torch's."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(120.0).reshape(2, 3, 4, 5)
+    ours, theirs = view(yg.tensor(data)), view(torch.tensor(data))  # type: ignore
+    formats = [
+        torch.contiguous_format,
+        torch.preserve_format,
+        torch.channels_last,
+        torch.channels_last_3d,
+    ]
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    for memory_format in formats:
+        expected = theirs.is_contiguous(memory_format=memory_format)
+        assert ours.is_contiguous(memory_format=memory_format) == expected
+    assert ours.is_contiguous(memory_format=0) == theirs.is_contiguous()
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((1,), {}), ((1, 2), {}), ((), {"memory_format": 1}), ((), {"foo": 1})],
+    ids=["positional", "two-positionals", "int-format", "unknown-keyword"],
+)
+def test_is_contiguous_errors_as_torch(args: tuple, kwargs: dict) -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as theirs:
+        torch.ones(2).is_contiguous(*args, **kwargs)
+    with pytest.raises(TypeError, match=re.escape(str(theirs.value))):
+        yg.ones(2).is_contiguous(*args, **kwargs)

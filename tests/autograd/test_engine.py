@@ -434,6 +434,21 @@ def test_grad_returns_gradients_and_leaves_dot_grad_alone() -> None:
     assert gx.grad_fn is None and not gx.requires_grad
 
 
+def test_grad_hands_out_an_expanded_gradient_as_the_view_torch_does() -> None:
+    """A sum's gradient is its cotangent expanded: `grad` returns that view (no
+    copy), whose in-place ops raise PyTorch's overlap error; `.grad` gets a copy."""
+    torch = pytest.importorskip("torch")
+    x, tx = _leaf(_values(3)), torch.tensor(_values(3), requires_grad=True)
+    (gx,) = yg.autograd.grad(x.sum(), x)
+    (tgx,) = torch.autograd.grad(tx.sum(), tx)
+    assert gx.numpy().strides == (0,) and tgx.stride() == (0,)
+    np.testing.assert_array_equal(gx.numpy(), tgx.numpy())
+    assert error_message(lambda: gx.add_(1.0)) == errors.ERR_INPLACE_OVERLAP
+    x.sum().backward()
+    assert x.grad.numpy().flags.writeable
+    x.grad.add_(1.0)
+
+
 def test_grad_with_respect_to_a_non_leaf_does_not_run_below_it() -> None:
     vx, vw = _values(3), _values(3, seed=1)
     x, w = _leaf(vx), _leaf(vw)

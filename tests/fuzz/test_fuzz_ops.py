@@ -228,12 +228,11 @@ FD_EXCEPTIONS = {
     and isinstance(args.get("max"), yg.Tensor)
     and bool(np.any(args["min"].detach().numpy() == args["max"].detach().numpy())),
 }
-# Ops whose PyTorch results are laid out column-major (LAPACK's layout) or, for
-# rot90, as a view's strides, where yamlgrad's are row-major: their values are
-# compared, their layout is not (a known difference, to close in their kernels).
+# Ops whose PyTorch results are laid out column-major (LAPACK's layout), where
+# yamlgrad's are row-major: their values are compared, their layout is not (a
+# known difference, to close in their kernels).
 LAYOUT_DIFFERS = ("cholesky", "cholesky_inverse", "cholesky_solve", "linalg_qr")
 LAYOUT_DIFFERS += ("linalg_cholesky", "linalg_cholesky_ex", "linalg_solve_triangular")
-LAYOUT_DIFFERS += ("rot90",)
 # Ops whose backward PyTorch cannot differentiate: no second order against torch.
 NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
 

@@ -186,6 +186,11 @@ def test_double_backward_matches_torch(case: Case) -> None:
 # -- errors ----------------------------------------------------------------------------
 
 
+def _nn(F: Any) -> Any:
+    """The nn package beside a functional module (yg.nn for YF, torch.nn for TF)."""
+    return yg.nn if F is YF else torch.nn
+
+
 def _raised(call: Callable[[], Any]) -> BaseException:
     with pytest.raises(Exception) as info:
         call()
@@ -234,6 +239,44 @@ ERRORS = [
     ("unfold_zero_kernel", [(1, 2, 3, 3)], lambda F, x: F.unfold(x, (0, 1))),
     ("fold_channels", [(1, 7, 4)], lambda F, x: F.fold(x, 3, 2)),
     ("fold_blocks", [(1, 8, 5)], lambda F, x: F.fold(x, 3, 2)),
+    # size arguments of the wrong length: each op's own text
+    ("conv2d_stride_length", [(1, 2, 6, 6), (3, 2, 2, 2)], lambda F, x, w: F.conv2d(x, w, stride=(1, 1, 1))),
+    ("conv2d_padding_length", [(1, 2, 6, 6), (3, 2, 2, 2)], lambda F, x, w: F.conv2d(x, w, padding=[1, 1, 1])),
+    ("conv2d_dilation_empty", [(1, 2, 6, 6), (3, 2, 2, 2)], lambda F, x, w: F.conv2d(x, w, dilation=())),
+    ("conv1d_stride_length", [(1, 2, 6), (3, 2, 2)], lambda F, x, w: F.conv1d(x, w, stride=(1, 1))),
+    ("conv_transpose2d_output_padding_length", [(1, 2, 6, 6), (2, 3, 2, 2)], lambda F, x, w: F.conv_transpose2d(x, w, output_padding=(0, 0, 0))),
+    ("unfold_kernel_length", [(1, 2, 6, 6)], lambda F, x: F.unfold(x, (2, 2, 2))),
+    ("unfold_stride_length", [(1, 2, 6, 6)], lambda F, x: F.unfold(x, 2, stride=(1, 1, 1))),
+    ("fold_output_size_length", [(1, 8, 4)], lambda F, x: F.fold(x, (3, 3, 3), 2)),
+    ("max_pool2d_kernel_length", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, (2, 2, 2))),
+    ("max_pool2d_kernel_empty", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, ())),
+    ("max_pool2d_stride_length", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, 2, (1, 1, 1))),
+    ("max_pool2d_padding_length", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, 2, 2, (0, 0, 0))),
+    ("max_pool2d_dilation_length", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, 2, 2, 0, (1, 1, 1))),
+    ("max_pool2d_indices_kernel_length", [(1, 2, 6, 6)], lambda F, x: F.max_pool2d(x, (2, 2, 2), return_indices=True)),
+    ("avg_pool2d_kernel_length", [(1, 2, 6, 6)], lambda F, x: F.avg_pool2d(x, (2, 2, 2))),
+    ("avg_pool2d_stride_length", [(1, 2, 6, 6)], lambda F, x: F.avg_pool2d(x, 2, (1, 1, 1))),
+    ("avg_pool2d_padding_length", [(1, 2, 6, 6)], lambda F, x: F.avg_pool2d(x, 2, 2, (0, 0, 0))),
+    ("max_pool3d_kernel_length", [(1, 2, 4, 4, 4)], lambda F, x: F.max_pool3d(x, (2, 2))),
+    ("max_pool3d_stride_length", [(1, 2, 4, 4, 4)], lambda F, x: F.max_pool3d(x, 2, (1, 1))),
+    ("max_pool3d_dilation_length", [(1, 2, 4, 4, 4)], lambda F, x: F.max_pool3d(x, 2, 2, 0, (1, 1))),
+    ("avg_pool3d_kernel_length", [(1, 2, 4, 4, 4)], lambda F, x: F.avg_pool3d(x, (2, 2))),
+    ("avg_pool3d_stride_length", [(1, 2, 4, 4, 4)], lambda F, x: F.avg_pool3d(x, 2, (1, 1))),
+    ("avg_pool3d_padding_length", [(1, 2, 4, 4, 4)], lambda F, x: F.avg_pool3d(x, 2, 2, (0, 0))),
+    ("max_pool1d_kernel_length", [(1, 2, 6)], lambda F, x: F.max_pool1d(x, (2, 2))),
+    ("max_pool1d_stride_length", [(1, 2, 6)], lambda F, x: F.max_pool1d(x, 2, (1, 1))),
+    ("max_pool1d_padding_length", [(1, 2, 6)], lambda F, x: F.max_pool1d(x, 2, 2, (0, 0))),
+    ("max_pool1d_dilation_length", [(1, 2, 6)], lambda F, x: F.max_pool1d(x, 2, 2, 0, (1, 1))),
+    ("avg_pool1d_kernel_length", [(1, 2, 6)], lambda F, x: F.avg_pool1d(x, (2, 2))),
+    ("avg_pool1d_stride_length", [(1, 2, 6)], lambda F, x: F.avg_pool1d(x, 2, (1, 1))),
+    ("avg_pool1d_padding_length", [(1, 2, 6)], lambda F, x: F.avg_pool1d(x, 2, 2, (0, 0))),
+    ("fractional_max_pool2d_output_size_length", [(1, 2, 6, 6)], lambda F, x: F.fractional_max_pool2d(x, 2, output_size=(3, 3, 3))),
+    ("fractional_max_pool2d_kernel_length", [(1, 2, 6, 6)], lambda F, x: F.fractional_max_pool2d(x, (2, 2, 2), output_size=3)),
+    ("fractional_max_pool3d_kernel_length", [(1, 2, 4, 4, 4)], lambda F, x: F.fractional_max_pool3d(x, (2, 2), output_size=2)),
+    ("fractional_max_pool3d_output_size_length", [(1, 2, 4, 4, 4)], lambda F, x: F.fractional_max_pool3d(x, 2, output_size=(2, 2))),
+    ("MaxPool2d_kernel_length", [(1, 2, 6, 6)], lambda F, x: _nn(F).MaxPool2d((2, 2, 2))(x)),
+    ("MaxPool3d_kernel_length", [(1, 2, 4, 4, 4)], lambda F, x: _nn(F).MaxPool3d((2, 2))(x)),
+    ("AvgPool2d_stride_length", [(1, 2, 6, 6)], lambda F, x: _nn(F).AvgPool2d(2, (1, 1, 1))(x)),
 ]
 # fmt: on
 
@@ -580,3 +623,30 @@ def test_convolution_backward_refuses_output_padding_on_a_plain_convolution(
             out.sum().backward()
         messages.append(str(error.value).split("\nException raised from")[0])
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda nn: nn.Conv2d(2, 3, (2,)),
+        lambda nn: nn.Conv2d(2, 3, 2, stride=(2,), padding=[1], dilation=1),
+        lambda nn: nn.Conv1d(2, 3, 3, padding=(1,)),
+        lambda nn: nn.ConvTranspose2d(2, 3, [2, 3], output_padding=(0,)),
+        lambda nn: nn.AvgPool1d(2, padding=[1]),
+        lambda nn: nn.MaxUnpool2d((2,), stride=[1]),
+    ],
+    ids=[
+        "conv2d",
+        "conv2d-strided",
+        "conv1d",
+        "conv-transpose2d",
+        "avg-pool1d",
+        "unpool",
+    ],
+)
+def test_modules_keep_their_size_arguments_as_torch(make: Callable) -> None:
+    """A module stores each size as torch.nn.modules.utils._ntuple does: a
+    sequence as given (one element stays one), an int as n copies."""
+    ours, theirs = make(yg.nn), make(torch.nn)
+    for name in ("kernel_size", "stride", "padding", "dilation", "output_padding"):
+        assert getattr(ours, name, None) == getattr(theirs, name, None), name

@@ -105,6 +105,31 @@ def test_a_failed_op_records_nothing_on_its_inputs() -> None:
     np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 3), 3.0))
 
 
+def test_slow_convolutions_refuse_a_kernel_size_that_is_not_the_weights() -> None:
+    """kernel_size repeats the weight's sizes: PyTorch's dilated kernels refuse
+    one that does not (its transposed kernels read past the weight), yamlgrad's
+    slow_conv_* all do, with that text."""
+    x4, w4 = yg.ones(1, 2, 6, 6), yg.ones(3, 2, 2, 2)
+    x5, w5 = yg.ones(1, 2, 6, 6, 6), yg.ones(2, 2, 2, 2, 2)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ops.aten.slow_conv_dilated2d(
+            torch.ones(1, 2, 6, 6), torch.ones(3, 2, 2, 2), [3, 3]
+        )
+    with pytest.raises(RuntimeError) as ours:
+        VariableType.slow_conv_dilated2d(x4, w4, [3, 3])
+    assert str(ours.value) == str(theirs.value)
+    for call in (
+        lambda: VariableType.slow_conv_dilated2d(x4, w4, [3, 3]),
+        lambda: VariableType.slow_conv_transpose2d(x4, w4.transpose(0, 1), [3, 2]),
+        lambda: VariableType.slow_conv_dilated3d(x5, w5, [2, 3, 2]),
+        lambda: VariableType.slow_conv_transpose3d(x5, w5, [3, 3, 3]),
+        lambda: VariableType.slow_conv3d_forward(x5, w5, [2, 2, 1], None, 1, 0),
+    ):
+        with pytest.raises(RuntimeError, match=r"^weight\[2:\] shape \[2, 2"):
+            call()
+    assert VariableType.slow_conv_dilated2d(x4, w4, [2, 2]).shape == (1, 3, 5, 5)
+
+
 def test_argument_errors_name_the_op_as_it_is_called() -> None:
     for call in (
         "lib.add(lib.ones(2), lib.ones(2), beta=2)",
