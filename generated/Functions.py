@@ -6542,7 +6542,7 @@ class LinalgSolveTriangularBackward0(Node):
 class TBackward0(Node):
     """Backward of `t(Tensor(a) self) -> Tensor(a)`.
 
-    self: grad.T
+    self: transpose(grad, 0, -1)
     """
 
     __slots__ = ()
@@ -6553,7 +6553,7 @@ class TBackward0(Node):
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad.T
+            grad_inputs[0] = transpose(grad, 0, -1)
         return grad_inputs
 
 

@@ -52,6 +52,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -771,6 +772,7 @@ def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -779,9 +781,9 @@ def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.add(self_, other_)
+            xp.add(self_, other_)
             if alpha == 1
-            else np.add(self_, np.multiply(other_, alpha))
+            else xp.add(self_, xp.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -804,13 +806,14 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AddBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.add(self_, other * alpha))
+        result = Tensor._make(xp.add(self_, other * alpha))
     except ValueError as kernel_failure:
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
@@ -831,6 +834,7 @@ def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -839,9 +843,9 @@ def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(self_, other_)
+            xp.subtract(self_, other_)
             if alpha == 1
-            else np.subtract(self_, np.multiply(other_, alpha))
+            else xp.subtract(self_, xp.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -864,13 +868,14 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SubBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.subtract(self_, other * alpha))
+        result = Tensor._make(xp.subtract(self_, other * alpha))
     except ValueError as kernel_failure:
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
@@ -891,6 +896,7 @@ def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -899,9 +905,9 @@ def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(other_, self_)
+            xp.subtract(other_, self_)
             if alpha == 1
-            else np.subtract(other_, np.multiply(self_, alpha))
+            else xp.subtract(other_, xp.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -926,6 +932,7 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -934,9 +941,9 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            np.subtract(other, self_)
+            xp.subtract(other, self_)
             if alpha == 1
-            else np.subtract(other, np.multiply(self_, alpha))
+            else xp.subtract(other, xp.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
@@ -957,6 +964,7 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -967,7 +975,7 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.multiply(self_, other_))
+        result = Tensor._make(xp.multiply(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -988,6 +996,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -995,7 +1004,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.multiply(self_, other))
+        result = Tensor._make(xp.multiply(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1015,6 +1024,7 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1025,7 +1035,7 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.true_divide(self_, other_))
+        result = Tensor._make(xp.divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1046,6 +1056,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1053,7 +1064,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.true_divide(self_, other))
+        result = Tensor._make(xp.divide(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1180,6 +1191,11 @@ def where_self(condition: Any, input: Any, other: Any) -> Tensor:
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
+    xp = (
+        np
+        if type(condition_) in NUMPY and type(self_) in NUMPY and type(other_) in NUMPY
+        else xp_of(condition_, self_, other_)
+    )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1188,7 +1204,7 @@ def where_self(condition: Any, input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_condition = SavedVariable(condition, False)
     try:
-        result = Tensor._make(np.where(condition_, self_, other_))
+        result = Tensor._make(xp.where(condition_, self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "where", kernel_failure, condition=condition_, self=self_, other=other_
@@ -1211,6 +1227,7 @@ def maximum(input: Any, other: Any) -> Tensor:
         return interpose("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1221,7 +1238,7 @@ def maximum(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.maximum(self_, other_))
+        result = Tensor._make(xp.maximum(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1281,6 +1298,7 @@ def minimum(input: Any, other: Any) -> Tensor:
         return interpose("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1291,7 +1309,7 @@ def minimum(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.minimum(self_, other_))
+        result = Tensor._make(xp.minimum(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1351,6 +1369,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         return interpose("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1361,7 +1380,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctan2(self_, other_))
+        result = Tensor._make(xp.atan2(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1382,6 +1401,7 @@ def hypot(input: Any, other: Any) -> Tensor:
         return interpose("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1392,7 +1412,7 @@ def hypot(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.hypot(self_, other_))
+        result = Tensor._make(xp.hypot(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1415,6 +1435,7 @@ def copysign_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("copysign.Tensor", "elementwise", copysign_Tensor, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1423,7 +1444,7 @@ def copysign_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.copysign(self_, other_))
+        result = Tensor._make(xp.copysign(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1450,6 +1471,7 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("copysign.Scalar", "elementwise", copysign_Scalar, self, other)
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1457,7 +1479,7 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.copysign(self_, other))
+        result = Tensor._make(xp.copysign(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1722,6 +1744,7 @@ def nextafter(input: Any, other: Any) -> Tensor:
         return interpose("nextafter", "elementwise", nextafter, self, other)
     self_ = tensor_arg(self, "nextafter", "input", 1)
     other_ = tensor_arg(other, "nextafter", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1732,7 +1755,7 @@ def nextafter(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.nextafter(self_, other_))
+        result = Tensor._make(xp.nextafter(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("nextafter", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1928,6 +1951,11 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1939,7 +1967,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(np.add(self_, value * tensor1_ * tensor2_))
+        result = Tensor._make(xp.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul",
@@ -1972,6 +2000,11 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1983,7 +2016,7 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
+        result = Tensor._make(xp.add(self_, value * xp.divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv",
@@ -2256,9 +2289,10 @@ def eq_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.equal(self_, other_))
+        result = Tensor._make(xp.equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("eq", kernel_failure, self=self_, other=other_)
     return result
@@ -2271,9 +2305,10 @@ def ne_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.not_equal(self_, other_))
+        result = Tensor._make(xp.not_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("ne", kernel_failure, self=self_, other=other_)
     return result
@@ -2286,9 +2321,10 @@ def lt_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less(self_, other_))
+        result = Tensor._make(xp.less(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("lt", kernel_failure, self=self_, other=other_)
     return result
@@ -2301,9 +2337,10 @@ def le_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less_equal(self_, other_))
+        result = Tensor._make(xp.less_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("le", kernel_failure, self=self_, other=other_)
     return result
@@ -2316,9 +2353,10 @@ def gt_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater(self_, other_))
+        result = Tensor._make(xp.greater(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("gt", kernel_failure, self=self_, other=other_)
     return result
@@ -2331,9 +2369,10 @@ def ge_Tensor(input: Any, other: Any) -> Tensor:
         return interpose("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater_equal(self_, other_))
+        result = Tensor._make(xp.greater_equal(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("ge", kernel_failure, self=self_, other=other_)
     return result
@@ -2346,9 +2385,10 @@ def eq_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.equal(self_, other))
+        result = Tensor._make(xp.equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("eq", kernel_failure, self=self_, other=other)
     return result
@@ -2361,9 +2401,10 @@ def ne_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.not_equal(self_, other))
+        result = Tensor._make(xp.not_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("ne", kernel_failure, self=self_, other=other)
     return result
@@ -2376,9 +2417,10 @@ def lt_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less(self_, other))
+        result = Tensor._make(xp.less(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("lt", kernel_failure, self=self_, other=other)
     return result
@@ -2391,9 +2433,10 @@ def le_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less_equal(self_, other))
+        result = Tensor._make(xp.less_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("le", kernel_failure, self=self_, other=other)
     return result
@@ -2406,9 +2449,10 @@ def gt_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater(self_, other))
+        result = Tensor._make(xp.greater(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("gt", kernel_failure, self=self_, other=other)
     return result
@@ -2421,9 +2465,10 @@ def ge_Scalar(input: Any, other: Any) -> Tensor:
         return interpose("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater_equal(self_, other))
+        result = Tensor._make(xp.greater_equal(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("ge", kernel_failure, self=self_, other=other)
     return result
@@ -2435,8 +2480,9 @@ def isnan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.isnan(self_))
+        result = Tensor._make(xp.isnan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isnan", kernel_failure, self=self_)
     return result
@@ -2448,8 +2494,9 @@ def isinf(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.isinf(self_))
+        result = Tensor._make(xp.isinf(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isinf", kernel_failure, self=self_)
     return result
@@ -2461,8 +2508,9 @@ def isfinite(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("isfinite", self_)
     try:
-        result = Tensor._make(np.isfinite(self_))
+        result = Tensor._make(xp.isfinite(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isfinite", kernel_failure, self=self_)
     return result
@@ -2474,8 +2522,9 @@ def logical_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("logical_not", self_)
     try:
-        result = Tensor._make(np.logical_not(self_))
+        result = Tensor._make(xp.logical_not(self_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_not", kernel_failure, self=self_)
     return result
@@ -2488,8 +2537,13 @@ def logical_xor(input: Any, other: Any) -> Tensor:
         return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_xor", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_xor(self_, other_))
+        result = Tensor._make(xp.logical_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2502,8 +2556,13 @@ def logical_and(input: Any, other: Any) -> Tensor:
         return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_and", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_and(self_, other_))
+        result = Tensor._make(xp.logical_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2516,8 +2575,13 @@ def logical_or(input: Any, other: Any) -> Tensor:
         return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(other_) in NUMPY
+        else numpy_only("logical_or", self_, other_)
+    )
     try:
-        result = Tensor._make(np.logical_or(self_, other_))
+        result = Tensor._make(xp.logical_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_or", kernel_failure, self=self_, other=other_)
     return result
@@ -2529,8 +2593,9 @@ def bitwise_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.invert(self_))
+        result = Tensor._make(xp.bitwise_invert(self_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_not", kernel_failure, self=self_)
     return result
@@ -2545,9 +2610,10 @@ def bitwise_and_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_and(self_, other_))
+        result = Tensor._make(xp.bitwise_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2562,9 +2628,10 @@ def bitwise_and_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_and(self_, other))
+        result = Tensor._make(xp.bitwise_and(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other)
     return result
@@ -2579,9 +2646,10 @@ def bitwise_or_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_or(self_, other_))
+        result = Tensor._make(xp.bitwise_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other_)
     return result
@@ -2596,9 +2664,10 @@ def bitwise_or_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_or(self_, other))
+        result = Tensor._make(xp.bitwise_or(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other)
     return result
@@ -2613,9 +2682,10 @@ def bitwise_xor_Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_xor(self_, other_))
+        result = Tensor._make(xp.bitwise_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2630,9 +2700,10 @@ def bitwise_xor_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_xor(self_, other))
+        result = Tensor._make(xp.bitwise_xor(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other)
     return result
@@ -2647,9 +2718,10 @@ def floor_divide_default(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.floor_divide(self_, other_))
+        result = Tensor._make(xp.floor_divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("floor_divide", kernel_failure, self=self_, other=other_)
     return result
@@ -2664,9 +2736,10 @@ def floor_divide_Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.floor_divide(self_, other))
+        result = Tensor._make(xp.floor_divide(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("floor_divide", kernel_failure, self=self_, other=other)
     return result
@@ -2681,6 +2754,7 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2689,7 +2763,7 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.power(self_, exponent))
+        result = Tensor._make(xp.pow(self_, exponent))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
@@ -2711,6 +2785,11 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(exponent_) in NUMPY
+        else xp_of(self_, exponent_)
+    )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -2721,7 +2800,7 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.power(self_, exponent_))
+        result = Tensor._make(xp.pow(self_, exponent_))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
@@ -2746,6 +2825,7 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
         return interpose("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    xp = np if type(exponent_) in NUMPY else xp_of(exponent_)
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -2754,7 +2834,7 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
         grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         grad_fn._saved_self = self
     try:
-        result = Tensor._make(shapes.c_order(np.power(self, exponent_)))
+        result = Tensor._make(shapes.c_order(xp.pow(self, exponent_)))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
@@ -2777,12 +2857,13 @@ def neg(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.negative(self_))
+        result = Tensor._make(xp.negative(self_))
     except ValueError as kernel_failure:
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2801,13 +2882,14 @@ def reciprocal(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.reciprocal(self_))
+        result = Tensor._make(xp.reciprocal(self_))
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2828,13 +2910,14 @@ def exp(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.exp(self_))
+        result = Tensor._make(xp.exp(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2855,6 +2938,7 @@ def log(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2862,7 +2946,7 @@ def log(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log(self_))
+        result = Tensor._make(xp.log(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2881,6 +2965,7 @@ def sin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2888,7 +2973,7 @@ def sin(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.sin(self_))
+        result = Tensor._make(xp.sin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2907,6 +2992,7 @@ def cos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2914,7 +3000,7 @@ def cos(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.cos(self_))
+        result = Tensor._make(xp.cos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -2933,13 +3019,14 @@ def tanh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.tanh(self_))
+        result = Tensor._make(xp.tanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3063,13 +3150,14 @@ def sqrt(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.sqrt(self_))
+        result = Tensor._make(xp.sqrt(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3090,13 +3178,14 @@ def abs(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.abs(self_))
+        result = Tensor._make(xp.abs(self_))
     except ValueError as kernel_failure:
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3115,12 +3204,13 @@ def sign(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.sign(self_))
+        result = Tensor._make(xp.sign(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3139,13 +3229,14 @@ def exp2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("exp2", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.exp2(self_))
+        result = Tensor._make(xp.exp2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3166,13 +3257,14 @@ def expm1(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.expm1(self_))
+        result = Tensor._make(xp.expm1(self_))
     except ValueError as kernel_failure:
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3193,6 +3285,7 @@ def log2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3200,7 +3293,7 @@ def log2(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log2(self_))
+        result = Tensor._make(xp.log2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3219,6 +3312,7 @@ def log10(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3226,7 +3320,7 @@ def log10(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log10(self_))
+        result = Tensor._make(xp.log10(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3245,6 +3339,7 @@ def log1p(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3252,7 +3347,7 @@ def log1p(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.log1p(self_))
+        result = Tensor._make(xp.log1p(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3271,13 +3366,14 @@ def rsqrt(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.reciprocal(np.sqrt(self_)))
+        result = Tensor._make(xp.reciprocal(xp.sqrt(self_)))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3308,13 +3404,14 @@ def tan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.tan(self_))
+        result = Tensor._make(xp.tan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3335,6 +3432,7 @@ def asin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asin", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3342,7 +3440,7 @@ def asin(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arcsin(self_))
+        result = Tensor._make(xp.asin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3361,6 +3459,7 @@ def acos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acos", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3368,7 +3467,7 @@ def acos(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arccos(self_))
+        result = Tensor._make(xp.acos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3387,6 +3486,7 @@ def atan(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3394,7 +3494,7 @@ def atan(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctan(self_))
+        result = Tensor._make(xp.atan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3438,6 +3538,7 @@ def sinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3445,7 +3546,7 @@ def sinh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.sinh(self_))
+        result = Tensor._make(xp.sinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3464,6 +3565,7 @@ def cosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3471,7 +3573,7 @@ def cosh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.cosh(self_))
+        result = Tensor._make(xp.cosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3490,6 +3592,7 @@ def asinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asinh", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3497,7 +3600,7 @@ def asinh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arcsinh(self_))
+        result = Tensor._make(xp.asinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3516,6 +3619,7 @@ def acosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acosh", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3523,7 +3627,7 @@ def acosh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arccosh(self_))
+        result = Tensor._make(xp.acosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3542,6 +3646,7 @@ def atanh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3549,7 +3654,7 @@ def atanh(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.arctanh(self_))
+        result = Tensor._make(xp.atanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4714,12 +4819,13 @@ def floor(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.floor(self_))
+        result = Tensor._make(xp.floor(self_))
     except ValueError as kernel_failure:
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4738,12 +4844,13 @@ def ceil(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.ceil(self_))
+        result = Tensor._make(xp.ceil(self_))
     except ValueError as kernel_failure:
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4762,12 +4869,13 @@ def round_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.round(self_))
+        result = Tensor._make(xp.round(self_))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4789,12 +4897,13 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("round_decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.round(self_, decimals))
+        result = Tensor._make(xp.round(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
@@ -4813,12 +4922,13 @@ def trunc(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.trunc(self_))
+        result = Tensor._make(xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -4837,12 +4947,13 @@ def frac(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(self_ - np.trunc(self_))
+        result = Tensor._make(self_ - xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -5132,13 +5243,14 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
         return interpose("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.prod(self_, dtype=dtype))
+        result = Tensor._make(xp.prod(self_, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
@@ -5168,6 +5280,7 @@ def prod_dim_int(
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -5178,7 +5291,7 @@ def prod_dim_int(
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.prod(
+                xp.prod(
                     self_,
                     axis=reductions.reduce_dims((dim,), self_.ndim),
                     keepdims=keepdim,
@@ -5709,6 +5822,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -5722,7 +5836,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     try:
         result = Tensor._make(
             shapes.c_order(
-                reductions.vector_norm(np.subtract(self_, other_), p, None, False)
+                reductions.vector_norm(xp.subtract(self_, other_), p, None, False)
             )
         )
     except ValueError as kernel_failure:
@@ -6221,8 +6335,9 @@ def all_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.all(self_))
+        result = Tensor._make(xp.all(self_))
     except ValueError as kernel_failure:
         raise kernel_error("all", kernel_failure, self=self_)
     return result
@@ -6236,10 +6351,11 @@ def all_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.all(
+                xp.all(
                     self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
@@ -6257,9 +6373,10 @@ def all_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
-            np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
+            xp.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
         raise kernel_error("all", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
@@ -6272,8 +6389,9 @@ def any_default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
-        result = Tensor._make(np.any(self_))
+        result = Tensor._make(xp.any(self_))
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_)
     return result
@@ -6287,10 +6405,11 @@ def any_dim(input: Any, dim: Any, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.any(
+                xp.any(
                     self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
@@ -6308,9 +6427,10 @@ def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     try:
         result = Tensor._make(
-            np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
+            xp.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
@@ -8565,13 +8685,14 @@ def permute_default(input: Any, dims: Any) -> Tensor:
         return interpose("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
     try:
-        result = Tensor._make(np.transpose(self_, dims))
+        result = Tensor._make(xp.permute_dims(self_, dims))
     except ValueError as kernel_failure:
         raise kernel_error("permute", kernel_failure, self=self_, dims=dims)
     make_view(result, self)
@@ -8630,6 +8751,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -8637,7 +8759,7 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         result = Tensor._make(
-            np.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
+            xp.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8684,6 +8806,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
+    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -8691,7 +8814,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(np.concatenate(tensors_, axis=dim)))
+        result = Tensor._make(shapes.c_order(xp.concat(tensors_, axis=dim)))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
@@ -8710,6 +8833,7 @@ def stack(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
+    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -8717,7 +8841,7 @@ def stack(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(np.stack(tensors_, axis=dim)))
+        result = Tensor._make(shapes.c_order(xp.stack(tensors_, axis=dim)))
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
@@ -9747,13 +9871,14 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         return interpose("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("unsqueeze", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        result = Tensor._make(np.expand_dims(self_, dim))
+        result = Tensor._make(xp.expand_dims(self_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("unsqueeze", kernel_failure, self=self_, dim=dim)
     make_view(result, self)
@@ -10862,8 +10987,9 @@ def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
+    xp = np if type(repeats_) in NUMPY else xp_of(repeats_)
     try:
-        result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
+        result = Tensor._make(xp.repeat(xp.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "repeat_interleave",
@@ -11131,6 +11257,7 @@ def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11143,9 +11270,9 @@ def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         write_inplace(
             self,
             (
-                np.add(self_, other_)
+                xp.add(self_, other_)
                 if alpha == 1
-                else np.add(self_, np.multiply(other_, alpha))
+                else xp.add(self_, xp.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
@@ -11172,6 +11299,7 @@ def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11184,9 +11312,9 @@ def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         write_inplace(
             self,
             (
-                np.subtract(self_, other_)
+                xp.subtract(self_, other_)
                 if alpha == 1
-                else np.subtract(self_, np.multiply(other_, alpha))
+                else xp.subtract(self_, xp.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
@@ -11212,6 +11340,7 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
         return interpose("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11226,7 +11355,7 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.multiply(self_, other_))
+        write_inplace(self, xp.multiply(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("mul_", kernel_failure, self=self_, other=other_)
     result = self
@@ -11248,6 +11377,7 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
         return interpose("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -11260,7 +11390,7 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
-        write_inplace(self, np.true_divide(self_, other_))
+        write_inplace(self, xp.divide(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("div_", kernel_failure, self=self_, other=other_)
     result = self
@@ -11282,6 +11412,7 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
         return interpose("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11294,7 +11425,7 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.power(self_, exponent))
+        write_inplace(self, xp.pow(self_, exponent))
     except ValueError as kernel_failure:
         raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent)
     result = self
@@ -11315,6 +11446,11 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
         return interpose("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(exponent_) in NUMPY
+        else xp_of(self_, exponent_)
+    )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -11331,7 +11467,7 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.power(self_, exponent_))
+        write_inplace(self, xp.pow(self_, exponent_))
     except ValueError as kernel_failure:
         raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent_)
     result = self
@@ -11358,6 +11494,7 @@ def neg_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11365,7 +11502,7 @@ def neg_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.negative(self_))
+        write_inplace(self, xp.negative(self_))
     except ValueError as kernel_failure:
         raise kernel_error("neg_", kernel_failure, self=self_)
     result = self
@@ -11385,6 +11522,7 @@ def reciprocal_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11393,7 +11531,7 @@ def reciprocal_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.reciprocal(self_))
+        write_inplace(self, xp.reciprocal(self_))
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal_", kernel_failure, self=self_)
     result = self
@@ -11415,6 +11553,7 @@ def exp_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11423,7 +11562,7 @@ def exp_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.exp(self_))
+        write_inplace(self, xp.exp(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp_", kernel_failure, self=self_)
     result = self
@@ -11445,6 +11584,7 @@ def log_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11456,7 +11596,7 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log(self_))
+        write_inplace(self, xp.log(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log_", kernel_failure, self=self_)
     result = self
@@ -11476,6 +11616,7 @@ def sin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11487,7 +11628,7 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.sin(self_))
+        write_inplace(self, xp.sin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin_", kernel_failure, self=self_)
     result = self
@@ -11507,6 +11648,7 @@ def cos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11518,7 +11660,7 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.cos(self_))
+        write_inplace(self, xp.cos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos_", kernel_failure, self=self_)
     result = self
@@ -11538,6 +11680,7 @@ def tanh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11546,7 +11689,7 @@ def tanh_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.tanh(self_))
+        write_inplace(self, xp.tanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tanh_", kernel_failure, self=self_)
     result = self
@@ -11627,6 +11770,7 @@ def sqrt_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11635,7 +11779,7 @@ def sqrt_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.sqrt(self_))
+        write_inplace(self, xp.sqrt(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sqrt_", kernel_failure, self=self_)
     result = self
@@ -11657,6 +11801,7 @@ def abs_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11667,7 +11812,7 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.abs(self_))
+        write_inplace(self, xp.abs(self_))
     except ValueError as kernel_failure:
         raise kernel_error("abs_", kernel_failure, self=self_)
     result = self
@@ -11789,12 +11934,13 @@ def fill_Scalar(input: Any, value: Any) -> Tensor:
         return interpose("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.full_like(self_, value))
+        result = Tensor._make(xp.full_like(self_, value))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
@@ -11814,13 +11960,18 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(value_) in NUMPY
+        else numpy_only("fill_Tensor", self_, value_)
+    )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        result = Tensor._make(np.full_like(self_, value_))
+        result = Tensor._make(xp.full_like(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
@@ -11841,6 +11992,7 @@ def fill__Scalar(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11848,7 +12000,7 @@ def fill__Scalar(input: Any, value: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.full_like(self_, value))
+        write_inplace(self, xp.full_like(self_, value))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value)
     result = self
@@ -11869,6 +12021,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
+    xp = np if type(self_) in NUMPY and type(value_) in NUMPY else xp_of(self_, value_)
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -11877,7 +12030,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
-        write_inplace(self, np.full_like(self_, value_))
+        write_inplace(self, xp.full_like(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value_)
     result = self
@@ -11898,6 +12051,7 @@ def zero_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11905,7 +12059,7 @@ def zero_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.zeros_like(self_))
+        write_inplace(self, xp.zeros_like(self_))
     except ValueError as kernel_failure:
         raise kernel_error("zero_", kernel_failure, self=self_)
     result = self
@@ -12219,6 +12373,11 @@ def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12234,7 +12393,7 @@ def addcmul_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
         self, tensor1, tensor2
     )
     try:
-        write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
+        write_inplace(self, xp.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul_",
@@ -12268,6 +12427,11 @@ def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
+    xp = (
+        np
+        if type(self_) in NUMPY and type(tensor1_) in NUMPY and type(tensor2_) in NUMPY
+        else xp_of(self_, tensor1_, tensor2_)
+    )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -12283,7 +12447,7 @@ def addcdiv_(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tenso
         self, tensor1, tensor2
     )
     try:
-        write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
+        write_inplace(self, xp.add(self_, value * xp.divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv_",
@@ -12391,6 +12555,7 @@ def hypot_(input: Any, other: Any) -> Tensor:
         return interpose("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12405,7 +12570,7 @@ def hypot_(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.hypot(self_, other_))
+        write_inplace(self, xp.hypot(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("hypot_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12431,6 +12596,7 @@ def copysign__Tensor(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12443,7 +12609,7 @@ def copysign__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.copysign(self_, other_))
+        write_inplace(self, xp.copysign(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("copysign_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12473,6 +12639,7 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12484,7 +12651,7 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.copysign(self_, other))
+        write_inplace(self, xp.copysign(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign_", kernel_failure, self=self_, other=other)
     result = self
@@ -12884,6 +13051,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
+    xp = np if type(self_) in NUMPY else numpy_only("round__decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12891,7 +13059,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.round(self_, decimals))
+        write_inplace(self, xp.round(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_, decimals=decimals)
     result = self
@@ -12911,6 +13079,7 @@ def asin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("asin_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12922,7 +13091,7 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arcsin(self_))
+        write_inplace(self, xp.asin(self_))
     except ValueError as kernel_failure:
         raise kernel_error("asin_", kernel_failure, self=self_)
     result = self
@@ -12942,6 +13111,7 @@ def acos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("acos_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12953,7 +13123,7 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arccos(self_))
+        write_inplace(self, xp.acos(self_))
     except ValueError as kernel_failure:
         raise kernel_error("acos_", kernel_failure, self=self_)
     result = self
@@ -12973,6 +13143,7 @@ def atan_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12984,7 +13155,7 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.arctan(self_))
+        write_inplace(self, xp.atan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atan_", kernel_failure, self=self_)
     result = self
@@ -13004,6 +13175,7 @@ def sinh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13015,7 +13187,7 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.sinh(self_))
+        write_inplace(self, xp.sinh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sinh_", kernel_failure, self=self_)
     result = self
@@ -13035,6 +13207,7 @@ def cosh_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13046,7 +13219,7 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.cosh(self_))
+        write_inplace(self, xp.cosh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cosh_", kernel_failure, self=self_)
     result = self
@@ -13066,6 +13239,7 @@ def tan_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13074,7 +13248,7 @@ def tan_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.tan(self_))
+        write_inplace(self, xp.tan(self_))
     except ValueError as kernel_failure:
         raise kernel_error("tan_", kernel_failure, self=self_)
     result = self
@@ -13096,6 +13270,7 @@ def log2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13107,7 +13282,7 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log2(self_))
+        write_inplace(self, xp.log2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log2_", kernel_failure, self=self_)
     result = self
@@ -13127,6 +13302,7 @@ def log10_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13138,7 +13314,7 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log10(self_))
+        write_inplace(self, xp.log10(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log10_", kernel_failure, self=self_)
     result = self
@@ -13158,6 +13334,7 @@ def log1p_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13169,7 +13346,7 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.log1p(self_))
+        write_inplace(self, xp.log1p(self_))
     except ValueError as kernel_failure:
         raise kernel_error("log1p_", kernel_failure, self=self_)
     result = self
@@ -13189,6 +13366,7 @@ def expm1_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13197,7 +13375,7 @@ def expm1_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.expm1(self_))
+        write_inplace(self, xp.expm1(self_))
     except ValueError as kernel_failure:
         raise kernel_error("expm1_", kernel_failure, self=self_)
     result = self
@@ -13219,6 +13397,7 @@ def exp2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
+    xp = np if type(self_) in NUMPY else numpy_only("exp2_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13227,7 +13406,7 @@ def exp2_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.exp2(self_))
+        write_inplace(self, xp.exp2(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2_", kernel_failure, self=self_)
     result = self
@@ -13249,6 +13428,7 @@ def rsqrt_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13257,7 +13437,7 @@ def rsqrt_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.reciprocal(np.sqrt(self_)))
+        write_inplace(self, xp.reciprocal(xp.sqrt(self_)))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt_", kernel_failure, self=self_)
     result = self
@@ -13279,6 +13459,7 @@ def floor_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13286,7 +13467,7 @@ def floor_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.floor(self_))
+        write_inplace(self, xp.floor(self_))
     except ValueError as kernel_failure:
         raise kernel_error("floor_", kernel_failure, self=self_)
     result = self
@@ -13306,6 +13487,7 @@ def ceil_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13313,7 +13495,7 @@ def ceil_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.ceil(self_))
+        write_inplace(self, xp.ceil(self_))
     except ValueError as kernel_failure:
         raise kernel_error("ceil_", kernel_failure, self=self_)
     result = self
@@ -13333,6 +13515,7 @@ def round__default(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13340,7 +13523,7 @@ def round__default(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.round(self_))
+        write_inplace(self, xp.round(self_))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_)
     result = self
@@ -13360,6 +13543,7 @@ def trunc_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13367,7 +13551,7 @@ def trunc_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.trunc(self_))
+        write_inplace(self, xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("trunc_", kernel_failure, self=self_)
     result = self
@@ -13387,6 +13571,7 @@ def frac_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13394,7 +13579,7 @@ def frac_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, self_ - np.trunc(self_))
+        write_inplace(self, self_ - xp.trunc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("frac_", kernel_failure, self=self_)
     result = self
@@ -13414,6 +13599,7 @@ def sign_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13421,7 +13607,7 @@ def sign_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.sign(self_))
+        write_inplace(self, xp.sign(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sign_", kernel_failure, self=self_)
     result = self
@@ -13826,6 +14012,7 @@ def nextafter_(input: Any, other: Any) -> Tensor:
         return interpose("nextafter_", "elementwise", nextafter_, self, other)
     self_ = tensor_arg(self, "nextafter_", "input", 1)
     other_ = tensor_arg(other, "nextafter_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -13840,7 +14027,7 @@ def nextafter_(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.nextafter(self_, other_))
+        write_inplace(self, xp.nextafter(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("nextafter_", kernel_failure, self=self_, other=other_)
     result = self
@@ -23233,3 +23420,307 @@ OVERLOADS = {
         ),
     },
 }
+
+# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
+# reason `tensor_arg` gives when such an op receives another backend's array.
+NUMPY_ONLY_REASONS.update(
+    {
+        "fmax": "numpy's fmax has no array API counterpart",
+        "fmin": "numpy's fmin has no array API counterpart",
+        "remainder": "kernel not yet ported to the array API",
+        "remainder": "backward helper not yet ported to the array API",
+        "fmod": "numpy's fmod has no array API counterpart",
+        "fmod": "numpy's fmod has no array API counterpart",
+        "xlogy": "kernel not yet ported to the array API",
+        "xlogy": "kernel not yet ported to the array API",
+        "xlogy": "kernel not yet ported to the array API",
+        "frexp": "kernel not yet ported to the array API",
+        "logaddexp": "kernel not yet ported to the array API",
+        "logaddexp2": "kernel not yet ported to the array API",
+        "lerp": "kernel not yet ported to the array API",
+        "lerp": "kernel not yet ported to the array API",
+        "clamp": "kernel not yet ported to the array API",
+        "clamp": "kernel not yet ported to the array API",
+        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_max": "kernel not yet ported to the array API",
+        "clamp_max": "kernel not yet ported to the array API",
+        "nan_to_num": "numpy's nan_to_num has no array API counterpart",
+        "isfinite": "kernel not yet ported to the array API",
+        "logical_not": "kernel not yet ported to the array API",
+        "logical_xor": "kernel not yet ported to the array API",
+        "logical_and": "kernel not yet ported to the array API",
+        "logical_or": "kernel not yet ported to the array API",
+        "exp2": "kernel not yet ported to the array API",
+        "asin": "backward helper not yet ported to the array API",
+        "acos": "backward helper not yet ported to the array API",
+        "asinh": "backward helper not yet ported to the array API",
+        "acosh": "backward helper not yet ported to the array API",
+        "logit": "kernel not yet ported to the array API",
+        "erf": "kernel not yet ported to the array API",
+        "erfc": "kernel not yet ported to the array API",
+        "erfinv": "kernel not yet ported to the array API",
+        "lgamma": "kernel not yet ported to the array API",
+        "mvlgamma": "kernel not yet ported to the array API",
+        "digamma": "kernel not yet ported to the array API",
+        "polygamma": "kernel not yet ported to the array API",
+        "i0": "kernel not yet ported to the array API",
+        "sinc": "kernel not yet ported to the array API",
+        "special_i0e": "kernel not yet ported to the array API",
+        "special_i1": "kernel not yet ported to the array API",
+        "special_i1e": "kernel not yet ported to the array API",
+        "special_erfcx": "kernel not yet ported to the array API",
+        "special_ndtri": "kernel not yet ported to the array API",
+        "special_log_ndtr": "kernel not yet ported to the array API",
+        "special_entr": "kernel not yet ported to the array API",
+        "special_xlog1py": "kernel not yet ported to the array API",
+        "special_airy_ai": "kernel not yet ported to the array API",
+        "special_bessel_j0": "kernel not yet ported to the array API",
+        "special_bessel_j1": "kernel not yet ported to the array API",
+        "special_bessel_y0": "kernel not yet ported to the array API",
+        "special_bessel_y1": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_t": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_u": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_v": "kernel not yet ported to the array API",
+        "special_chebyshev_polynomial_w": "kernel not yet ported to the array API",
+        "special_hermite_polynomial_h": "kernel not yet ported to the array API",
+        "special_hermite_polynomial_he": "kernel not yet ported to the array API",
+        "special_laguerre_polynomial_l": "kernel not yet ported to the array API",
+        "special_legendre_polynomial_p": "kernel not yet ported to the array API",
+        "special_modified_bessel_i0": "kernel not yet ported to the array API",
+        "special_modified_bessel_i1": "kernel not yet ported to the array API",
+        "special_modified_bessel_k0": "kernel not yet ported to the array API",
+        "special_modified_bessel_k1": "kernel not yet ported to the array API",
+        "special_scaled_modified_bessel_k0": "kernel not yet ported to the array API",
+        "special_scaled_modified_bessel_k1": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_t": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_u": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
+        "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
+        "special_spherical_bessel_j0": "kernel not yet ported to the array API",
+        "max": "kernel not yet ported to the array API",
+        "max": "backward helper not yet ported to the array API",
+        "min": "kernel not yet ported to the array API",
+        "min": "backward helper not yet ported to the array API",
+        "var": "backward helper not yet ported to the array API",
+        "var_mean": "kernel not yet ported to the array API",
+        "std": "backward helper not yet ported to the array API",
+        "std_mean": "kernel not yet ported to the array API",
+        "linalg_vector_norm": "kernel not yet ported to the array API",
+        "amax": "backward helper not yet ported to the array API",
+        "amin": "backward helper not yet ported to the array API",
+        "aminmax": "kernel not yet ported to the array API",
+        "nansum": "numpy's nansum has no array API counterpart",
+        "renorm": "kernel not yet ported to the array API",
+        "logsumexp": "kernel not yet ported to the array API",
+        "cummax": "kernel not yet ported to the array API",
+        "cummin": "kernel not yet ported to the array API",
+        "logcumsumexp": "kernel not yet ported to the array API",
+        "cumsum": "kernel not yet ported to the array API",
+        "cumprod": "kernel not yet ported to the array API",
+        "count_nonzero": "kernel not yet ported to the array API",
+        "count_nonzero": "kernel not yet ported to the array API",
+        "histc": "kernel not yet ported to the array API",
+        "argmax": "kernel not yet ported to the array API",
+        "nonzero": "kernel not yet ported to the array API",
+        "one_hot": "kernel not yet ported to the array API",
+        "argmin": "kernel not yet ported to the array API",
+        "kthvalue": "kernel not yet ported to the array API",
+        "median": "backward helper not yet ported to the array API",
+        "nanmedian": "backward helper not yet ported to the array API",
+        "median": "kernel not yet ported to the array API",
+        "nanmedian": "kernel not yet ported to the array API",
+        "mode": "kernel not yet ported to the array API",
+        "sort": "kernel not yet ported to the array API",
+        "sort": "kernel not yet ported to the array API",
+        "argsort": "kernel not yet ported to the array API",
+        "argsort": "kernel not yet ported to the array API",
+        "topk": "kernel not yet ported to the array API",
+        "unique_dim": "kernel not yet ported to the array API",
+        "unique_consecutive": "kernel not yet ported to the array API",
+        "unique_dim_consecutive": "kernel not yet ported to the array API",
+        "_unique2": "kernel not yet ported to the array API",
+        "addbmm": "kernel not yet ported to the array API",
+        "baddbmm": "kernel not yet ported to the array API",
+        "trace": "backward helper not yet ported to the array API",
+        "linalg_inv_ex": "kernel not yet ported to the array API",
+        "linalg_det": "backward helper not yet ported to the array API",
+        "cholesky": "kernel not yet ported to the array API",
+        "linalg_cholesky_ex": "kernel not yet ported to the array API",
+        "cholesky_solve": "kernel not yet ported to the array API",
+        "cholesky_inverse": "kernel not yet ported to the array API",
+        "linalg_cross": "kernel not yet ported to the array API",
+        "linalg_pinv": "kernel not yet ported to the array API",
+        "linalg_lstsq": "kernel not yet ported to the array API",
+        "linalg_lu_factor_ex": "kernel not yet ported to the array API",
+        "linalg_lu": "kernel not yet ported to the array API",
+        "linalg_lu_solve": "kernel not yet ported to the array API",
+        "lu_unpack": "kernel not yet ported to the array API",
+        "linalg_matrix_exp": "kernel not yet ported to the array API",
+        "linalg_householder_product": "kernel not yet ported to the array API",
+        "ormqr": "kernel not yet ported to the array API",
+        "linalg_qr": "kernel not yet ported to the array API",
+        "triangular_solve": "kernel not yet ported to the array API",
+        "linalg_solve_triangular": "kernel not yet ported to the array API",
+        "block_diag": "kernel not yet ported to the array API",
+        "select": "kernel not yet ported to the array API",
+        "select_backward": "kernel not yet ported to the array API",
+        "slice": "kernel not yet ported to the array API",
+        "slice_backward": "kernel not yet ported to the array API",
+        "unsafe_split": "kernel not yet ported to the array API",
+        "unsafe_split_with_sizes": "kernel not yet ported to the array API",
+        "split_with_sizes": "kernel not yet ported to the array API",
+        "unbind": "kernel not yet ported to the array API",
+        "_to_copy": "kernel not yet ported to the array API",
+        "flip": "kernel not yet ported to the array API",
+        "tril": "kernel not yet ported to the array API",
+        "triu": "kernel not yet ported to the array API",
+        "diagonal": "kernel not yet ported to the array API",
+        "diag_embed": "kernel not yet ported to the array API",
+        "diagonal_backward": "kernel not yet ported to the array API",
+        "unfold": "kernel not yet ported to the array API",
+        "unfold_backward": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "squeeze": "kernel not yet ported to the array API",
+        "unsqueeze": "backward helper not yet ported to the array API",
+        "index": "kernel not yet ported to the array API",
+        "rot90": "kernel not yet ported to the array API",
+        "take": "kernel not yet ported to the array API",
+        "slice_scatter": "kernel not yet ported to the array API",
+        "select_scatter": "kernel not yet ported to the array API",
+        "diagonal_scatter": "kernel not yet ported to the array API",
+        "index_reduce": "kernel not yet ported to the array API",
+        "index_copy": "kernel not yet ported to the array API",
+        "index_fill": "kernel not yet ported to the array API",
+        "put": "kernel not yet ported to the array API",
+        "index_put": "kernel not yet ported to the array API",
+        "index_select": "kernel not yet ported to the array API",
+        "gather": "kernel not yet ported to the array API",
+        "scatter": "kernel not yet ported to the array API",
+        "scatter": "kernel not yet ported to the array API",
+        "scatter_add": "kernel not yet ported to the array API",
+        "index_add": "kernel not yet ported to the array API",
+        "scatter_reduce": "kernel not yet ported to the array API",
+        "masked_fill": "kernel not yet ported to the array API",
+        "masked_fill": "kernel not yet ported to the array API",
+        "masked_scatter": "kernel not yet ported to the array API",
+        "masked_select": "kernel not yet ported to the array API",
+        "narrow_copy": "kernel not yet ported to the array API",
+        "roll": "kernel not yet ported to the array API",
+        "repeat": "kernel not yet ported to the array API",
+        "clone": "kernel not yet ported to the array API",
+        "constant_pad_nd": "kernel not yet ported to the array API",
+        "_reshape_alias": "kernel not yet ported to the array API",
+        "alias": "kernel not yet ported to the array API",
+        "clamp_": "kernel not yet ported to the array API",
+        "clamp_min_": "kernel not yet ported to the array API",
+        "clamp_max_": "kernel not yet ported to the array API",
+        "masked_fill_": "kernel not yet ported to the array API",
+        "masked_fill_": "kernel not yet ported to the array API",
+        "index_add_": "kernel not yet ported to the array API",
+        "scatter_": "kernel not yet ported to the array API",
+        "scatter_": "kernel not yet ported to the array API",
+        "scatter_add_": "kernel not yet ported to the array API",
+        "lerp_": "kernel not yet ported to the array API",
+        "lerp_": "kernel not yet ported to the array API",
+        "remainder_": "kernel not yet ported to the array API",
+        "remainder_": "backward helper not yet ported to the array API",
+        "fmod_": "numpy's fmod has no array API counterpart",
+        "fmod_": "numpy's fmod has no array API counterpart",
+        "xlogy_": "kernel not yet ported to the array API",
+        "xlogy_": "kernel not yet ported to the array API",
+        "clamp_min_": "kernel not yet ported to the array API",
+        "clamp_max_": "kernel not yet ported to the array API",
+        "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
+        "logit_": "kernel not yet ported to the array API",
+        "asin_": "backward helper not yet ported to the array API",
+        "acos_": "backward helper not yet ported to the array API",
+        "exp2_": "kernel not yet ported to the array API",
+        "erf_": "kernel not yet ported to the array API",
+        "erfc_": "kernel not yet ported to the array API",
+        "sinc_": "kernel not yet ported to the array API",
+        "addbmm_": "kernel not yet ported to the array API",
+        "mvlgamma_": "kernel not yet ported to the array API",
+        "renorm_": "kernel not yet ported to the array API",
+        "index_put_": "kernel not yet ported to the array API",
+        "index_reduce_": "kernel not yet ported to the array API",
+        "scatter_reduce_": "kernel not yet ported to the array API",
+        "masked_scatter_": "kernel not yet ported to the array API",
+        "index_copy_": "kernel not yet ported to the array API",
+        "index_fill_": "kernel not yet ported to the array API",
+        "put_": "kernel not yet ported to the array API",
+        "conv_tbc": "kernel not yet ported to the array API",
+        "convolution": "kernel not yet ported to the array API",
+        "slow_conv_transpose2d": "kernel not yet ported to the array API",
+        "slow_conv_transpose3d": "kernel not yet ported to the array API",
+        "slow_conv3d_forward": "kernel not yet ported to the array API",
+        "slow_conv_dilated2d": "kernel not yet ported to the array API",
+        "slow_conv_dilated3d": "kernel not yet ported to the array API",
+        "max_pool2d_with_indices": "kernel not yet ported to the array API",
+        "avg_pool2d": "kernel not yet ported to the array API",
+        "_adaptive_avg_pool2d": "kernel not yet ported to the array API",
+        "adaptive_max_pool2d": "kernel not yet ported to the array API",
+        "adaptive_max_pool3d": "kernel not yet ported to the array API",
+        "avg_pool3d": "kernel not yet ported to the array API",
+        "fractional_max_pool2d": "kernel not yet ported to the array API",
+        "fractional_max_pool3d": "kernel not yet ported to the array API",
+        "max_pool3d_with_indices": "kernel not yet ported to the array API",
+        "max_unpool2d": "kernel not yet ported to the array API",
+        "max_unpool3d": "kernel not yet ported to the array API",
+        "native_layer_norm": "kernel not yet ported to the array API",
+        "native_batch_norm": "kernel not yet ported to the array API",
+        "native_group_norm": "kernel not yet ported to the array API",
+        "embedding": "kernel not yet ported to the array API",
+        "affine_grid_generator": "kernel not yet ported to the array API",
+        "grid_sampler_2d": "kernel not yet ported to the array API",
+        "grid_sampler_3d": "kernel not yet ported to the array API",
+        "reflection_pad1d": "kernel not yet ported to the array API",
+        "reflection_pad2d": "kernel not yet ported to the array API",
+        "reflection_pad3d": "kernel not yet ported to the array API",
+        "replication_pad1d": "kernel not yet ported to the array API",
+        "replication_pad2d": "kernel not yet ported to the array API",
+        "replication_pad3d": "kernel not yet ported to the array API",
+        "upsample_linear1d": "kernel not yet ported to the array API",
+        "upsample_bilinear2d": "kernel not yet ported to the array API",
+        "upsample_bicubic2d": "kernel not yet ported to the array API",
+        "upsample_trilinear3d": "kernel not yet ported to the array API",
+        "upsample_nearest1d": "kernel not yet ported to the array API",
+        "upsample_nearest2d": "kernel not yet ported to the array API",
+        "upsample_nearest3d": "kernel not yet ported to the array API",
+        "pixel_shuffle": "kernel not yet ported to the array API",
+        "pixel_unshuffle": "kernel not yet ported to the array API",
+        "channel_shuffle": "kernel not yet ported to the array API",
+        "col2im": "kernel not yet ported to the array API",
+        "im2col": "kernel not yet ported to the array API",
+        "gelu": "kernel not yet ported to the array API",
+        "silu": "kernel not yet ported to the array API",
+        "mish": "kernel not yet ported to the array API",
+        "softplus": "kernel not yet ported to the array API",
+        "elu": "kernel not yet ported to the array API",
+        "celu": "kernel not yet ported to the array API",
+        "leaky_relu": "kernel not yet ported to the array API",
+        "hardtanh": "kernel not yet ported to the array API",
+        "hardswish": "kernel not yet ported to the array API",
+        "hardsigmoid": "kernel not yet ported to the array API",
+        "log_sigmoid_forward": "kernel not yet ported to the array API",
+        "glu": "kernel not yet ported to the array API",
+        "hardshrink": "kernel not yet ported to the array API",
+        "softshrink": "kernel not yet ported to the array API",
+        "threshold": "kernel not yet ported to the array API",
+        "hardtanh_": "kernel not yet ported to the array API",
+        "silu_": "kernel not yet ported to the array API",
+        "mish_": "kernel not yet ported to the array API",
+        "hardswish_": "kernel not yet ported to the array API",
+        "hardsigmoid_": "kernel not yet ported to the array API",
+        "smooth_l1_loss": "kernel not yet ported to the array API",
+        "huber_loss": "kernel not yet ported to the array API",
+        "binary_cross_entropy": "kernel not yet ported to the array API",
+        "binary_cross_entropy_with_logits": "kernel not yet ported to the array API",
+        "nll_loss_forward": "kernel not yet ported to the array API",
+        "nll_loss2d_forward": "kernel not yet ported to the array API",
+        "multi_margin_loss": "kernel not yet ported to the array API",
+        "multilabel_margin_loss_forward": "kernel not yet ported to the array API",
+        "soft_margin_loss": "kernel not yet ported to the array API",
+    }
+)

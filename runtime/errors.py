@@ -11,6 +11,12 @@ from typing import Any
 
 import numpy as np
 
+# An in-place write into a view of an array that cannot be written (Dask's).
+ERR_IMMUTABLE_VIEW_INPLACE = (
+    "a view of a {0} tensor cannot be modified in place: {0} arrays are immutable, "
+    "so the write would not reach its base. Use an out-of-place op instead."
+)
+
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved "
     "tensors after they have already been freed). Saved intermediate values of the "
@@ -251,7 +257,6 @@ def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
 
-
 def silence_numpy_warnings(package: str) -> None:
     """Hide numpy's RuntimeWarnings raised from the code of `package` (its
     kernels, wrappers and formulas): log(0), 0/0, sqrt(-1) and overflow give the
@@ -261,6 +266,7 @@ def silence_numpy_warnings(package: str) -> None:
     wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
     pattern = re.escape(package) + r"(\.|$)"
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)
+
 
 # Forward-mode AD (torch.autograd.forward_ad and the forward-grad paths of the ops).
 ERR_NO_DUAL_LEVEL = (
@@ -292,7 +298,6 @@ def forward_grad_size(size: tuple[int, ...], grad_size: tuple[int, ...]) -> str:
 def not_floating(what: str, dtype_name: str) -> str:
     return f"Expected {what} to be floating point or complex, but got: {dtype_name}"
 
-
 def no_forward_formula(op: str) -> str:
     return (
         f"Trying to use forward AD with {op} that does not support it because it has "
@@ -301,6 +306,7 @@ def no_forward_formula(op: str) -> str:
         "that we can prioritize its implementation or submit a PR adding the "
         "implementation to derivatives.yaml"
     )
+
 
 # -- vmap and the function transforms (torch.func, torch.autograd.functional) ------
 

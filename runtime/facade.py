@@ -98,6 +98,8 @@ from yamlgrad.runtime.autograd.grad_mode import (
 from yamlgrad.runtime.serialization import load, save
 from yamlgrad.runtime.compile import compile  # noqa: A004 - PyTorch's name
 from yamlgrad.runtime.autograd.tensor import Size, Tensor, set_printoptions
+from yamlgrad.runtime import array_backends
+from yamlgrad.runtime.array_backends import compute, from_dask, persist
 
 dispatch.bind_ops(VariableType)
 
@@ -107,6 +109,7 @@ __all__ = [
     *devices.__all__,
     *sampling.__all__,
     *tensor_methods.__all__,
+    *array_backends.__all__,
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",

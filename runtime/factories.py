@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import devices, dtypes
+from yamlgrad.runtime import backend, devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
 from yamlgrad.runtime.wrappers.randomness import (
@@ -211,8 +211,12 @@ def tensor(
 def as_tensor(
     data: Any, dtype: dtypes.dtype | None = None, device: Any = None
 ) -> Tensor:
-    """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
-    devices.usable(device)
+    """Like `tensor`, but shares memory with an ndarray or Tensor when it can;
+    another backend's array (Dask, CuPy) is kept as it is (a Dask one lazy)."""
+    if backend.is_foreign(data):
+        data = Tensor._make(data)
+    else:
+        devices.usable(device)
     if isinstance(data, Tensor) and (
         dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
     ):

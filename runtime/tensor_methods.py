@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, dtypes, factories
+from yamlgrad.runtime import array_backends, backend, devices, dtypes, factories
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.wrappers.binding import numpy_keywords
 
@@ -77,6 +77,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     tensor([1., 1.], dtype=yamlgrad.float64)
     """
     dtype, device, copy = parse_to(args, dict(kwargs))
+    if device == "dask" or device is not None and backend.is_foreign(self._data):
+        self = array_backends.to_backend(self, str(device))
+        device = None
     if device is not None:
         devices.usable(device)
     if dtype is None or self._data.dtype == dtypes.to_numpy(dtype):
@@ -92,12 +95,26 @@ def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor
 
 
 def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
-    """The tensor itself: it is on the CPU already."""
+    """The tensor itself when it holds a numpy array; else its values as one."""
+    if backend.is_foreign(self._data):
+        return array_backends.to_backend(self, "cpu")
     return self
 
 
 def device(self: Tensor) -> devices.device:
-    return devices.CPU
+    """The CPU for a numpy array; `cuda:N` for CuPy's; the backend's name
+    (`dask`) for another array library's."""
+    if type(self._data) is np.ndarray:
+        return devices.CPU
+    return _BackendDevice(backend.device_name(self._data))
+
+
+class _BackendDevice(devices.device):
+    """A device PyTorch has no type for: where another backend keeps its arrays."""
+
+    def __init__(self, name: str) -> None:
+        self.type, _, index = name.partition(":")
+        self.index = int(index) if index else None
 
 
 def get_device(self: Tensor) -> int:

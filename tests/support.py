@@ -225,7 +225,7 @@ MUL = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
 
 def entry(
     formula: str = "grad * result",
-    forward: str = "np.exp(self)",
+    forward: str = "xp.exp(self)",
     name: str = EXP,
     samples: str = "{self: [3]}",
     extra: str = "",
@@ -244,7 +244,7 @@ def entry(
 def mul_entry(self_formula: str, other_line: str) -> str:
     return (
         f"- name: {MUL}\n"
-        f"  forward: np.multiply(self, other)\n"
+        f"  forward: xp.multiply(self, other)\n"
         f"  self: {self_formula}\n"
         f"{other_line}"
         f"  samples:\n"
@@ -280,22 +280,22 @@ def bad_schema(id: str, name: str, *quoted: str) -> BadInput:
 SCALAR_MUL = "mul.Scalar(Tensor self, Scalar other) -> Tensor"
 SCALAR_MUL_ENTRY = {
     "name": SCALAR_MUL,
-    "forward": "np.multiply(self, other)",
+    "forward": "xp.multiply(self, other)",
     "formula": "grad * other",
     "samples": "{self: [3], other: 2.0}",
 }
 ALIASED = (
     entry().replace("samples:", "samples: &s")
     + "- name: log(Tensor self) -> Tensor\n"
-    + "  forward: np.log(self)\n"
+    + "  forward: xp.log(self)\n"
     + "  self: grad / self\n"
     + "  samples: *s\n"
 )
 NO_SAMPLES = (
-    "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n  self: grad\n"
+    "- name: exp(Tensor self) -> Tensor\n  forward: xp.exp(self)\n  self: grad\n"
 )
-BAD_INDENT = "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n   self: g\n"
-UNCLOSED = "- name: log(Tensor self) -> Tensor\n  forward: [np.log(self)\n"
+BAD_INDENT = "- name: exp(Tensor self) -> Tensor\n  forward: xp.exp(self)\n   self: g\n"
+UNCLOSED = "- name: log(Tensor self) -> Tensor\n  forward: [xp.log(self)\n"
 SHELL = "!!python/object/apply:os.system ['echo pwned']"
 MUL_BOTH = mul_entry("grad * other", "  other: grad * self\n")
 
@@ -317,8 +317,25 @@ BAD_INPUTS = (
     # Forward kernels.
     bad_forward("forward_os_system", "os.system(self)", "calls 'os.system'"),
     bad_forward("forward_open", "open(self)", "calls 'open'"),
-    bad_forward("forward_dunder", "np.exp(self).__class__", "'__class__'"),
-    bad_forward("forward_unknown_name", "np.exp(x)", "unknown name 'x'"),
+    bad_forward("forward_dunder", "xp.exp(self).__class__", "'__class__'"),
+    bad_forward("forward_unknown_name", "xp.exp(x)", "unknown name 'x'"),
+    bad_forward("forward_numpy_outside_numpy_only", "np.exp(self)", "'np.exp'", "`xp`"),
+    bad_forward("forward_not_an_array_api_name", "xp.exq(self)", "'xp.exq'"),
+    bad_forward("forward_file_access", "xp.load(self)", "'xp.load'"),
+    BadInput(
+        "backends_without_reason",
+        entry(extra="  backends: [numpy]\n"),
+        6,
+        EXP,
+        ("'numpy_only_reason'",),
+    ),
+    BadInput(
+        "backends_not_numpy",
+        entry(extra="  backends: [dask]\n  numpy_only_reason: r\n"),
+        6,
+        EXP,
+        ("'backends' takes [numpy]",),
+    ),
     # Schemas.
     bad_schema("schema_does_not_parse", "exp(Tensor self) => Tensor", "'exp(Tensor "),
     bad_schema("schema_double_space", "exp(Tensor  self) -> Tensor", "'Tensor '"),
@@ -389,7 +406,7 @@ BAD_INPUTS = (
     ),
     BadInput(
         "no_tensor_input_has_a_formula",
-        f"- name: {MUL}\n  forward: np.multiply(self, other)\n",
+        f"- name: {MUL}\n  forward: xp.multiply(self, other)\n",
         1,
         MUL,
         ("no tensor input has a formula",),
@@ -410,7 +427,7 @@ BAD_INPUTS = (
         ("sample gives 'alpha', which is not an argument",),
     ),
     # YAML itself.
-    BadInput("yaml_syntax", entry() + UNCLOSED, 7, "(yaml)", ("'forward: [np.log",)),
+    BadInput("yaml_syntax", entry() + UNCLOSED, 7, "(yaml)", ("'forward: [xp.log",)),
     BadInput("yaml_indentation", BAD_INDENT, 3, "(yaml)", ("'self: g'",)),
     BadInput("yaml_python_tag", entry() + f"- {SHELL}\n", 6, "(yaml)", (SHELL,)),
     BadInput("yaml_python_tag_in_value", entry(SHELL), 3, "(yaml)", (SHELL,)),

@@ -17,6 +17,7 @@ saves the output; non-tensor arguments are saved by value.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,10 +194,15 @@ def canonical(text: str) -> str:
 
 
 def check_forward(
-    text: str, schema: FunctionSchema, kernel_helpers: Mapping[str, str]
+    text: str,
+    schema: FunctionSchema,
+    kernel_helpers: Mapping[str, str],
+    numpy_only: bool = False,
 ) -> str:
     """Check a forward kernel; return it with tensor arguments as `<name>_`.
-    `kernel_helpers`: each callable helper's module (tools/catalog.py)."""
+    `kernel_helpers`: each callable helper's module (tools/catalog.py). It names
+    the array namespace `xp` (standard names), or numpy as `np` when the entry is
+    `numpy_only` (`backends: [numpy]`)."""
     what = "forward"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
@@ -204,23 +210,23 @@ def check_forward(
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             chain = _attribute_chain(node)
-            if chain is not None and chain[0] == "np":
-                _check_numpy_name(chain, text, what)
+            if chain is not None and chain[0] in NAMESPACES:
+                _check_namespace_name(chain, text, what, numpy_only)
                 continue
             if node.attr not in TENSOR_ATTRIBUTES:
                 raise ExpressionError(
-                    f"{what} reads '.{node.attr}'; only np.* and "
+                    f"{what} reads '.{node.attr}'; only xp.* and "
                     f"{sorted(TENSOR_ATTRIBUTES)} are allowed: {text!r}"
                 )
         if isinstance(node, ast.Call) and not _callable_ok(node.func, kernel_helpers):
             callee = ast.unparse(node.func)
             raise ExpressionError(
-                f"{what} calls {callee!r}; only np.* and the kernel helpers "
+                f"{what} calls {callee!r}; only xp.* and the kernel helpers "
                 f"may be called: {text!r}"
             )
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
-            if node.id == "np" or node.id in args or node.id in kernel_helpers:
+            if node.id in NAMESPACES or node.id in args or node.id in kernel_helpers:
                 continue
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
     renames = {a.safe_name: a.local for a in schema.arguments if a.local != a.safe_name}
@@ -250,13 +256,35 @@ NUMPY_DENIED = frozenset(
 )
 
 
-def _check_numpy_name(chain: list[str], text: str, what: str) -> None:
-    """`np.<name>` of numpy's public names (`__all__`: what the generated code's
-    `np`, runtime/wrappers/numpy_namespace.py, holds), or `np.linalg.<name>`."""
+# The names a forward's namespace goes by: `xp`, the inputs' array namespace
+# (numpy, Dask, CuPy, ...), and `np`, numpy itself, in numpy-only entries.
+NAMESPACES = frozenset({"xp", "np"})
+
+
+@functools.cache
+def _standard_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The names `xp.<name>` and `xp.linalg.<name>` may use: what array-api-compat's
+    numpy namespace provides (the standard's names, and the aliases it adds)."""
+    import array_api_compat.numpy as compat
+
+    return frozenset(compat.__all__), frozenset(compat.linalg.__all__)
+
+
+def _check_namespace_name(
+    chain: list[str], text: str, what: str, numpy_only: bool
+) -> None:
     import numpy  # noqa: PLC0415 - only the generator's checks need it
 
     names = chain[1:]
-    public = names[0] in numpy.__all__
+    # np.<name> of numpy's public names (`__all__`: what the generated code's
+    # `np`, runtime/wrappers/numpy_namespace.py, holds).
+    public = chain[0] != "np" or names[0] in numpy.__all__
+    if chain[0] == "np" and not numpy_only:
+        raise ExpressionError(
+            f"{what} uses {'.'.join(chain)!r}; a kernel names the array namespace "
+            f"`xp` (xp.{'.'.join(names)}), or its entry says `backends: [numpy]`: "
+            f"{text!r}"
+        )
     if len(names) == 2 and names[0] in NUMPY_SUBMODULES:
         names = names[1:]
     if (
@@ -266,9 +294,16 @@ def _check_numpy_name(chain: list[str], text: str, what: str) -> None:
         or names[0].startswith("_")
     ):
         raise ExpressionError(
-            f"{what} uses {'.'.join(chain)!r}; kernels may use np.<name> and "
-            f"np.linalg.<name>, without file access or numpy internals: {text!r}"
+            f"{what} uses {'.'.join(chain)!r}; kernels may use xp.<name> and "
+            f"xp.linalg.<name>, without file access or numpy internals: {text!r}"
         )
+    if chain[0] == "xp":
+        top, linalg = _standard_names()
+        if names[0] not in (linalg if len(chain) == 3 else top):
+            raise ExpressionError(
+                f"{what} uses {'.'.join(chain)!r}, which is not a name of the "
+                f"array API (array-api-compat): {text!r}"
+            )
 
 
 def _callable_ok(func: ast.expr, helpers: Mapping[str, str]) -> bool:
@@ -276,7 +311,7 @@ def _callable_ok(func: ast.expr, helpers: Mapping[str, str]) -> bool:
         return func.id in helpers
     if isinstance(func, ast.Attribute):
         chain = _attribute_chain(func)
-        return chain is not None and chain[0] == "np"
+        return chain is not None and chain[0] in NAMESPACES
     return False
 
 

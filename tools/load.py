@@ -59,6 +59,7 @@ NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
     | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
+    | {"backends", "numpy_only_reason"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # An argument's sampling intervals, and how a sample check reports a problem.
@@ -505,6 +506,7 @@ def _load_forward(
     func: FunctionSchema,
     covered: dict[str, str],
     kernel_helpers: Mapping[str, str],
+    numpy_only: bool = False,
 ) -> str:
     """The checked forward kernel ("" for a composite, which has none)."""
     if e.entry.get("composite") is not None:
@@ -518,7 +520,7 @@ def _load_forward(
     if "forward" not in e.entry:
         raise e.error(None, "missing 'forward'")
     try:
-        return check_forward(e.entry["forward"], func, kernel_helpers)
+        return check_forward(e.entry["forward"], func, kernel_helpers, numpy_only)
     except ExpressionError as err:
         raise e.error("forward", str(err)) from None
 
@@ -745,7 +747,8 @@ def _load_entry(
     e = _Entry(entry, display, str(func))
     covered = _load_covered(e, func)
     composite = entry.get("composite")
-    forward = _load_forward(e, func, covered, kernel_helpers)
+    numpy_only = _load_backends(e)
+    forward = _load_forward(e, func, covered, kernel_helpers, bool(numpy_only))
     derivatives, non_differentiable = _load_formulas(e, func, covered, formula_helpers)
     # PyTorch's rule: a tensor input with no key at all is not differentiable and
     # may not require grad (check_no_requires_grad), except one named `output`.
@@ -800,7 +803,26 @@ def _load_entry(
         output_differentiability=output_differentiability,
         forward_derivatives=forward_derivatives,
         structure=tuple(structure.items()),
+        numpy_only=numpy_only,
     )
+
+
+def _load_backends(e: _Entry) -> str:
+    """`backends: [numpy]` with its `numpy_only_reason:`: the reason ("" for an
+    entry that runs on every array API backend)."""
+    backends = e.entry.get("backends")
+    reason = e.entry.get("numpy_only_reason")
+    if backends is None:
+        if reason is not None:
+            raise e.error("numpy_only_reason", "a reason without 'backends: [numpy]'")
+        return ""
+    if not isinstance(backends, list) or list(backends) != ["numpy"]:
+        message = "'backends' takes [numpy], for an op that runs on numpy only"
+        raise e.error("backends", message)
+    if not isinstance(reason, str) or not reason.strip():
+        message = "'backends: [numpy]' needs 'numpy_only_reason': why, in a few words"
+        raise e.error("backends", message)
+    return reason.strip()
 
 
 def _names_in(expression: str) -> set[str]:

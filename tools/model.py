@@ -604,6 +604,9 @@ class DifferentiabilityInfo:
     structure: tuple[tuple[str, str], ...] = ()
     # The YAML's `batch_rule:` (a rule of runtime/func/batching_rules.py), or "".
     explicit_batch_rule: str = ""
+    # Why the op runs on numpy arrays only (`backends: [numpy]`); "" when its
+    # kernel names the array namespace `xp` and runs on every backend.
+    numpy_only: str = ""
 
     @property
     def forward_kind(self) -> str:
@@ -654,6 +657,29 @@ class DifferentiabilityInfo:
         by_index = {output_names(self.func)[f.output]: f.target for f in fds}
         targets = [by_index.get(i, "None") for i in range(len(self.func.returns))]
         return f"set_fw_grads(outputs, ({', '.join(targets)},))"
+
+    @property
+    def array_locals(self) -> tuple[str, ...]:
+        """The wrapper's locals that hold arrays (a Tensor[] as a list of them)."""
+        return tuple(
+            a.local for a in self.func.arguments if a.is_tensor or a.is_tensor_list
+        )
+
+    @property
+    def namespace_expr(self) -> str:
+        """The wrapper's `xp`: numpy when every tensor input holds a numpy array
+        (a set lookup per argument, so the numpy path makes no call), else
+        the inputs' namespace, or the error of a numpy-only op."""
+        arrays = ", ".join(self.array_locals)
+        call = f"xp_of({arrays})"
+        if self.numpy_only:
+            call = f"numpy_only({self.wrapper_name!r}, {arrays})"
+        checks = [
+            f"type({a.local}) in NUMPY"
+            for a in self.func.arguments
+            if a.is_tensor
+        ]
+        return f"np if {' and '.join(checks)} else {call}" if checks else call
 
     @property
     def differentiable_inputs(self) -> tuple[Argument, ...]:
@@ -720,7 +746,8 @@ class DifferentiabilityInfo:
         sizes = [
             a
             for a in self.func.arguments
-            if a.type.is_list and a.type.base in ("int", "SymInt")
+            if a.type.is_list
+            and a.type.base in ("int", "SymInt")
             and a.name not in DIM_ARGUMENTS
         ]
         if len(tensors) == 1 and not tensors[0].is_tensor_list and dims and not sizes:

@@ -14,6 +14,7 @@ import numpy as np
 
 import warnings
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import engine
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import (
@@ -93,7 +94,7 @@ def _make_grads(
         keep = (
             create_graph
             or g._fw_grad is not None
-            or type(g._data) is not np.ndarray
+            or not (type(g._data) is np.ndarray or backend.is_foreign(g._data))
         )
         seeds.append(g if keep else g._data)
     return seeds

@@ -26,6 +26,7 @@ import weakref
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode
 from yamlgrad.runtime.autograd.node import (
     INVALID_EDGE,
@@ -77,7 +78,7 @@ class AccumulateGrad(Node):
         if raw:
             if old is None:
                 variable._grad = Tensor._make(_owned_or_copy(new_grad))
-            elif old._data.flags.writeable:
+            elif type(old._data) is np.ndarray and old._data.flags.writeable:
                 old._data += new_grad
             else:
                 old._data = old._data + new_grad
@@ -87,6 +88,9 @@ class AccumulateGrad(Node):
             # backward adds into `.grad` in place. The copy is a recorded copy_
             # into a fresh tensor (CopyBackwards, as PyTorch shows), so the
             # gradient's graph survives for a further derivative.
+            if backend.is_foreign(new_grad._data):  # immutable: a recorded clone
+                variable._grad = new_grad.clone()
+                return
             copy = Tensor._make(np.empty_like(new_grad._data))
             variable._grad = copy.copy_(new_grad)
         else:
@@ -132,6 +136,8 @@ def _owned_or_copy(new_grad: Grad) -> np.ndarray:
         and new_grad.flags.c_contiguous
         and sys.getrefcount(new_grad) <= _ONLY_THE_ENGINES
     ):
+        return new_grad
+    if backend.is_foreign(new_grad):  # immutable (Dask's) or never shared here
         return new_grad
     return np.array(new_grad, copy=True)
 

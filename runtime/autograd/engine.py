@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
@@ -148,7 +149,7 @@ def _conform(
     dtype; any other shape is an error. A raw gradient that is no ndarray (a
     number, a numpy scalar) becomes one."""
     if raw and type(grad) is not _ndarray:
-        grad = np.asarray(grad)
+        grad = backend.adopt(grad)
     grad_shape = tuple(grad.shape if raw else grad._data.shape)
     if grad_shape != shape:
         if not _is_expandable_to(shape, grad_shape):
@@ -230,10 +231,13 @@ def execute(
     raw = (
         not create_graph
         and forward_ad.STATE.level < 0
-        and all(type(g) is np.ndarray for g in grads)
+        and all(type(g) is np.ndarray or backend.is_foreign(g) for g in grads)
     )
     if not raw and not create_graph:  # seeds made as ndarrays
-        grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
+        grads = [
+            Tensor._make(g) if type(g) is np.ndarray or backend.is_foreign(g) else g
+            for g in grads
+        ]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 
@@ -30,6 +31,9 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
         if dims:
             x = ops.sum(x, dims, True)
         return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
+    if dims and backend.is_foreign(x):
+        x = backend.namespace_of(x).sum(x, axis=tuple(dims), keepdims=True)
+        return backend.namespace_of(x).reshape(x, tuple(shape))
     if dims:
         # Keeping the reduced dims only where `shape` has them gives a result
         # of its own in `shape` (no reshaped view), which a leaf's

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from yamlgrad.runtime import dtypes
+from yamlgrad.runtime import backend, dtypes
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.autograd.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.errors import (
@@ -176,7 +176,7 @@ class Tensor:
         """A new leaf around a kernel's result (which may be a numpy scalar).
         (A staticmethod: CPython calls it without binding a class first.)"""
         t = _new(Tensor)
-        t._data = value if type(value) is _ndarray else np.asarray(value)
+        t._data = value if type(value) is _ndarray else backend.adopt(value)
         t._requires_grad = False
         t.grad_fn = None
         t.output_nr = 0
@@ -370,10 +370,11 @@ class Tensor:
         return self._data.dtype.kind == "f"
 
     def numpy(self) -> np.ndarray:
-        """The ndarray itself (shared memory), as `torch.Tensor.numpy`."""
+        """The ndarray itself (shared memory), as `torch.Tensor.numpy`; another
+        backend's array is transferred (a lazy one computed, a GPU one copied)."""
         if self._requires_grad:
             raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
-        return self._data
+        return backend.to_numpy(self._data)
 
     def item(self) -> int | float | bool:
         if self._data.size != 1:
@@ -579,6 +580,15 @@ def format_tensor(t: Tensor) -> str:
     a = t._data
     indent = len(_PREFIX)
     suffixes = []
+    if type(a) is not _ndarray:
+        if backend.is_lazy(a):  # printed without computing it
+            suffixes.append(f"size={tuple(a.shape)}")
+            if a.dtype not in _SHOWN_WITHOUT_DTYPE:
+                suffixes.append(f"dtype={t.dtype!r}")
+            suffixes.append(f"device={backend.device_name(a)!r}")
+            return _add_suffixes(_PREFIX + "<lazy>", suffixes + _meta(t), indent)
+        a = backend.to_numpy(a)
+        suffixes.append(f"device={backend.device_name(t._data)!r}")
     if a.size == 0:
         text = "[]"
         if a.ndim != 1:
@@ -591,11 +601,13 @@ def format_tensor(t: Tensor) -> str:
         text = _format_array(a, indent, summarize, format_value, width)
         if a.dtype not in _SHOWN_WITHOUT_DTYPE:
             suffixes.append(f"dtype={t.dtype!r}")
+    return _add_suffixes(_PREFIX + text, suffixes + _meta(t), indent)
+
+
+def _meta(t: Tensor) -> list[str]:
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._requires_grad:
-        suffixes.append("requires_grad=True")
-    return _add_suffixes(_PREFIX + text, suffixes, indent)
+        return [f"grad_fn=<{t.grad_fn.name()}>"]
+    return ["requires_grad=True"] if t._requires_grad else []
 
 
 class InferenceTensor(Tensor):

@@ -78,7 +78,7 @@ class Namespace:
 
 @functools.lru_cache(maxsize=None)
 def base_namespace() -> dict[str, Any]:
-    """np, every runtime/ops module by its name, every backward helper by its.
+    """np (as `np` and as a kernel's `xp`), every runtime/ops module by its name, every backward helper by its.
 
     The generated code runs on ndarrays only (a replay on Tensors calls the
     wrappers): a helper that only forwards to the array namespace is bound to
@@ -88,7 +88,7 @@ def base_namespace() -> dict[str, Any]:
     from yamlgrad.tools.load import helper_catalog
 
     catalog = helper_catalog(None)
-    values: dict[str, Any] = {"np": np}
+    values: dict[str, Any] = {"np": np, "xp": np}  # a kernel's namespace is numpy
     for module in catalog.modules:
         values[module] = importlib.import_module(f"yamlgrad.runtime.ops.{module}")
     for name, module in catalog.backward_helpers.items():
@@ -366,7 +366,7 @@ def forward_stmt(call: Call, namespace: Namespace, zero_dim: set[str]) -> Stmt:
         source = call.args["self"]
         uses = {source.name} if isinstance(source, Value) else set()
         return stmt_of(targets, arg_expr(source, namespace), uses, comment=comment)
-    names = {}
+    names = {"xp": ast.Name("np", ast.Load())}  # the compiled code runs on numpy
     for a in call.info.func.arguments:
         local = a.local if (a.is_tensor or a.is_tensor_list) else a.name
         names[local] = arg_expr(call.args[a.name], namespace, call.casts.get(a.name))

@@ -110,7 +110,7 @@ def _with_out(tree: ast.expr, buffer: str) -> ast.expr | None:
         if (
             type(func) is ast.Attribute
             and type(func.value) is ast.Name
-            and func.value.id == "np"
+            and func.value.id in ("np", "xp")
         ):
             ufunc = getattr(np, func.attr, None)
             args = tree.args  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import (
     _SAME_WIDTH,
@@ -97,11 +98,16 @@ def _sigmoid_into(x: Any, out: Any) -> Any:
 
 def sigmoid(x: Any) -> Any:
     """1 / (1 + exp(-x)), in x's float dtype."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return 1 / (1 + backend.namespace_of(x).exp(-x))
     return _sigmoid_into(x, _scratch(x))
 
 
 def relu(x: Any) -> Any:
-    return np.maximum(x, 0)
+    if type(x) is np.ndarray:
+        return np.maximum(x, 0)
+    xp = backend.namespace_of(x)
+    return xp.maximum(x, xp.zeros_like(x))
 
 
 def silu_kernel(x: Any) -> Any:
@@ -115,6 +121,10 @@ def silu_kernel(x: Any) -> Any:
 def softmax(x: Any, dim: int) -> Any:
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max."""
     axis = _single_axis(x, dim)
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        shifted = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+        return shifted / xp.sum(shifted, axis=axis, keepdims=True)
     if np.size(x) == 0:
         return np.array(x, copy=True)
     shifted = np.subtract(x, np.amax(x, axis=axis, keepdims=True), out=_scratch(x))
@@ -125,6 +135,10 @@ def softmax(x: Any, dim: int) -> Any:
 
 def log_softmax(x: Any, dim: int) -> Any:
     axis = _single_axis(x, dim)
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        shifted = x - xp.max(x, axis=axis, keepdims=True)
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
     if np.size(x) == 0:
         return np.array(x, copy=True)
     shifted = np.subtract(x, np.amax(x, axis=axis, keepdims=True), out=_scratch(x))
@@ -309,6 +323,9 @@ def _log_sigmoid_from(x: Any, buffer: Any, out: Any) -> Any:
 
 def threshold_backward_kernel(grad: Any, self: Any, threshold: float) -> Any:
     """The gradient where `self` is above the threshold, else 0."""
+    if type(self) is not np.ndarray and not isinstance(self, np.generic):
+        xp = backend.namespace_of(grad, self)
+        return xp.where(self > threshold, grad, xp.zeros_like(grad))
     return _zero_outside(grad, np.asarray(self) > threshold)
 
 
@@ -385,7 +402,7 @@ def _nn_softplus(x: Any) -> Any:
 
 def sigmoid_backward(grad: Any, result: Any) -> Any:
     """grad * (1 - result) * result, from sigmoid's output."""
-    if _any_tensor(grad, result):
+    if _any_tensor(grad, result) or backend.is_foreign(result):
         return grad * (1 - result) * result
     derivative = np.subtract(1, result, out=_scratch(result))
     derivative *= result
@@ -394,7 +411,7 @@ def sigmoid_backward(grad: Any, result: Any) -> Any:
 
 def tanh_backward(grad: Any, result: Any) -> Any:
     """grad * (1 - result**2), from tanh's output."""
-    if _any_tensor(grad, result):
+    if _any_tensor(grad, result) or backend.is_foreign(result):
         return grad * (1 - result * result)
     derivative = np.multiply(result, result, out=_scratch(result))
     np.subtract(1, derivative, out=derivative)
@@ -610,8 +627,6 @@ def log_sigmoid_backward(grad: Any, self: Any) -> Any:
     derivative += 1
     np.reciprocal(derivative, out=derivative)
     return _times(derivative, grad)
-
-
 register_numpy_kernels(
     sigmoid=sigmoid, relu=relu, threshold_backward=threshold_backward_kernel
 )

@@ -361,8 +361,8 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
     ops = dispatch.ops
     shape = int_list_arg(shape, "reshape", "shape", 2)
     data = self._data
-    if data.flags.c_contiguous:
-        return ops.view(self, shape)
+    if type(data) is not np.ndarray or data.flags.c_contiguous:
+        return ops.view(self, shape)  # another backend's arrays have no strides
     if viewable(data, shape):
         shape = view_shape(data, shape)
         return ops._reshape_alias(self, shape, element_strides(data, shape))
@@ -372,7 +372,8 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
 def contiguous_by_strides(self: Tensor) -> Any:
     """PyTorch's contiguous: `self` when its memory is in row-major order, else a
     row-major clone (CloneBackward0)."""
-    if self._data.flags.c_contiguous:
+    data = self._data
+    if type(data) is not np.ndarray or data.flags.c_contiguous:
         return self
     return dispatch.ops.clone(self, memory_format=0)
 

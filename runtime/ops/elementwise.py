@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
@@ -250,7 +251,10 @@ def sign(x: Any) -> Any:
 
 def zeros_like(x: Any) -> Any:
     """Zeros of x's shape and dtype; never part of a graph."""
-    return _constant_like(x, np.zeros_like(_raw(x)))
+    raw = _raw(x)
+    if type(raw) is not np.ndarray and not isinstance(raw, (np.generic, int, float)):
+        return _constant_like(x, backend.namespace_of(raw).zeros_like(raw))
+    return _constant_like(x, np.zeros_like(raw))
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:

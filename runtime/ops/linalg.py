@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
@@ -115,7 +116,15 @@ def mm_kernel(a: Any, b: Any) -> Any:
             f"{_tm(a.dtype)} != {_tm(b.dtype)}"
         )
     _check_mm_shapes(a, b)
-    return np.matmul(a, b)
+    return np.matmul(a, b) if type(a) is type(b) is np.ndarray else _matmul(a, b)
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    """matmul in the arrays' namespace: numpy's, another backend's (Dask, CuPy),
+    or the error of mixed ones."""
+    if type(a) is type(b) is np.ndarray:
+        return np.matmul(a, b)
+    return backend.namespace_of(a, b).matmul(a, b)
 
 
 def bmm_kernel(a: Any, b: Any) -> Any:
@@ -128,7 +137,7 @@ def bmm_kernel(a: Any, b: Any) -> Any:
         raise RuntimeError(
             f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}"
         )
-    return np.matmul(a, b)
+    return np.matmul(a, b) if type(a) is type(b) is np.ndarray else _matmul(a, b)
 
 
 def _check_batch2(a: Any, b: Any) -> None:
@@ -174,7 +183,9 @@ def mv_kernel(mat: Any, vec: Any) -> Any:
             f"size mismatch, got input ({rows}), mat ({rows}x{mat.shape[1]}), vec "
             f"({vec.shape[0]})"
         )
-    return np.matmul(mat, vec)
+    if type(mat) is type(vec) is np.ndarray:
+        return np.matmul(mat, vec)
+    return _matmul(mat, vec)
 
 
 def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
@@ -184,10 +195,11 @@ def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any
     _check_mm_shapes(mat1, mat2)
     _check_expands(x, (mat1.shape[0], mat2.shape[1]))
     for name, a in (("self", x), ("mat1", mat1)):
-        if np.result_type(a) != mat2.dtype:
+        dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+        if dtype != mat2.dtype:
             raise RuntimeError(
                 f"{name} and mat2 must have the same dtype, but got "
-                f"{_st(np.result_type(a))} and {_st(mat2.dtype)}"
+                f"{_st(dtype)} and {_st(mat2.dtype)}"
             )
     return addmm(x, mat1, mat2, beta, alpha)
 
@@ -210,7 +222,7 @@ def addr_kernel(x: Any, vec1: Any, vec2: Any, beta: float, alpha: float) -> Any:
     return addmm(x, vec1[:, None], vec2[None, :], beta, alpha)
 
 
-def _matmul(mat1: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+def _matmul_numpy(mat1: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     """mat1 @ mat2; an outer product (inner size 1) as a broadcast multiply, the
     same products without a matrix product's setup (several times faster)."""
     if mat1.shape[-1] == 1 and mat1.ndim == mat2.ndim == 2:
@@ -259,16 +271,18 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
 def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
     """beta * x + alpha * (mat1 @ mat2), batched for baddbmm. With beta 0, x is
     ignored (nan and inf in it do not propagate), as in PyTorch."""
-    product = _matmul(mat1, mat2)
+    numpy = type(mat1) is np.ndarray
+    xp = np if numpy else backend.namespace_of(x, mat1, mat2)
+    product = _matmul_numpy(mat1, mat2) if numpy else xp.matmul(mat1, mat2)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return np.broadcast_to(
-            product, np.broadcast_shapes(np.shape(x), product.shape)
-        ).copy()
+        shape = np.broadcast_shapes(np.shape(x), product.shape)
+        product = xp.broadcast_to(product, shape)
+        return product.copy() if numpy else product
     if beta != 1:
         x = x * beta
-    if np.shape(x) == product.shape[-np.ndim(x) :] and (
+    if numpy and np.shape(x) == product.shape[-np.ndim(x) :] and (
         np.result_type(x, product) == product.dtype
     ):  # into the product this kernel made: no third array
         return np.add(x, product, out=product)
@@ -475,6 +489,8 @@ def mm_mat2_backward(grad: Any, mat1: Any) -> Any:
 
 
 def outer(a: Any, b: Any) -> Any:
+    if backend.is_foreign(a) or backend.is_foreign(b):  # the standard has no outer
+        return a[:, None] * b[None, :]
     return array_namespace(a, b).outer(a, b)
 
 
@@ -640,7 +656,7 @@ def _count(batch: tuple[int, ...]) -> int:
 
 register_numpy_kernels(
     diagonal_backward=_diagonal_backward,
-    mv=np.matmul,
-    bmm=np.matmul,
+    mv=_matmul,
+    bmm=_matmul,
     linalg_inv=_inverse,
 )

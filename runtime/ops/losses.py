@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.errors import scalar_type_name as _st
@@ -23,7 +24,7 @@ from yamlgrad.runtime.ops.activations import (
 )
 from yamlgrad.runtime.ops.common import _constant, _data, _sizes
 from yamlgrad.runtime.ops.elementwise import log, sign
-from yamlgrad.runtime.ops.reductions import mean_reduce
+from yamlgrad.runtime.ops.reductions import mean_reduce, sum_reduce
 from yamlgrad.runtime.ops.shapes import reshape
 from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
@@ -62,7 +63,9 @@ def apply_loss_reduction(loss: Any, reduction: int) -> Any:
     """PyTorch's apply_loss_reduction: 1 mean, 2 sum, anything else none."""
     if reduction not in (1, 2):
         return loss
-    total = mean_reduce(loss) if reduction == 1 else np.sum(loss)
+    total = mean_reduce(loss) if reduction == 1 else sum_reduce(loss)
+    if type(loss) is not np.ndarray:  # another backend's: a 0-d array already
+        return backend.namespace_of(loss).astype(total, loss.dtype)
     return np.asarray(total, dtype=loss.dtype)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 
@@ -48,7 +49,21 @@ def array_namespace(x: Any, *others: Any) -> Any:
         for value in others:
             if isinstance(value, Tensor):
                 return TENSOR_NAMESPACE
-    return NUMPY_NAMESPACE
+    if type(x) is _ndarray:
+        return NUMPY_NAMESPACE
+    return _backend_namespace(x, *others)
+
+
+def _backend_namespace(*values: Any) -> Any:
+    """`NUMPY_NAMESPACE` for numpy arrays and numbers; another backend's
+    namespace (runtime/backend.py) for its arrays, one object per backend."""
+    xp = backend.array_namespace(*values)
+    if xp is np:
+        return NUMPY_NAMESPACE
+    namespace = _BACKEND_NAMESPACES.get(xp)
+    if namespace is None:
+        namespace = _BACKEND_NAMESPACES[xp] = _BackendNamespace(xp)
+    return namespace
 
 
 class _NumpyNamespace:
@@ -65,6 +80,27 @@ class _NumpyNamespace:
 
 
 NUMPY_NAMESPACE = _NumpyNamespace()
+_ndarray = np.ndarray
+
+
+class _BackendNamespace:
+    """Another backend's namespace (Dask, CuPy, array_api_strict) for a helper:
+    the standard's names from it; a PyTorch name (a registered kernel) or a
+    name it lacks from `NUMPY_NAMESPACE`."""
+
+    def __init__(self, xp: Any) -> None:
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        value = None if name in _REGISTERED else getattr(self._xp, name, None)
+        if value is None:
+            value = getattr(NUMPY_NAMESPACE, name)
+        setattr(self, name, value)
+        return value
+
+
+_BACKEND_NAMESPACES: dict[Any, _BackendNamespace] = {}
+_REGISTERED: set[str] = set()  # the PyTorch names register_numpy_kernels gave
 
 
 def register_numpy_kernels(**kernels: Any) -> None:
@@ -72,6 +108,7 @@ def register_numpy_kernels(**kernels: Any) -> None:
     `NUMPY_NAMESPACE` under the op's name; called by a family at import."""
     for name, kernel in kernels.items():
         setattr(NUMPY_NAMESPACE, name, kernel)
+        _REGISTERED.add(name)
 
 
 def constant_tensor(x: Any) -> Any:

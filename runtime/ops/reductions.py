@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.input_metadata import sum_to
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import scalar_type_name as _st
@@ -79,7 +80,11 @@ def sum_reduce(
 ) -> Any:
     """np.sum's own ufunc reduction, called from here: numpy's Python wrapper
     would raise its RuntimeWarnings (inf - inf) in numpy's module, where the
-    package's warning filter cannot tell them from a user's."""
+    package's warning filter cannot tell them from a user's. Another backend's
+    array: its namespace's sum."""
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        xp = backend.namespace_of(x)
+        return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
     return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
@@ -102,7 +107,14 @@ def mean_reduce(
     ("Mean of empty slice", 0/0) from numpy's modules, where the package's
     warning filter cannot tell them from a user's, and PyTorch gives nan
     without a word. Integers and bools average in float64, float16 sums in
-    float32, as np.mean does."""
+    float32, as np.mean does. Another backend's array: its namespace's mean
+    (in float64 for an integer or bool array)."""
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        xp = backend.namespace_of(x)
+        if dtype is None and not xp.isdtype(x.dtype, "real floating"):
+            dtype = xp.float64
+        x = x if dtype is None else xp.astype(x, dtype)
+        return xp.mean(x, axis=axis, keepdims=keepdims)
     x = np.asarray(x)
     half = dtype is None and x.dtype == np.float16
     if dtype is None and x.dtype.kind in "biu":

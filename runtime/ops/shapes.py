@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
@@ -133,7 +134,7 @@ def infer_size(size: tuple[int, ...], numel: int) -> tuple[int, ...]:
 
 def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
     """`view`/`reshape`'s target, with PyTorch's message for a size that cannot fit."""
-    infer_size(tuple(size), int(np.size(array)))
+    infer_size(tuple(size), math.prod(np.shape(array)))
     return size
 
 
@@ -156,6 +157,8 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
     """`view`: the same memory as `size`, or PyTorch's error when the strides
     cannot express it."""
     shape = view_shape(x, size)
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        return backend.namespace_of(x).reshape(x, shape)  # no strides to check
     try:
         return np.reshape(np.asarray(x), shape, copy=False)
     except ValueError:
@@ -199,9 +202,18 @@ def transpose_kernel(x: Any, dim0: int, dim1: int) -> Any:
     and is returned as a view of itself."""
     ndim = np.ndim(x)
     d0, d1 = _dim(dim0, ndim, "transpose"), _dim(dim1, ndim, "transpose")
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        return _swapped(x, d0, d1)
     if ndim == 0:
         return np.asarray(x).view()
     return np.swapaxes(x, d0, d1)
+
+
+def _swapped(x: Any, d0: int, d1: int) -> Any:
+    """Another backend's array with two dims swapped (permute_dims)."""
+    axes = list(range(x.ndim))
+    axes[d0], axes[d1] = d1, d0
+    return backend.namespace_of(x).permute_dims(x, tuple(axes))
 
 
 def transpose_2d(x: Any) -> Any:
@@ -210,6 +222,8 @@ def transpose_2d(x: Any) -> Any:
         raise RuntimeError(
             f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D"
         )
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        return _swapped(x, 0, x.ndim - 1) if x.ndim == 2 else x
     return np.transpose(x)
 
 
@@ -580,7 +594,7 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
     0-d gradient's arithmetic gives one) is viewed as its 0-d array."""
     if type(x) is not np.ndarray:
         if not isinstance(x, np.generic):
-            return np.broadcast_to(x, shape)
+            return backend.namespace_of(x).broadcast_to(x, shape)
         x = np.asarray(x)
     if not x.flags.c_contiguous:
         return np.broadcast_to(x, shape)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -128,11 +129,29 @@ class Optimizer:
                 if param.grad is None:
                     continue
                 grad = param.grad._data
+                if backend.is_foreign(param._data) or backend.is_foreign(grad):
+                    self._update_elsewhere(param, grad, self.state[param], group)
+                    continue
                 if grad.dtype != param._data.dtype:
                     grad = grad.astype(param._data.dtype)
                 self._update(param._data, grad, self.state[param], group)
                 param.version_counter.bump()
         return loss
+
+    def _update_elsewhere(
+        self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
+        """The step of a parameter held by another backend (Dask's arrays are
+        immutable): its value and gradient computed in one pass, the rule run on
+        them as numpy arrays, and the result put back as an array of that
+        backend with no graph behind it (persisted), so the graph a training
+        loop builds stays one step long."""
+        value, grad = backend.compute(param._data, grad)
+        value = np.array(backend.to_numpy(value), copy=True)
+        grad = backend.to_numpy(grad).astype(value.dtype, copy=False)
+        self._update(value, grad, state, group)
+        param._data = backend.like(value, param._data)
+        param.version_counter.bump()
 
     def _update(
         self,

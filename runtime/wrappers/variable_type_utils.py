@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import dtypes
+from yamlgrad.runtime import backend, dtypes
 from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator, gradient_edge
 from yamlgrad.runtime.autograd.copy_slices import (
     rebase_view_history,
@@ -25,6 +25,7 @@ from yamlgrad.runtime.autograd.copy_slices import (
 from yamlgrad.runtime.errors import (
     ERR_INFERENCE_INPLACE,
     ERR_INFERENCE_VIEW_INPLACE,
+    ERR_IMMUTABLE_VIEW_INPLACE,
     ERR_INPLACE_OVERLAP,
     ERR_LEAF_INPLACE,
     ERR_NO_GRAD_VIEW_INPLACE,
@@ -142,7 +143,10 @@ def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
     """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
     kind = type(value)
     if kind is Tensor:
-        return value._data
+        data = value._data
+        if type(data) is not _ndarray and op in backend.NUMPY_ONLY_REASONS:
+            backend.numpy_only(op, data)
+        return data
     if kind is float or kind is int:
         return value
     if isinstance(value, Tensor):
@@ -575,7 +579,11 @@ def make_view(
 
 def _is_numpy_view(view: np.ndarray, base: np.ndarray) -> bool:
     """Whether numpy made `view` from `base`'s memory: they overlap, or (for
-    size-0 arrays, which overlap nothing) they have the same owning array."""
+    size-0 arrays, which overlap nothing) they have the same owning array.
+    A view op's result over another backend's array is taken as a view (that
+    backend's arrays are immutable, or their memory is not numpy's to check)."""
+    if type(view) is not np.ndarray and backend.is_foreign(view):
+        return True
     if np.may_share_memory(view, base):
         return True
     if view.size and base.size:
@@ -637,6 +645,9 @@ def write_inplace(self: Tensor, value: Any) -> None:
     if type(self) is InferenceTensor and not _grad_mode.inference:
         raise RuntimeError(ERR_INFERENCE_INPLACE)
     data = self._data
+    if type(data) is not np.ndarray and backend.is_foreign(data):
+        _rebind(self, value)
+        return
     if np.shape(value) != data.shape and np.size(value) == data.size:
         # A metadata-only op (squeeze_): `self` takes the new view of its memory.
         if not np.may_share_memory(value, data):
@@ -659,6 +670,20 @@ def write_inplace(self: Tensor, value: Any) -> None:
             f"output with shape {list(data.shape)} doesn't match the broadcast shape "
             f"{list(np.shape(value))}"
         ) from e
+    self.version_counter.bump()
+
+
+def _rebind(self: Tensor, value: Any) -> None:
+    """An in-place op on another backend's array (Dask's are immutable): `self`
+    takes the result as its new array. A view's would not reach its base."""
+    if self._base is not None:
+        raise RuntimeError(
+            ERR_IMMUTABLE_VIEW_INPLACE.format(backend.device_name(self._data))
+        )
+    data = self._data
+    xp = backend.namespace_of(data, value)
+    value = xp.broadcast_to(xp.asarray(value, dtype=data.dtype), tuple(data.shape))
+    self._data = value
     self.version_counter.bump()
 
 

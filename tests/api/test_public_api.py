@@ -122,6 +122,9 @@ NOT_FROM_YAML = {
         "torch.block_diag's Python signature (the tensors as arguments) over the "
         "YAML's block_diag entry"
     ),
+    "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
+    "compute": "evaluates lazy tensors in one pass, records nothing",
+    "persist": "keeps a lazy tensor's chunks computed, records nothing",
 }
 
 

@@ -25,6 +25,7 @@ RUNTIME = REPO_ROOT / "runtime"
 LEAVES = (
     "yamlgrad.runtime.errors",
     "yamlgrad.runtime.dtypes",
+    "yamlgrad.runtime.backend",
 )
 # What each layer may import from yamlgrad, besides itself and the leaves.
 ALLOWED = {

@@ -21,7 +21,7 @@ def _load(tmp_path: Path, text: str) -> tuple:
 def _mul(forward_line: str) -> str:
     return (
         f"- name: {MUL}\n"
-        "  forward: np.multiply(self, other)\n"
+        "  forward: xp.multiply(self, other)\n"
         "  self: grad * other\n"
         "  other: grad * self\n"
         f"{forward_line}"
@@ -40,7 +40,7 @@ def test_explicit_formula_is_rendered_in_the_wrappers_names(tmp_path: Path) -> N
 
 def test_auto_element_wise_rewrites_the_backward_formula(tmp_path: Path) -> None:
     text = (
-        f"- name: {EXP}\n  forward: np.exp(self)\n  self: grad * result\n"
+        f"- name: {EXP}\n  forward: xp.exp(self)\n  self: grad * result\n"
         "  result: auto_element_wise\n  samples:\n    - {self: [3]}\n"
     )
     (info,) = _load(tmp_path, text)

@@ -34,14 +34,14 @@ HELPERS = REPO_ROOT / "examples" / "op_pack" / "my_helpers.py"
 
 OLD_YAML = """\
 - name: softsign(Tensor self) -> Tensor
-  forward: self / (1 + np.abs(self))
+  forward: self / (1 + xp.abs(self))
   self: grad / ((1 + self * sign(self)) ** 2)
   samples:
     - {self: [3]}
 """
 NEW_YAML = """\
 - name: softsign(Tensor self) -> Tensor
-  forward: self / (1 + np.abs(self))
+  forward: self / (1 + xp.abs(self))
   self: grad / ((1 + self * sign(self)) * (1 + self * sign(self)))
   samples:
     - {self: [3]}

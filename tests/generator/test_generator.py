@@ -280,32 +280,32 @@ def test_malformed_schema_raises(text: str) -> None:
 
 SAVED_YAML = """\
 - name: shape_only(Tensor self) -> Tensor
-  forward: np.sum(self)
+  forward: xp.sum(self)
   self: expand(grad, self.shape)
   samples:
     - {self: [2, 3]}
 
 - name: uses_result(Tensor self) -> Tensor
-  forward: np.exp(self)
+  forward: xp.exp(self)
   self: grad * result
   samples:
     - {self: [3]}
 
 - name: scale(Tensor self, Scalar alpha) -> Tensor
-  forward: np.multiply(self, alpha)
+  forward: xp.multiply(self, alpha)
   self: grad * alpha
   samples:
     - {self: [3], alpha: 2.0}
 
 - name: both(Tensor self, Tensor other) -> Tensor
-  forward: np.multiply(self, other)
+  forward: xp.multiply(self, other)
   self: grad * other
   other: grad * self
   samples:
     - {self: [3], other: [3]}
 
 - name: output_shape(Tensor self) -> Tensor
-  forward: np.multiply(self, 2.0)
+  forward: xp.multiply(self, 2.0)
   self: expand(grad, result.shape) * 2 * self.ndim  # right for 1-d inputs only
   samples:
     - {self: [3]}
@@ -1052,15 +1052,15 @@ def test_nodes_are_numbered_per_name_in_file_order(tmp_path: Path) -> None:
     path.write_text(
         entry(
             name="sum(Tensor self) -> Tensor",
-            forward="np.sum(self)",
+            forward="xp.sum(self)",
             formula="non_differentiable",
         )
         + entry(
-            name="sum.a(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+            name="sum.a(Tensor self) -> Tensor", forward="xp.sum(self)", formula="grad"
         )
         + entry(name="_to_copy(Tensor self) -> Tensor", forward="self", formula="grad")
         + entry(
-            name="sum.b(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+            name="sum.b(Tensor self) -> Tensor", forward="xp.sum(self)", formula="grad"
         )
     )
     ops = [info.op for info in load_derivatives(path)]
@@ -1073,7 +1073,7 @@ def test_nodes_are_numbered_per_name_in_file_order(tmp_path: Path) -> None:
 # carries a name PyTorch will never use.
 SINH_ENTRY = """
 - name: example_sinh(Tensor self) -> Tensor
-  forward: np.sinh(self)
+  forward: xp.sinh(self)
   self: grad * (exp(self) + exp(-self)) / 2
   samples:
     - {self: [3, 4]}

@@ -49,7 +49,7 @@ HOSTILE = [
     Hostile("formula walrus", entry(formula='"(g := grad)"'), "NamedExpr"),
     Hostile("formula comment", entry(formula='"grad  # \\"\\"\\"; import os"'), "'#'"),
     Hostile("formula backslash", entry(formula='"grad \\\\\\n + 1"'), "character"),
-    Hostile("forward builtins", entry(forward="np.__builtins__"), "private"),
+    Hostile("forward builtins", entry(forward="xp.__builtins__"), "private"),
     Hostile("forward eval", entry(forward="eval(self)"), "eval"),
     Hostile("forward string", entry(forward=f'"{TOUCH}"'), "constant"),
     Hostile("op name code", entry(name='"foo;import os(Tensor self) -> Tensor"'), "op"),

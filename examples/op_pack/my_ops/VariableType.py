@@ -25,6 +25,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -108,6 +109,7 @@ def softsign(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("softsign", "elementwise", softsign, self)
     self_ = tensor_arg(self, "softsign", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -115,7 +117,7 @@ def softsign(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(self_ / (1 + np.abs(self_)))
+        result = Tensor._make(self_ / (1 + xp.abs(self_)))
     except ValueError as kernel_failure:
         raise kernel_error("softsign", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -135,6 +137,7 @@ def swish(input: Any, beta: Any = 1.0) -> Tensor:
         return interpose("swish", "elementwise", swish, self, beta)
     self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -143,7 +146,7 @@ def swish(input: Any, beta: Any = 1.0) -> Tensor:
         grad_fn._saved_beta = beta
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(self_ / (1 + np.exp(-beta * self_)))
+        result = Tensor._make(self_ / (1 + xp.exp(-beta * self_)))
     except ValueError as kernel_failure:
         raise kernel_error("swish", kernel_failure, self=self_, beta=beta)
     if grad_fn is not None:
@@ -200,6 +203,7 @@ def smooth_abs(input: Any, eps: Any = 0.01) -> Tensor:
         return interpose("smooth_abs", "elementwise", smooth_abs, self, eps)
     self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -208,7 +212,7 @@ def smooth_abs(input: Any, eps: Any = 0.01) -> Tensor:
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.sqrt(self_ * self_ + eps))
+        result = Tensor._make(xp.sqrt(self_ * self_ + eps))
     except ValueError as kernel_failure:
         raise kernel_error("smooth_abs", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
@@ -249,3 +253,7 @@ OVERLOADS = {
         ),
     },
 }
+
+# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
+# reason `tensor_arg` gives when such an op receives another backend's array.
+NUMPY_ONLY_REASONS.update({})

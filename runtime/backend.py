@@ -1,0 +1,224 @@
+"""Array backends: which array library holds a tensor's data, and its namespace.
+
+A Tensor holds a numpy array, or any array of the array API standard: a Dask
+array (lazy, chunked, out of core or on a cluster), a CuPy array (a GPU), an
+`array_api_strict` array (the standard's reference implementation). A forward
+wrapper asks for its inputs' namespace once, as
+
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+
+so the numpy path pays a set lookup per argument and nothing else; every other array
+reaches `array_namespace`, which finds the namespace once per array type (a
+cache) and refuses arrays of two backends with PyTorch's same-device error.
+An op whose entries are all numpy-only (`backends: [numpy]` in derivatives.yaml)
+is refused on any other backend by `numpy_only`, with the entry's reason, when
+`tensor_arg` unpacks such an array for it.
+
+Dask's arrays are lazy: nothing here computes one. `is_lazy` tells the runtime
+where a check that reads values (a bound, a NaN) must be skipped, and `compute`
+evaluates several lazy arrays in one pass over their shared graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+# The namespace of each non-numpy array type seen, and its backend's name.
+_NAMESPACES: dict[type, Any] = {}
+_NAMES: dict[type, str] = {}
+# Kernel results that are numpy values, not arrays: a numpy scalar, a Python number.
+_SCALARS = (np.generic, int, float, bool, complex)
+# The types of the tensor arguments a wrapper's numpy path sees: an ndarray, a
+# Python number given for a Tensor, None for an absent Tensor?. One set lookup
+# per argument decides `xp = np` without a call.
+NUMPY = frozenset({_ndarray, float, int, bool, type(None)})
+
+ERR_DEVICES = (
+    "Expected all tensors to be on the same device, but found at least two "
+    "devices, {0} and {1}!"
+)
+ERR_NUMPY_ONLY = (
+    "{op}: not implemented for the {backend} backend: this op runs on numpy arrays "
+    "only ({reason}). Call .numpy() on its inputs first."
+)
+
+
+def _backend_name(array: Any) -> str:
+    """'numpy', 'dask', 'cupy', 'array_api_strict', ...: the array's top module."""
+    kind = type(array)
+    name = _NAMES.get(kind)
+    if name is None:
+        name = "numpy" if kind is _ndarray else kind.__module__.split(".")[0]
+        _NAMES[kind] = name
+    return name
+
+
+def _is_array(value: Any) -> bool:
+    return value is not None and not isinstance(value, _SCALARS + (list, tuple))
+
+
+def _namespace_of_type(array: Any) -> Any:
+    kind = type(array)
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        if issubclass(kind, _ndarray):
+            xp = np
+        else:
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(array)
+        _NAMESPACES[kind] = xp
+    return xp
+
+
+def device_name(array: Any) -> str:
+    """The device an array lives on, as the same-device error names it: 'cpu'
+    for numpy, 'cuda:N' for CuPy, the backend's name for the others."""
+    backend = _backend_name(array)
+    if backend == "numpy":
+        return "cpu"
+    if backend == "cupy":
+        return f"cuda:{array.device.id}"
+    return backend
+
+
+def array_namespace(*values: Any) -> Any:
+    """The namespace of the arrays among `values` (Python numbers, None and
+    lists are looked through; a list's arrays count). Arrays of two backends
+    raise PyTorch's same-device error."""
+    first = None
+    for value in values:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items:
+            if not _is_array(item):
+                continue
+            if first is None:
+                first = item
+            elif device_name(item) != device_name(first):
+                raise RuntimeError(
+                    ERR_DEVICES.format(device_name(first), device_name(item))
+                )
+    return np if first is None else _namespace_of_type(first)
+
+
+def namespace_of(x: Any, *others: Any) -> Any:
+    """A kernel's namespace: numpy for a numpy array (one type check, the
+    numpy path's whole cost), else `array_namespace` of every value."""
+    if type(x) is _ndarray and not others:
+        return np
+    return array_namespace(x, *others)
+
+
+xp_of = array_namespace  # the generated wrappers' name for it
+
+
+# Why each numpy-only op runs on numpy only, by its op name (filled by
+# the generated wrappers' module from derivatives.yaml's `numpy_only_reason:`).
+NUMPY_ONLY_REASONS: dict[str, str] = {}
+
+
+def numpy_only(op: str, *values: Any) -> Any:
+    """numpy, when every array among `values` is a numpy array; else the error
+    of an op that runs on numpy only, with its reason."""
+    xp = array_namespace(*values)
+    if xp is not np:
+        first = next(
+            item
+            for value in values
+            for item in (value if isinstance(value, (list, tuple)) else (value,))
+            if _is_array(item)
+        )
+        raise NotImplementedError(
+            ERR_NUMPY_ONLY.format(
+                op=op, backend=_backend_name(first), reason=NUMPY_ONLY_REASONS.get(op)
+            )
+        )
+    return np
+
+
+def adopt(value: Any) -> Any:
+    """A kernel's result as a Tensor's data: an array of any backend as is; a
+    numpy scalar or a Python value as a numpy array."""
+    if isinstance(value, _SCALARS) or isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    if hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask"):
+        return value
+    return np.asarray(value)
+
+
+def is_foreign(value: Any) -> bool:
+    """An array of another backend than numpy (Dask, CuPy, array_api_strict):
+    the engine carries it as it carries an ndarray, without a Tensor."""
+    return (
+        type(value) is not _ndarray
+        and not isinstance(value, _SCALARS)
+        and (
+            hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask")
+        )
+    )
+
+
+def is_numpy(array: Any) -> bool:
+    return type(array) is _ndarray or _backend_name(array) == "numpy"
+
+
+def is_lazy(array: Any) -> bool:
+    """An array whose values are not computed until asked (Dask's): checks that
+    read values (bounds, NaN) are skipped for it."""
+    return type(array) is not _ndarray and hasattr(type(array), "dask")
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    """The array's values as a numpy array: a lazy one computed, a GPU one
+    copied to the host (the explicit transfer of `Tensor.numpy()`)."""
+    if type(array) is _ndarray:
+        return array
+    backend = _backend_name(array)
+    if backend == "cupy":
+        return array.get()
+    if is_lazy(array):
+        return np.asarray(array.compute())
+    return np.from_dlpack(array)
+
+
+def like(value: np.ndarray, template: Any) -> Any:
+    """A numpy array moved to `template`'s backend: a Dask array of the same
+    chunks (holding the values, no graph behind it), a CuPy array."""
+    if is_lazy(template):
+        import dask.array as da
+
+        return da.from_array(value, chunks=template.chunks)
+    return _namespace_of_type(template).asarray(value)
+
+
+def compute(*arrays: Any) -> tuple[Any, ...]:
+    """Every lazy array among `arrays` computed in one pass (shared chunks of
+    their graph read once); the others as they are."""
+    lazy = [i for i, a in enumerate(arrays) if is_lazy(a)]
+    if not lazy:
+        return tuple(arrays)
+    import dask
+
+    values = dask.compute(*(arrays[i] for i in lazy))
+    out = list(arrays)
+    for i, value in zip(lazy, values):
+        out[i] = np.asarray(value)
+    return tuple(out)
+
+
+def persist(*arrays: Any) -> tuple[Any, ...]:
+    """Lazy arrays with their chunks computed and kept (in memory or on the
+    cluster's workers), so the graph behind them is dropped; others as is."""
+    lazy = [i for i, a in enumerate(arrays) if is_lazy(a)]
+    if not lazy:
+        return tuple(arrays)
+    import dask
+
+    values = dask.persist(*(arrays[i] for i in lazy))
+    out = list(arrays)
+    for i, value in zip(lazy, values):
+        out[i] = value
+    return tuple(out)

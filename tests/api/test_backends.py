@@ -1,0 +1,222 @@
+"""Tensors over Dask and CuPy arrays: lazy graphs, one pass, the same errors.
+
+A least-squares gradient over chunked Dask arrays builds one graph through the
+forward and the backward without computing anything (a scheduler callback
+counts computes), `yg.compute` evaluates loss and gradient in one pass, and the
+result agrees with numpy; an optimizer's step persists the parameters; a
+LocalCluster with two worker processes gives the same gradient. Mixed backends
+raise PyTorch's same-device error, numpy-only ops their reason. CuPy runs the
+same path when CuPy and a GPU are present.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+import yamlgrad.nn.functional as F
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Computes(dask.callbacks.Callback):
+    """Counts the graphs the local scheduler runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk: object) -> None:
+        self.count += 1
+
+
+def _problem(rows: int = 600, cols: int = 5, chunk: int = 150) -> tuple:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, cols))
+    y = rng.standard_normal((rows, 1))
+    w = rng.standard_normal((cols, 1))
+    X = yg.from_dask(da.from_array(x, chunks=(chunk, cols)))
+    Y = yg.as_tensor(da.from_array(y, chunks=(chunk, 1)))
+    W = yg.tensor(w).to("dask").requires_grad_()
+    return x, y, w, X, Y, W
+
+
+def _reference(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
+    r = x @ w - y
+    return float(np.mean(r**2)), 2 * x.T @ r / r.size
+
+
+def test_lstsq_backward_builds_one_graph_and_computes_once() -> None:
+    x, y, w, X, Y, W = _problem()
+    with Computes() as counter:
+        loss = ((X @ W - Y) ** 2).mean()
+        loss.backward()
+        assert counter.count == 0  # forward and backward only build the graph
+        assert type(W.grad._data) is type(X._data)  # AccumulateGrad kept it lazy
+        value, grad = yg.compute(loss, W.grad)
+        assert counter.count == 1  # loss and gradient in one pass
+    want_loss, want_grad = _reference(x, y, w)
+    assert abs(value.item() - want_loss) < 1e-10
+    np.testing.assert_allclose(grad.numpy(), want_grad, rtol=0, atol=1e-10)
+
+
+def test_gradients_accumulate_lazily() -> None:
+    x, y, w, X, Y, W = _problem()
+    with Computes() as counter:
+        for _ in range(2):
+            ((X @ W - Y) ** 2).mean().backward()
+        assert counter.count == 0
+    np.testing.assert_allclose(W.grad.numpy(), 2 * _reference(x, y, w)[1], atol=1e-10)
+
+
+def test_mlp_step_on_dask_matches_numpy() -> None:
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((64, 4)), rng.standard_normal((64, 1))
+    w1, b1, w2 = (
+        rng.standard_normal((8, 4)),
+        rng.standard_normal(8),
+        rng.standard_normal((1, 8)),
+    )
+
+    def step(to: str) -> list[np.ndarray]:
+        X, Y = yg.tensor(x).to(to), yg.tensor(y).to(to)
+        params = [yg.tensor(p).to(to).requires_grad_() for p in (w1, b1, w2)]
+        loss = F.mse_loss(
+            F.linear(F.relu(F.linear(X, params[0], params[1])), params[2]), Y
+        )
+        loss.backward()
+        opt = yg.optim.SGD(params, lr=0.1)
+        opt.step()
+        return [p.detach().numpy() for p in params]
+
+    for got, want in zip(step("dask"), step("cpu")):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_optimizer_step_persists_parameters() -> None:
+    x, y, w, X, Y, W = _problem()
+    opt = yg.optim.SGD([W], lr=0.5)
+    for _ in range(3):
+        opt.zero_grad()
+        ((X @ W - Y) ** 2).mean().backward()
+        opt.step()
+        # The parameter holds its values, not the graph that made them.
+        assert len(W._data.__dask_graph__()) == W._data.npartitions
+    for _ in range(3):
+        w = w - 0.5 * _reference(x, y, w)[1]
+    np.testing.assert_allclose(W.detach().numpy(), w, atol=1e-10)
+
+
+def test_repr_device_and_transfer_compute_nothing_until_asked() -> None:
+    _, _, w, X, Y, W = _problem()
+    with Computes() as counter:
+        text = repr(X @ W)
+        assert counter.count == 0
+    assert (
+        "<lazy>" in text and "device='dask'" in text and "grad_fn=<MmBackward0>" in text
+    )
+    assert str(X.device) == "dask" and yg.tensor(w).device == yg.device("cpu")
+    np.testing.assert_array_equal(W.detach().cpu().numpy(), w)
+    np.testing.assert_array_equal(W.detach().to("cpu").numpy(), w)
+
+
+def test_mixed_backends_raise_pytorch_same_device_error() -> None:
+    _, _, w, X, _, _ = _problem()
+    with pytest.raises(RuntimeError) as e:
+        yg.tensor(w.T) @ X.T
+    assert str(e.value) == (
+        "Expected all tensors to be on the same device, but found at least two "
+        "devices, cpu and dask!"
+    )
+
+
+def test_numpy_only_op_says_why_on_dask() -> None:
+    _, _, _, X, _, _ = _problem()
+    with pytest.raises(NotImplementedError, match="fmax: not implemented for the dask"):
+        yg.fmax(X, X)
+
+
+def test_inplace_rebinds_immutable_array_and_refuses_a_view() -> None:
+    v = yg.from_dask(da.ones((4,), chunks=2))
+    version = v._version
+    v.mul_(3.0)
+    assert v._version == version + 1
+    np.testing.assert_array_equal(v.numpy(), [3.0] * 4)
+    with pytest.raises(
+        RuntimeError, match="a view of a dask tensor cannot be modified"
+    ):
+        v.view(2, 2).add_(1.0)
+
+
+def test_local_cluster_with_two_worker_processes() -> None:
+    distributed = pytest.importorskip("distributed")
+    x, y, w, X, Y, W = _problem()
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        ((X @ W - Y) ** 2).mean().backward()
+        (grad,) = yg.compute(W.grad)
+    np.testing.assert_allclose(grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
+
+
+def test_lstsq_benchmark_small_run(tmp_path: Path) -> None:
+    """benchmarks/dask_lstsq.py end to end, at a tiny size: data on disk, the
+    gradient, the agreement check."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "dask_lstsq.py"),
+            "--gib",
+            "0.002",
+            "--cols",
+            "8",
+            "--dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "agrees with the chunked numpy reference" in run.stdout
+
+
+def _gpu() -> object:
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA GPU")
+    except Exception as e:  # no driver, no device
+        pytest.skip(f"no usable CUDA GPU: {e}")
+    return cupy
+
+
+def test_cupy_runs_the_same_path() -> None:
+    cupy = _gpu()
+    rng = np.random.default_rng(0)
+    x, y, w = (
+        rng.standard_normal((64, 5)),
+        rng.standard_normal((64, 1)),
+        rng.standard_normal((5, 1)),
+    )
+    X = yg.as_tensor(cupy.asarray(x))
+    Y = yg.as_tensor(cupy.asarray(y))
+    W = yg.as_tensor(cupy.asarray(w)).requires_grad_()
+    ((X @ W - Y) ** 2).mean().backward()
+    assert str(W.device) == "cuda:0"
+    np.testing.assert_allclose(W.grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
