@@ -1243,6 +1243,7 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
     """generated/OPS.md is written by the generator from the same model."""
     text = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
     table, _, left_out = text.partition("## PyTorch ops left out")
+    table, _, numpy_only = table.partition("## numpy-only ops")
     infos = load_derivatives(REAL_YAML)
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert len(rows) == len(infos)
@@ -1250,6 +1251,12 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         assert row.startswith(f"| `{info.func}` |")
         if info.op is not None:
             assert f"| {info.op}" in row
+    # Then the entries marked `backends: [numpy]`, each with its reason.
+    rows = [line for line in numpy_only.splitlines() if line.startswith("| `")]
+    reasons = [
+        (i.func, i.numpy_only.replace("|", "\\|")) for i in infos if i.numpy_only
+    ]
+    assert reasons and rows == [f"| `{func}` | {why} |" for func, why in reasons]
     # Then PyTorch's ops left out, each with its reason, from not_covered.yaml.
     listed = load_not_covered(NOT_COVERED_PATH)
     rows = [line for line in left_out.splitlines() if line.startswith("| `")]
