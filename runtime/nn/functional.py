@@ -282,11 +282,18 @@ def _conv_nd(
     batched = input.ndim == spatial + 2
     if not batched:
         input = VariableType.unsqueeze(input, 0)
-    stride = ntuple(stride, spatial, "stride", CONVOLUTION)
-    dilation = ntuple(dilation, spatial, "dilation", CONVOLUTION)
+    dims = weight.ndim - 2  # at::_convolution checks the lengths against the weight
+    if dims <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+
+    def per_dim(value: Any, name: str) -> tuple[int, ...]:
+        return ntuple(ntuple(value, spatial, as_given=True), dims, name, CONVOLUTION)
+
+    stride = per_dim(stride, "stride")
+    dilation = ntuple(dilation, spatial)  # checked after the padding, as PyTorch
     if isinstance(padding, str):
         if padding == "valid":
-            padding = (0,) * spatial
+            padding = (0,) * dims
         elif padding == "same":
             if any(s != 1 for s in stride):
                 raise RuntimeError(
@@ -303,9 +310,10 @@ def _conv_nd(
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
-        padding = ntuple(padding, spatial, "padding", CONVOLUTION)
+        padding = per_dim(padding, "padding")
+    dilation = per_dim(dilation, "dilation")
     out = VariableType.convolution(
-        input, weight, bias, stride, padding, dilation, False, (0,) * spatial, groups
+        input, weight, bias, stride, padding, dilation, False, (0,) * dims, groups
     )
     return out if batched else VariableType.squeeze(out, 0)
 

@@ -1,4 +1,5 @@
-"""`yg.nn.functional`'s 3-d, adaptive-max, unpooling and fractional pooling, and
+"""`yg.nn.functional`'s 3-d, adaptive-max, unpooling, fractional and power-average
+pooling, and
 F.affine_grid and F.grid_sample, with PyTorch's argument handling, each reaching one entry of
 derivatives.yaml (so the node is PyTorch's: MaxPool3DWithIndicesBackward0,
 AvgPool3DBackward0, AdaptiveMaxPool2DBackward0, MaxUnpool2DBackward0,
@@ -11,6 +12,7 @@ yamlgrad.Size([1, 1, 2, 2, 2])
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -19,6 +21,7 @@ import numpy as np
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.nn.ntuple import fractional, ntuple, pooling
 
 __all__ = [
@@ -30,6 +33,8 @@ __all__ = [
     "max_unpool3d",
     "fractional_max_pool2d",
     "fractional_max_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
     "affine_grid",
     "grid_sample",
 ]
@@ -254,6 +259,60 @@ def fractional_max_pool3d(
         3, input, kernel_size, output_size, output_ratio, return_indices,
         _random_samples,
     )  # fmt: skip
+
+
+def _lp_pool(
+    dims: int,
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any,
+    ceil_mode: bool,
+) -> Tensor:
+    """PyTorch's lp_pool1d/2d: the p-th root of the windows' sums of x**p (the
+    average pool times the window's size; a negative sum's root is taken of 0),
+    and for p = +-inf the max (or -max of -) of |x|."""
+    max_pool = F.max_pool1d if dims == 1 else F.max_pool2d
+    avg_pool = F.avg_pool1d if dims == 1 else F.avg_pool2d
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    powered = input.pow(norm_type)
+    if stride is None:
+        out = avg_pool(powered, kernel_size, padding=0, ceil_mode=ceil_mode)
+    else:
+        out = avg_pool(powered, kernel_size, stride, 0, ceil_mode)
+    size = math.prod(ntuple(kernel_size, dims, as_given=True))
+    return (out.sign() * F.relu(out.abs())).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int,
+    stride: Any = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of [N, C, L] inputs: (sum over each window of
+    x**p) ** (1 / p).
+
+    >>> lp_pool1d(yg.ones(1, 1, 4), 2, 2)
+    tensor([[[1.4142, 1.4142]]])
+    """
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of [N, C, H, W] inputs: (sum over each window of
+    x**p) ** (1 / p)."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:

@@ -24,6 +24,8 @@ __all__ = [
     "MaxUnpool3d",
     "FractionalMaxPool2d",
     "FractionalMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
 ]
 
 
@@ -179,3 +181,41 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """Fractional max pooling of [N, C, D, H, W] inputs."""
 
     _pool = staticmethod(F.fractional_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: Any,
+        stride: Any = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._pool(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling of [N, C, L] inputs (F.lp_pool1d)."""
+
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling of [N, C, H, W] inputs (F.lp_pool2d)."""
+
+    _pool = staticmethod(F.lp_pool2d)

@@ -85,6 +85,8 @@ LAYERS = [
     ("AvgPool1d", (3,), {"stride": 2}, [x(2, 3, 9)]),
     ("AvgPool2d", (2,), {"ceil_mode": True}, [x(1, 2, 5, 5)]),
     ("AdaptiveAvgPool2d", ((2, 3),), {}, [x(2, 2, 6, 7)]),
+    ("LPPool1d", (2, 3), {"stride": 2}, [x(2, 3, 9)]),
+    ("LPPool2d", (2, (2, 3)), {"ceil_mode": True}, [x(1, 2, 5, 7)]),
     ("BatchNorm1d", (3,), {}, [x(6, 3)]),
     ("BatchNorm1d", (3,), {"momentum": None}, [x(4, 3, 5)]),
     ("BatchNorm2d", (3,), {"affine": False}, [x(2, 3, 4, 4)]),
