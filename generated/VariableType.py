@@ -9871,7 +9871,7 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         return interpose("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("unsqueeze", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
@@ -23563,16 +23563,9 @@ NUMPY_ONLY_REASONS.update(
         "triangular_solve": "kernel not yet ported to the array API",
         "linalg_solve_triangular": "kernel not yet ported to the array API",
         "block_diag": "kernel not yet ported to the array API",
-        "select": "kernel not yet ported to the array API",
-        "select_backward": "kernel not yet ported to the array API",
-        "slice": "kernel not yet ported to the array API",
-        "slice_backward": "kernel not yet ported to the array API",
         "unsafe_split": "kernel not yet ported to the array API",
         "unsafe_split_with_sizes": "kernel not yet ported to the array API",
-        "split_with_sizes": "kernel not yet ported to the array API",
-        "unbind": "kernel not yet ported to the array API",
         "_to_copy": "kernel not yet ported to the array API",
-        "flip": "kernel not yet ported to the array API",
         "tril": "kernel not yet ported to the array API",
         "triu": "kernel not yet ported to the array API",
         "diagonal": "kernel not yet ported to the array API",
@@ -23580,10 +23573,6 @@ NUMPY_ONLY_REASONS.update(
         "diagonal_backward": "kernel not yet ported to the array API",
         "unfold": "strided windows (as_strided) have no array API counterpart",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
-        "squeeze": "kernel not yet ported to the array API",
-        "squeeze": "kernel not yet ported to the array API",
-        "squeeze": "kernel not yet ported to the array API",
-        "unsqueeze": "backward helper not yet ported to the array API",
         "index": "kernel not yet ported to the array API",
         "rot90": "kernel not yet ported to the array API",
         "take": "kernel not yet ported to the array API",
@@ -23607,12 +23596,7 @@ NUMPY_ONLY_REASONS.update(
         "masked_scatter": "kernel not yet ported to the array API",
         "masked_select": "kernel not yet ported to the array API",
         "narrow_copy": "kernel not yet ported to the array API",
-        "roll": "kernel not yet ported to the array API",
-        "repeat": "kernel not yet ported to the array API",
-        "clone": "kernel not yet ported to the array API",
-        "constant_pad_nd": "kernel not yet ported to the array API",
-        "_reshape_alias": "kernel not yet ported to the array API",
-        "alias": "kernel not yet ported to the array API",
+        "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
         "clamp_": "kernel not yet ported to the array API",
         "clamp_min_": "kernel not yet ported to the array API",
         "clamp_max_": "kernel not yet ported to the array API",

@@ -627,6 +627,8 @@ def log_sigmoid_backward(grad: Any, self: Any) -> Any:
     derivative += 1
     np.reciprocal(derivative, out=derivative)
     return _times(derivative, grad)
+
+
 register_numpy_kernels(
     sigmoid=sigmoid, relu=relu, threshold_backward=threshold_backward_kernel
 )

@@ -133,4 +133,3 @@ def one_hot_kernel(x: Any, num_classes: int) -> Any:
     out = np.zeros(x.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, x[..., None], 1, axis=-1)
     return out
-

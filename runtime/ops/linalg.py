@@ -282,8 +282,10 @@ def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
         return product.copy() if numpy else product
     if beta != 1:
         x = x * beta
-    if numpy and np.shape(x) == product.shape[-np.ndim(x) :] and (
-        np.result_type(x, product) == product.dtype
+    if (
+        numpy
+        and np.shape(x) == product.shape[-np.ndim(x) :]
+        and (np.result_type(x, product) == product.dtype)
     ):  # into the product this kernel made: no third array
         return np.add(x, product, out=product)
     return x + product

@@ -92,13 +92,16 @@ class _BackendNamespace:
         self._xp = xp
 
     def __getattr__(self, name: str) -> Any:
-        value = None if name in _REGISTERED else getattr(self._xp, name, None)
+        standard = _STANDARD_NAMES.get(name, name)
+        value = None if name in _REGISTERED else getattr(self._xp, standard, None)
         if value is None:
             value = getattr(NUMPY_NAMESPACE, name)
         setattr(self, name, value)
         return value
 
 
+# numpy's names whose function the standard has under another name.
+_STANDARD_NAMES = {"concatenate": "concat"}
 _BACKEND_NAMESPACES: dict[Any, _BackendNamespace] = {}
 _REGISTERED: set[str] = set()  # the PyTorch names register_numpy_kernels gave
 
@@ -188,6 +191,8 @@ class _TensorNamespace:
     @staticmethod
     def concatenate(arrays: Sequence[Any], axis: int = 0) -> Any:
         return ops.cat(list(arrays), axis)
+
+    concat = concatenate  # the standard's name for it
 
     @staticmethod
     def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

@@ -35,7 +35,7 @@ ERR_PROBABILITY = (
 
 def _not_implemented_for(kernel: str, dtype: np.dtype) -> NotImplementedError:
     return NotImplementedError(
-        f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\''
+        f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'"
     )
 
 
@@ -77,12 +77,16 @@ def normal_draw(mean: Any, std: Any, generator: Generator) -> np.ndarray:
     return (mean + std * draw).astype(dtype, copy=False)
 
 
-def normal_fill(self: np.ndarray, mean: float, std: float, generator: Generator) -> np.ndarray:
+def normal_fill(
+    self: np.ndarray, mean: float, std: float, generator: Generator
+) -> np.ndarray:
     """normal_'s new values: self's shape and dtype, drawn afresh."""
     if self.dtype.kind != "f":
         raise _not_implemented_for("normal_kernel_cpu", self.dtype)
     _check_std(std)
-    draw = draw_rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self.dtype))
+    draw = draw_rng(generator).standard_normal(
+        self.shape, dtype=_draw_dtype(self.dtype)
+    )
     return (mean + std * draw).astype(self.dtype, copy=False)
 
 

@@ -212,12 +212,20 @@ def _as_dtype(mask: np.ndarray, like: Any) -> Any:
 
 
 def _prod_backward(
-    grad: Any, self: Any, dim: int, index: Any, src: Any, include_self: bool, result: Any
+    grad: Any,
+    self: Any,
+    dim: int,
+    index: Any,
+    src: Any,
+    include_self: bool,
+    result: Any,
 ) -> tuple[Any, Any]:
     """The exclusive products, exact where an entry (of self or src) is 0."""
     xp = array_namespace(grad, self, src)
     self_data, src_data = _data(self), _data(src)
-    masked_self = xp.where(self_data == 0, 1.0, self) if np.any(self_data == 0) else self
+    masked_self = (
+        xp.where(self_data == 0, 1.0, self) if np.any(self_data == 0) else self
+    )
     masked_self_result = _scatter_reduce(
         masked_self, dim, index, src, "prod", include_self
     )

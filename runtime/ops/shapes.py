@@ -17,6 +17,8 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
+from yamlgrad.runtime.ops.writes import along as _along
+from yamlgrad.runtime.ops.writes import padded, placed
 
 KERNELS = (
     "c_order",
@@ -166,7 +168,10 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
 
 
 def alias_kernel(x: Any) -> Any:
-    """`alias`: a new array over the same memory."""
+    """`alias`: a new array over the same memory (another backend's array,
+    which cannot be written, is its own alias)."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return x
     return np.asarray(x).view()
 
 
@@ -193,6 +198,8 @@ def element_strides(x: Any, size: tuple[int, ...]) -> tuple[int, ...]:
 def clone_kernel(x: Any, memory_format: int | None) -> Any:
     """`clone`: a copy with the same strides (preserve_format, the default, for
     a tensor whose elements fill its memory once), else row-major."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).asarray(x, copy=True)
     keep = memory_format is None and _dense(x)
     return np.array(x, copy=True, order="K" if keep else "C")
 
@@ -227,15 +234,14 @@ def transpose_2d(x: Any) -> Any:
     return np.transpose(x)
 
 
-def _along(dim: int, index: Any) -> tuple[Any, ...]:
-    return (slice(None),) * dim + (index,)
-
-
 def slice_kernel(
     x: Any, dim: int, start: int | None, end: int | None, step: int
 ) -> Any:
     """`x[..., start:end:step, ...]` along `dim`: a view, as PyTorch's slice."""
-    return x[_along(_slice_dim(np.ndim(x), dim, step), slice(start, end, step))]
+    dim = _slice_dim(np.ndim(x), dim, step)
+    if type(x) is not np.ndarray:  # the standard leaves bounds past the end open
+        start, end, step = slice(start, end, step).indices(np.shape(x)[dim])
+    return x[_along(dim, slice(start, end, step))]
 
 
 def _slice_dim(ndim: int, dim: int, step: int) -> int:
@@ -257,8 +263,12 @@ def slice_backward_kernel(
     step: int,
 ) -> Any:
     """Zeros of the input's shape with `grad` written into the slice."""
+    dim = _slice_dim(len(sizes), dim, step)
+    if type(grad) is not np.ndarray and backend.is_foreign(grad):
+        start, _, step = slice(start, end, step).indices(sizes[dim])
+        return placed(grad, tuple(sizes), dim, start, step)
     out = np.zeros(sizes, dtype=np.result_type(grad))
-    out[_along(_slice_dim(len(sizes), dim, step), slice(start, end, step))] = grad
+    out[_along(dim, slice(start, end, step))] = grad
     return out
 
 
@@ -277,8 +287,13 @@ def select_kernel(x: Any, dim: int, index: int) -> Any:
 def select_backward_kernel(
     grad: Any, sizes: tuple[int, ...], dim: int, index: int
 ) -> Any:
+    dim = _dim(dim, len(sizes), "select")
+    if type(grad) is not np.ndarray and backend.is_foreign(grad):
+        xp = backend.namespace_of(grad)
+        piece = xp.expand_dims(grad, axis=dim)
+        return placed(piece, tuple(sizes), dim, index % sizes[dim], 1)
     out = np.zeros(sizes, dtype=np.result_type(grad))
-    out[_along(_dim(dim, len(sizes), "select"), index)] = grad
+    out[_along(dim, index)] = grad
     return out
 
 
@@ -298,7 +313,7 @@ def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
             f"of {size}"
         )
     starts = range(0, max(size, 1), max(split_size, 1))
-    return [x[_along(dim, slice(s, s + split_size))] for s in starts]
+    return [x[_along(dim, slice(s, min(s + split_size, size)))] for s in starts]
 
 
 def split_with_sizes_kernel(
@@ -416,7 +431,7 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
     """`squeeze`: drop the given dims (every dim for None) that have size 1."""
     shape = np.shape(x)
     if dims is None:
-        return np.reshape(x, tuple(s for s in shape if s != 1))
+        return _reshaped(x, tuple(s for s in shape if s != 1))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     wrapped = set()
     for d in dims:
@@ -424,9 +439,16 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
         if d in wrapped:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         wrapped.add(d)
-    return np.reshape(
+    return _reshaped(
         x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
     )
+
+
+def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
+    """np.reshape, or the namespace's reshape for another backend's array."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).reshape(x, shape)
+    return np.reshape(x, shape)
 
 
 def roll(x: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
@@ -436,12 +458,18 @@ def roll(x: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
             raise RuntimeError(
                 f"`shifts` required to be of size 1 when `dims` is empty, got {len(shifts)}"
             )
-        return np.roll(x, shifts[0])
+        return _roll(x, shifts[0], None)
     if len(shifts) != len(dims):
         raise RuntimeError(
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
         )
-    return np.roll(x, shifts, tuple(_dim(d, np.ndim(x), "roll") for d in dims))
+    return _roll(x, tuple(shifts), tuple(_dim(d, np.ndim(x), "roll") for d in dims))
+
+
+def _roll(x: Any, shift: Any, axis: tuple[int, ...] | None) -> Any:
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).roll(x, shift=shift, axis=axis)
+    return np.roll(x, shift, axis)
 
 
 def repeat(x: Any, repeats: tuple[int, ...]) -> Any:
@@ -451,6 +479,8 @@ def repeat(x: Any, repeats: tuple[int, ...]) -> Any:
             "Number of dimensions of repeat dims can not be smaller than number of "
             "dimensions of tensor"
         )
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).tile(x, tuple(repeats))
     return np.tile(x, repeats)
 
 
@@ -476,7 +506,9 @@ def interleave_sizes(
 def constant_pad_nd(x: Any, pad: tuple[int, ...], value: Any) -> Any:
     """`x` padded with `value` (last dim first, a (before, after) pair per dim);
     negative pads crop."""
-    x = np.asarray(x)
+    foreign = type(x) is not np.ndarray and backend.is_foreign(x)
+    if not foreign:
+        x = np.asarray(x)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise RuntimeError(
             "Length of pad must be even but instead it equals " f"{len(pad)}"
@@ -494,6 +526,8 @@ def constant_pad_nd(x: Any, pad: tuple[int, ...], value: Any) -> Any:
         for (before, after), size in zip(pairs, x.shape)
     )
     widths = [(max(before, 0), max(after, 0)) for before, after in pairs]
+    if foreign:
+        return padded(x[crop], widths, value)
     return np.pad(x[crop], widths, constant_values=np.asarray(value).astype(x.dtype))
 
 
@@ -560,6 +594,8 @@ def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.add(d)
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return _flip_view(x, wrapped)
     if ndim == 0:
         return np.array(x, copy=True)
     return np.flip(x, wrapped).copy(order="K")  # the input's layout, as PyTorch
@@ -690,7 +726,7 @@ def split_backward(
     """Join the pieces' gradients back along `dim` (split's, and
     split_with_sizes' with its list of sizes)."""
     dim = _wrap_dim(dim, len(sizes))
-    return array_namespace(grads[0]).concatenate(grads, axis=dim)
+    return array_namespace(grads[0]).concat(grads, axis=dim)
 
 
 def unbind_backward(grads: list[Any], dim: int) -> Any:
@@ -704,8 +740,13 @@ def flip(x: Any, dims: tuple[int, ...]) -> Any:
 
 def _flip_view(x: Any, dims: tuple[int, ...]) -> Any:
     """flip's backward on an ndarray: a view, where the forward kernel copies (the
-    gradient is not handed to the user as flip's result is)."""
-    return np.flip(x, tuple(dims)) if np.ndim(x) else x
+    gradient is not handed to the user as flip's result is); another backend's
+    array flipped by its namespace."""
+    if not np.ndim(x) or not dims:
+        return x
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).flip(x, axis=tuple(dims))
+    return np.flip(x, tuple(dims))
 
 
 def squeeze_dim(x: Any, dim: int) -> Any:

@@ -69,8 +69,7 @@ def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
         axis = _dim(dim, x.ndim, "aminmax") if x.ndim else None
         if x.ndim and x.shape[axis] == 0:
             raise IndexError(
-                "aminmax(): Expected reduction dim "
-                f"{dim} to have non-zero size."
+                "aminmax(): Expected reduction dim " f"{dim} to have non-zero size."
             )
     low = np.amin(x, axis=axis, keepdims=keepdim)
     high = np.amax(x, axis=axis, keepdims=keepdim)
@@ -261,9 +260,11 @@ def histc_kernel(x: Any, bins: int, min: float, max: float) -> Any:
     both are 0); values outside it are left out."""
     x = np.asarray(x)
     if x.dtype.kind != "f":
-        raise RuntimeError(f'"histogram_cpu" not implemented for \'{_st(x.dtype)}\'')
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_st(x.dtype)}'")
     if bins <= 0:
-        raise RuntimeError("torch.histc(): bins must be > 0, but got " f"{bins} for dim 0")
+        raise RuntimeError(
+            "torch.histc(): bins must be > 0, but got " f"{bins} for dim 0"
+        )
     low, high = float(min), float(max)
     if low == high and x.size:
         low, high = float(x.min()), float(x.max())
