@@ -8,10 +8,12 @@ go unseen).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _dim
 from yamlgrad.runtime.ops.shapes import (
     narrow_start,
@@ -34,12 +36,19 @@ BACKWARD_HELPERS = ("narrow_copy_backward", "block_diag_backward")
 
 
 def narrow_copy_kernel(x: Any, dim: int, start: int, length: int) -> Any:
-    """A copy of `length` entries along `dim` from `start` (narrow, copied)."""
-    x = np.asarray(x)
-    begin = narrow_start(x.shape, dim, start, length)
+    """A copy of `length` entries along `dim` from `start` (narrow, copied; the
+    part itself for another backend's array, which cannot be written)."""
+    foreign = _foreign(x)
+    if not foreign:
+        x = np.asarray(x)
+    begin = narrow_start(tuple(x.shape), dim, start, length)
     axis = _dim(dim, x.ndim, "narrow")
-    key = (slice(None),) * axis + (slice(begin, begin + length),)
-    return np.array(x[key], order="C", copy=True)
+    key = (slice(None),) * axis + (slice(begin, begin + length), Ellipsis)
+    return x[key] if foreign else np.array(x[key], order="C", copy=True)
+
+
+def _foreign(x: Any) -> bool:
+    return type(x) is not np.ndarray and backend.is_foreign(x)
 
 
 def narrow_copy_backward(
@@ -53,35 +62,37 @@ def narrow_copy_backward(
 def unsafe_split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
     """split's pieces, cut from one copy of `x` in its layout: the strides are
     PyTorch's (its pieces are views), yet no piece aliases the input."""
-    return split_kernel(np.array(x, copy=True), split_size, dim)
+    return split_kernel(x if _foreign(x) else np.array(x, copy=True), split_size, dim)
 
 
 def unsafe_split_with_sizes_kernel(
     x: Any, split_sizes: tuple[int, ...], dim: int
 ) -> list[Any]:
-    return split_with_sizes_kernel(np.array(x, copy=True), split_sizes, dim)
+    pieces = x if _foreign(x) else np.array(x, copy=True)
+    return split_with_sizes_kernel(pieces, split_sizes, dim)
 
 
-def _as_block(x: np.ndarray) -> np.ndarray:
+def _as_block(x: Any) -> Any:
     """A 0-d or 1-d tensor as the 2-d block block_diag places."""
-    if x.ndim == 0:
-        return x.reshape(1, 1)
-    if x.ndim == 1:
-        return x.reshape(1, -1)
-    return x
+    if x.ndim == 2:
+        return x
+    shape = (1, 1) if x.ndim == 0 else (1, x.shape[0])
+    return backend.namespace_of(x).reshape(x, shape)
 
 
 def block_diag_kernel(tensors: list[Any]) -> Any:
     """The tensors (0-d, 1-d or 2-d) placed along the diagonal of one matrix."""
     blocks = []
     for i, t in enumerate(tensors):
-        t = np.asarray(t)
+        t = t if _foreign(t) else np.asarray(t)
         if t.ndim > 2:
             raise RuntimeError(
                 f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
                 f"Input {i} has {t.ndim} dimensions"
             )
         blocks.append(_as_block(t))
+    if blocks and _foreign(blocks[0]):
+        return _block_diag_of(blocks)
     dtype = np.result_type(*blocks) if blocks else np.float32
     rows = sum(b.shape[0] for b in blocks)
     cols = sum(b.shape[1] for b in blocks)
@@ -91,6 +102,22 @@ def block_diag_kernel(tensors: list[Any]) -> Any:
         out[r : r + b.shape[0], c : c + b.shape[1]] = b
         r, c = r + b.shape[0], c + b.shape[1]
     return out
+
+
+def _block_diag_of(blocks: list[Any]) -> Any:
+    """block_diag by concatenation: each block between zeros, as one row of
+    blocks, then the rows one above the other."""
+    xp = backend.namespace_of(*blocks)
+    dtype = xp.result_type(*blocks)
+    widths = [b.shape[1] for b in blocks]
+    rows, c = [], 0
+    for b, width in zip(blocks, widths):
+        sides = [
+            xp.zeros((b.shape[0], n), dtype=dtype) for n in (c, sum(widths) - c - width)
+        ]
+        rows.append(xp.concat([sides[0], xp.astype(b, dtype), sides[1]], axis=1))
+        c += width
+    return xp.concat(rows, axis=0)
 
 
 def block_diag_backward(grad: Any, sizes: list[tuple[int, ...]]) -> list[Any]:
@@ -115,6 +142,8 @@ def nonzero_kernel(x: Any) -> Any:
 
 def one_hot_kernel(x: Any, num_classes: int) -> Any:
     """An int64 tensor with a trailing dim of `num_classes`: 1 at each index."""
+    if _foreign(x):
+        return _one_hot_of(x, num_classes)
     x = np.asarray(x)
     if x.dtype != np.int64:
         raise RuntimeError(
@@ -133,3 +162,32 @@ def one_hot_kernel(x: Any, num_classes: int) -> Any:
     out = np.zeros(x.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, x[..., None], 1, axis=-1)
     return out
+
+
+def _one_hot_of(x: Any, num_classes: int) -> Any:
+    """one_hot of another backend's array: a comparison with every class. The
+    checks of the values are skipped on a lazy array; the number of classes
+    is then required, as the result's shape would depend on the values."""
+    xp = backend.namespace_of(x)
+    if x.dtype != xp.int64:
+        raise RuntimeError(
+            "one_hot is only applicable to index tensor of type LongTensor."
+        )
+    lazy, size = backend.is_lazy(x), math.prod(x.shape)
+    if not lazy and size and bool(xp.any(x < 0)):
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if lazy:
+            raise NotImplementedError(
+                "one_hot: num_classes=-1 reads the values for the result's shape, "
+                "which a lazy array does not have: give num_classes"
+            )
+        if not size:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor."
+            )
+        num_classes = int(xp.max(x)) + 1
+    elif not lazy and size and bool(xp.any(x >= num_classes)):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = xp.arange(num_classes, dtype=x.dtype)
+    return xp.astype(xp.expand_dims(x, axis=-1) == classes, xp.int64)
