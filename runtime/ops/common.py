@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
@@ -88,7 +89,12 @@ def _constant(x: Any, like: Any) -> Any:
 
 
 def _data(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+    """A Tensor's data; another backend's array as is; anything else as an ndarray."""
+    if isinstance(x, Tensor):
+        return x._data
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return x
+    return np.asarray(x)
 
 
 def _abs(x: Any) -> Any:
@@ -99,8 +105,12 @@ _as_tensor = constant_tensor
 
 
 def _zeros(sizes: tuple[int, ...], like: Any) -> Any:
-    """Zeros of `sizes` in the dtype and mode of `like` (never part of a graph)."""
-    return _constant_like(like, np.zeros(sizes, dtype=_data(like).dtype))
+    """Zeros of `sizes` in the dtype and mode of `like` (never part of a graph),
+    on like's backend."""
+    data = _data(like)
+    if type(data) is not np.ndarray and backend.is_foreign(data):
+        return backend.namespace_of(data).zeros(sizes, dtype=data.dtype)
+    return _constant_like(like, np.zeros(sizes, dtype=data.dtype))
 
 
 # A signed integer as wide as each float type (for `_zero_outside`'s bit mask),

@@ -28,6 +28,9 @@ from yamlgrad.runtime.ops.common import (
 )
 from yamlgrad.runtime.ops.linalg import diagonal_view
 from yamlgrad.runtime.ops.shapes import reshape, select_kernel, slice_kernel
+from yamlgrad.runtime.ops import writes
+from yamlgrad.runtime.ops.writes import foreign
+from yamlgrad.runtime import backend
 
 KERNELS = (
     "select_scatter_kernel",
@@ -86,6 +89,8 @@ _TYPE_WORDS = {
 def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
     """A copy of `x` with `alpha * source` added at `index` along `dim` (repeated
     indices add up), with PyTorch's checks and messages."""
+    if foreign(x, source):
+        return writes.added(x, dim, index, source * alpha, False, "index_add")
     out = np.array(x, copy=True)
     index = np.asarray(index)
     source = np.asarray(source)
@@ -162,6 +167,8 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
 
 def _index_select(x: Any, dim: int, index: Any) -> Any:
     """The entries at `index` (a 0-d or 1-d integer tensor) along `dim`."""
+    if foreign(x, index):
+        return writes.taken(x, dim, index)
     index = np.asarray(index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -287,6 +294,8 @@ def _check_scatter(x: Any, dim: int, index: Any, src: Any) -> None:
 
 def _gather(x: Any, dim: int, index: Any) -> Any:
     """out[i][j] = x[index[i][j]][j] for dim 0 (index may be smaller than x)."""
+    if foreign(x, index):
+        return writes.per_entry(x, dim, index, None, "gather")
     x = np.asarray(x)
     shape = np.shape(index)
     index = _index_arg(index, "gather")
@@ -312,6 +321,8 @@ def _scatter_setup(x: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
 
 def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
+    if foreign(x, index, src):
+        return writes.per_entry(x, dim, index, src, "scatter")
     out, index, positions = _scatter_setup(x, dim, index, src, "scatter")
     if index.size:  # an empty index writes nothing, whatever src is
         _as_1d(out)[positions] = _src_part(src, index)
@@ -320,6 +331,8 @@ def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
 
 def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
+    if foreign(x, index, src):
+        return writes.per_entry(x, dim, index, src, "scatter_add")
     out, index, positions = _scatter_setup(x, dim, index, src, "scatter_add")
     if index.size:
         np.add.at(_as_1d(out), positions, _src_part(src, index))
@@ -328,6 +341,16 @@ def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
 
 def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
     """`x` with `value` where `mask` is True, in x's dtype (mask broadcasts to x)."""
+    if foreign(x, mask, value):
+        xp = backend.namespace_of(x, mask, value)
+        mask = writes.array_like(mask, x)
+        if mask.dtype != xp.bool:
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{mask.dtype}"
+            )
+        fill = xp.astype(value, x.dtype) if foreign(value) else value
+        return xp.where(mask, xp.asarray(fill, dtype=x.dtype), x)
     mask = np.asarray(mask)
     if mask.dtype != np.bool_:
         raise RuntimeError(
@@ -396,6 +419,11 @@ def embedding_renorm_(
 
 def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
     """Rows of `weight`, one per index (IndexError as PyTorch's index_select)."""
+    if foreign(weight, indices):
+        xp = backend.namespace_of(weight)
+        indices = writes.array_like(indices, weight)
+        rows = writes.taken(weight, 0, indices)
+        return xp.reshape(rows, tuple(indices.shape) + tuple(weight.shape[1:]))
     indices = np.asarray(indices)
     if indices.dtype.kind not in "iu":
         raise RuntimeError(
@@ -475,6 +503,9 @@ def index_select_backward(
     if not sizes:
         return sum_to(grad, ())
     dim = _wrap_dim(dim, len(sizes))
+    if foreign(_raw(grad)):
+        xp = array_namespace(grad)
+        return xp.index_add(_zeros(sizes, grad), dim, _data(index), grad, 1)
     key = (slice(None),) * dim + (np.asarray(_data(index)).reshape(-1),)
     return _put_at(grad, sizes, _positions(sizes, key))
 
@@ -498,6 +529,10 @@ def embedding_backward(
     """Each output row's gradient added into the row it read (none into
     `padding_idx`): an index_add of the masked rows. The mask (and the frequency
     scale) is a constant in the gradient's dtype, so the rows keep theirs."""
+    if foreign(_raw(indices)):
+        return writes.embedding_grad(
+            grad, indices, weight_sizes, padding_idx, scale_grad_by_freq
+        )
     flat = np.reshape(_raw(indices), -1)
     num_weights = weight_sizes[0]
     dtype = _raw(grad).dtype
@@ -518,22 +553,36 @@ def _scatter_into(x: Any, src: Any, view: Any) -> np.ndarray:
     """A copy of `x` with `src` written into `view(copy)`, whose shape it must have."""
     out = np.array(x, copy=True)
     target = view(out)
-    if np.shape(src) != target.shape:
-        raise RuntimeError(
-            "expected src to have a size equal to the slice of self. src size = "
-            f"{_sizes(np.shape(src))}, slice size = {_sizes(target.shape)}"
-        )
+    _check_piece(src, target)
     target[...] = src
     return out
 
 
+def _check_piece(src: Any, target: Any) -> None:
+    if tuple(np.shape(src)) != tuple(target.shape):
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{_sizes(np.shape(src))}, slice size = {_sizes(target.shape)}"
+        )
+
+
 def select_scatter_kernel(x: Any, src: Any, dim: int, index: int) -> np.ndarray:
+    if foreign(x, src):
+        axis = _dim(dim, x.ndim, "select")
+        _check_piece(src, select_kernel(x, dim, index))
+        piece = backend.namespace_of(src).expand_dims(src, axis=axis)
+        return writes.view_scattered(x, piece, axis, index % x.shape[axis], 1)
     return _scatter_into(x, src, lambda out: select_kernel(out, dim, index))
 
 
 def slice_scatter_kernel(
     x: Any, src: Any, dim: int, start: int | None, end: int | None, step: int
 ) -> np.ndarray:
+    if foreign(x, src):
+        _check_piece(src, slice_kernel(x, dim, start, end, step))
+        axis = _dim(dim, x.ndim, "slice")
+        start, _, step = slice(start, end, step).indices(x.shape[axis])
+        return writes.view_scattered(x, src, axis, start, step)
     return _scatter_into(x, src, lambda out: slice_kernel(out, dim, start, end, step))
 
 
@@ -559,7 +608,7 @@ def diagonal_scatter(x: Any, src: Any, offset: int, dim1: int, dim2: int) -> Any
 
 def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
     """x turned k quarter turns from dims[0] towards dims[1]."""
-    x = np.asarray(x)
+    x = x if foreign(x) else np.asarray(x)
     if len(dims) != 2:
         raise RuntimeError(
             f"expected total rotation dims == 2, but got dims = {len(dims)}"
@@ -572,8 +621,10 @@ def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
             "expected rotation dims to be different, but got dim0 = "
             f"{first} and dim1 = {second}"
         )
-    # PyTorch's: a flipped copy, turned by a transposed view (its strides).
     k %= 4
+    if foreign(x):
+        return _turned(x, k, first, second)
+    # PyTorch's: a flipped copy, turned by a transposed view (its strides).
     if k == 0:
         return x.copy()
     if k == 2:
@@ -582,12 +633,39 @@ def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
     return np.swapaxes(flipped, first, second)
 
 
+def _turned(x: Any, k: int, first: int, second: int) -> Any:
+    """rot90 of another backend's array: flips and a permutation."""
+    xp = backend.namespace_of(x)
+    if k == 0:
+        return x
+    if k == 2:
+        return xp.flip(x, axis=(first, second))
+    axes = list(range(x.ndim))
+    axes[first], axes[second] = second, first
+    flipped = xp.flip(x, axis=second if k == 1 else first)
+    return xp.permute_dims(flipped, tuple(axes))
+
+
 def rot90(x: Any, k: int, dims: tuple[int, ...]) -> Any:
     return array_namespace(x).rot90(x, k, dims)
 
 
 def take_kernel(x: Any, index: Any) -> np.ndarray:
     """x.flatten()[index], in index's shape."""
+    if foreign(x, index):
+        xp = backend.namespace_of(x)
+        index = writes.array_like(index, x)
+        size = math.prod(x.shape)
+        bad = writes.checked_bounds(index, -size, size)
+        if bad is not None:
+            raise IndexError(
+                f"out of range: tried to access index {bad} on a tensor of {size} "
+                "elements."
+            )
+        flat = xp.reshape(index, (-1,))
+        flat = xp.where(flat < 0, flat + size, flat)
+        taken = xp.take(xp.reshape(x, (-1,)), flat, axis=0)
+        return xp.reshape(taken, tuple(index.shape))
     x, index = np.asarray(x), np.asarray(index)
     size = x.size
     bad = (index >= size) | (index < -size)
@@ -602,8 +680,11 @@ def take_kernel(x: Any, index: Any) -> np.ndarray:
 def take_backward(grad: Any, sizes: tuple[int, ...], index: Any) -> Any:
     """grad added back at the flat positions `index` took."""
     flat = _zeros((math.prod(sizes),), grad)
-    where = np.asarray(_data(index)).reshape(-1) % max(math.prod(sizes), 1)
     xp = array_namespace(grad)
+    if foreign(_data(index)):
+        total = xp.index_add(flat, 0, _data(index), xp.reshape(grad, (-1,)), 1)
+        return xp.reshape(total, tuple(sizes))
+    where = np.asarray(_data(index)).reshape(-1) % max(math.prod(sizes), 1)
     total = xp.index_add(flat, 0, where, xp.reshape(grad, (-1,)), 1)
     return xp.reshape(total, tuple(sizes))
 
@@ -614,6 +695,8 @@ def _along_dim(ndim: int, axis: int, index: Any) -> tuple[Any, ...]:
 
 def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
     """A copy of x with `value` at every `index` along `dim` (negative wrap)."""
+    if foreign(x, index):
+        return writes.filled(x, dim, index, value)
     out = np.array(x, copy=True)
     index = np.asarray(index)
     axis = _dim(dim, max(out.ndim, 1), "index_fill")
@@ -640,6 +723,8 @@ def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
 
 def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
     """A copy of x with source's slices along `dim` written at `index`."""
+    if foreign(x, source):
+        return writes.added(x, dim, index, source, True, "index_copy")
     out = np.array(x, copy=True)
     index, source = np.asarray(index).reshape(-1), np.asarray(source)
     axis = _dim(dim, max(out.ndim, 1), "index_copy")
@@ -675,6 +760,11 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
 
 def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
     """A copy of x with source written (or added) at the flat positions `index`."""
+    if foreign(x, source):
+        xp = backend.namespace_of(x, source)
+        flat, values = xp.reshape(x, (-1,)), xp.reshape(source, (-1,))
+        out = writes.added(flat, 0, index, values, not accumulate, "put")
+        return xp.reshape(out, tuple(x.shape))
     if np.result_type(x) != np.result_type(source):
         raise RuntimeError(
             "put_(): self and source expected to have the same dtype, but got "
@@ -710,6 +800,8 @@ def index_fill(x: Any, dim: int, index: Any, value: float) -> Any:
 
 def take_flat(x: Any, index: Any) -> Any:
     """`x.take(index)`: the flat positions `index` of x, in index's shape."""
+    if foreign(x):
+        return take_kernel(x, _data(index))
     return array_namespace(x).take(x, _constant(_data(index), x))
 
 
