@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _constant, _dim, _raw, _sizes
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.writes import array_like, foreign
 
 KERNELS = (
     "reflection_pad_kernel",
@@ -55,7 +57,10 @@ BACKWARD_HELPERS = (
 def _apply_along(x: Any, matrix: np.ndarray, axis: int) -> Any:
     """`matrix @ x` along `axis` (negative): an ndarray or a recorded matmul."""
     xp = array_namespace(x)
-    a = _constant(np.ascontiguousarray(matrix.T, dtype=_raw(x).dtype), x)
+    if foreign(x):
+        a = xp.astype(array_like(np.ascontiguousarray(matrix.T), x), x.dtype)
+    else:
+        a = _constant(np.ascontiguousarray(matrix.T, dtype=_raw(x).dtype), x)
     if axis == -1:
         return xp.matmul(x, a)
     moved = xp.transpose(x, axis, -1)
@@ -143,15 +148,17 @@ _NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge"}
 
 
 def _pad_kernel(x: Any, padding: tuple[int, ...], nd: int, mode: str) -> np.ndarray:
-    x = np.asarray(x)
+    numpy = not foreign(x)
+    x = np.asarray(x) if numpy else x
     _check_pad_input(x, nd)
-    indices = _pad_indices(x.shape, padding, nd, mode)
-    if min(padding) >= 0:  # np.pad copies x once and fills the borders from it
+    indices = _pad_indices(tuple(x.shape), padding, nd, mode)
+    if numpy and min(padding) >= 0:  # np.pad copies x once, fills the borders
         widths = [(0, 0)] * (x.ndim - nd) + _pad_pairs(padding, nd)
         return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
+    xp = backend.namespace_of(x)
     for axis, index in zip(range(x.ndim - nd, x.ndim), indices):
-        x = np.take(x, index, axis=axis)
-    return np.ascontiguousarray(x)
+        x = xp.take(x, array_like(index, x), axis=axis)
+    return np.ascontiguousarray(x) if numpy else x
 
 
 def reflection_pad_kernel(x: Any, padding: tuple[int, ...], nd: int) -> np.ndarray:
@@ -357,25 +364,28 @@ def _upsample(
     scales: tuple[float | None, ...],
 ) -> np.ndarray:
     """x resampled to `output_size` over its last len(scales) axes, axis by axis."""
-    x = np.asarray(x)
+    numpy = not foreign(x)
+    x = np.asarray(x) if numpy else x
+    xp = backend.namespace_of(x)
     nd = len(scales)
     if x.ndim != nd + 2 or 0 in x.shape[1:]:
         raise RuntimeError(
             f"Non-empty {nd + 2}D data tensor expected but got a tensor with sizes "
             f"{_sizes(x.shape)}"
         )
-    per_axis = _upsample_taps(x.shape, output_size, mode, align_corners, scales)
+    per_axis = _upsample_taps(tuple(x.shape), output_size, mode, align_corners, scales)
     for axis, taps in zip(range(2, x.ndim), per_axis):
         total = None
         for where, weight in taps:
-            part = np.take(x, where, axis=axis)
+            part = xp.take(x, array_like(where, x), axis=axis)
             if weight is not None:
                 shape = [1] * x.ndim
                 shape[axis] = weight.size
-                part = part * weight.astype(x.dtype).reshape(shape)
+                weight = xp.reshape(array_like(weight, x), tuple(shape))
+                part = part * xp.astype(weight, x.dtype)
             total = part if total is None else total + part
         x = total
-    return np.ascontiguousarray(x)
+    return np.ascontiguousarray(x) if numpy else x
 
 
 def _upsample_backward(
@@ -459,7 +469,7 @@ def upsample_bicubic_backward(
 
 def pixel_shuffle_kernel(x: Any, upscale_factor: int) -> np.ndarray:
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
-    x, r = np.asarray(x), upscale_factor
+    x, r = x if foreign(x) else np.asarray(x), upscale_factor
     if x.ndim < 3:
         raise RuntimeError(
             "pixel_shuffle expects input to have at least 3 dimensions, but got input "
@@ -477,14 +487,22 @@ def pixel_shuffle_kernel(x: Any, upscale_factor: int) -> np.ndarray:
             f"by {r * r}"
         )
     n = len(batch)
-    y = x.reshape(*batch, c // (r * r), r, r, h, w)
-    y = y.transpose(*range(n + 1), n + 3, n + 1, n + 4, n + 2)
-    return np.ascontiguousarray(y).reshape(*batch, c // (r * r), h * r, w * r)
+    shape = (*batch, c // (r * r), r, r, h, w)
+    axes = (*range(n + 1), n + 3, n + 1, n + 4, n + 2)
+    return _permuted(x, shape, axes, (*batch, c // (r * r), h * r, w * r))
+
+
+def _permuted(
+    x: Any, shape: tuple[int, ...], axes: tuple[int, ...], out: tuple[int, ...]
+) -> Any:
+    """x seen as `shape`, its axes permuted, then seen as `out` (a copy)."""
+    xp = backend.namespace_of(x)
+    return xp.reshape(xp.permute_dims(xp.reshape(x, shape), axes), out)
 
 
 def pixel_unshuffle_kernel(x: Any, downscale_factor: int) -> np.ndarray:
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
-    x, r = np.asarray(x), downscale_factor
+    x, r = x if foreign(x) else np.asarray(x), downscale_factor
     if x.ndim < 3:
         raise RuntimeError(
             "pixel_unshuffle expects input to have at least 3 dimensions, but got "
@@ -502,9 +520,9 @@ def pixel_unshuffle_kernel(x: Any, downscale_factor: int) -> np.ndarray:
                 f"but input.size({axis})={size} is not divisible by {r}"
             )
     n = len(batch)
-    y = x.reshape(*batch, c, h // r, r, w // r, r)
-    y = y.transpose(*range(n + 1), n + 2, n + 4, n + 1, n + 3)
-    return np.ascontiguousarray(y).reshape(*batch, c * r * r, h // r, w // r)
+    shape = (*batch, c, h // r, r, w // r, r)
+    axes = (*range(n + 1), n + 2, n + 4, n + 1, n + 3)
+    return _permuted(x, shape, axes, (*batch, c * r * r, h // r, w // r))
 
 
 def pixel_shuffle(x: Any, upscale_factor: int) -> Any:
@@ -517,7 +535,7 @@ def pixel_unshuffle(x: Any, downscale_factor: int) -> Any:
 
 def channel_shuffle_kernel(x: Any, groups: int) -> np.ndarray:
     """(N, g k, *) -> (N, k g, *): channel `i k + j` goes to `j g + i`."""
-    x = np.asarray(x)
+    x = x if foreign(x) else np.asarray(x)
     if x.ndim <= 2:
         raise RuntimeError(
             f"channel_shuffle expects input with > 2 dims, but got input with sizes "
@@ -534,8 +552,9 @@ def channel_shuffle_kernel(x: Any, groups: int) -> np.ndarray:
             f"Number of channels must be divisible by groups. Got {c} channels and "
             f"{groups} groups."
         )
-    y = x.reshape(n, groups, c // groups, *x.shape[2:]).swapaxes(1, 2)
-    return np.ascontiguousarray(y).reshape(x.shape)
+    shape = (n, groups, c // groups, *x.shape[2:])
+    axes = (0, 2, 1, *range(3, x.ndim + 1))
+    return _permuted(x, shape, axes, tuple(x.shape))
 
 
 def channel_shuffle_backward(grad: Any, groups: int) -> Any:
