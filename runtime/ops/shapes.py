@@ -312,8 +312,8 @@ def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
             "split_size can only be 0 if dimension size is 0, but got dimension size "
             f"of {size}"
         )
-    starts = range(0, max(size, 1), max(split_size, 1))
-    return [x[_along(dim, slice(s, min(s + split_size, size)))] for s in starts]
+    bounds = [*range(0, max(size, 1), max(split_size, 1)), None]  # None: the end
+    return [x[_along(dim, slice(a, b))] for a, b in zip(bounds, bounds[1:])]
 
 
 def split_with_sizes_kernel(

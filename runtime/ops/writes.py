@@ -58,7 +58,10 @@ def padded(x: Any, widths: list[tuple[int, int]], value: Any) -> Any:
 
 def foreign(*values: Any) -> bool:
     """Whether any of `values` is another backend's array than numpy's."""
-    return any(type(v) is not np.ndarray and backend.is_foreign(v) for v in values)
+    for value in values:  # a loop, not any(): the numpy path's cost is the call
+        if type(value) is not np.ndarray and backend.is_foreign(value):
+            return True
+    return False
 
 
 def array_like(value: Any, like: Any) -> Any:
