@@ -15,6 +15,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _dim
+from yamlgrad.runtime.ops.writes import foreign
 from yamlgrad.runtime.ops.shapes import (
     narrow_start,
     reshape,
@@ -38,17 +39,13 @@ BACKWARD_HELPERS = ("narrow_copy_backward", "block_diag_backward")
 def narrow_copy_kernel(x: Any, dim: int, start: int, length: int) -> Any:
     """A copy of `length` entries along `dim` from `start` (narrow, copied; the
     part itself for another backend's array, which cannot be written)."""
-    foreign = _foreign(x)
-    if not foreign:
+    numpy = not foreign(x)
+    if numpy:
         x = np.asarray(x)
     begin = narrow_start(tuple(x.shape), dim, start, length)
     axis = _dim(dim, x.ndim, "narrow")
     key = (slice(None),) * axis + (slice(begin, begin + length), Ellipsis)
-    return x[key] if foreign else np.array(x[key], order="C", copy=True)
-
-
-def _foreign(x: Any) -> bool:
-    return type(x) is not np.ndarray and backend.is_foreign(x)
+    return np.array(x[key], order="C", copy=True) if numpy else x[key]
 
 
 def narrow_copy_backward(
@@ -62,13 +59,13 @@ def narrow_copy_backward(
 def unsafe_split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
     """split's pieces, cut from one copy of `x` in its layout: the strides are
     PyTorch's (its pieces are views), yet no piece aliases the input."""
-    return split_kernel(x if _foreign(x) else np.array(x, copy=True), split_size, dim)
+    return split_kernel(x if foreign(x) else np.array(x, copy=True), split_size, dim)
 
 
 def unsafe_split_with_sizes_kernel(
     x: Any, split_sizes: tuple[int, ...], dim: int
 ) -> list[Any]:
-    pieces = x if _foreign(x) else np.array(x, copy=True)
+    pieces = x if foreign(x) else np.array(x, copy=True)
     return split_with_sizes_kernel(pieces, split_sizes, dim)
 
 
@@ -84,14 +81,15 @@ def block_diag_kernel(tensors: list[Any]) -> Any:
     """The tensors (0-d, 1-d or 2-d) placed along the diagonal of one matrix."""
     blocks = []
     for i, t in enumerate(tensors):
-        t = t if _foreign(t) else np.asarray(t)
+        if type(t) is not np.ndarray and not foreign(t):
+            t = np.asarray(t)
         if t.ndim > 2:
             raise RuntimeError(
                 f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
                 f"Input {i} has {t.ndim} dimensions"
             )
         blocks.append(_as_block(t))
-    if blocks and _foreign(blocks[0]):
+    if blocks and type(blocks[0]) is not np.ndarray:
         return _block_diag_of(blocks)
     dtype = np.result_type(*blocks) if blocks else np.float32
     rows = sum(b.shape[0] for b in blocks)
@@ -142,7 +140,7 @@ def nonzero_kernel(x: Any) -> Any:
 
 def one_hot_kernel(x: Any, num_classes: int) -> Any:
     """An int64 tensor with a trailing dim of `num_classes`: 1 at each index."""
-    if _foreign(x):
+    if foreign(x):
         return _one_hot_of(x, num_classes)
     x = np.asarray(x)
     if x.dtype != np.int64:

@@ -89,7 +89,7 @@ _TYPE_WORDS = {
 def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
     """A copy of `x` with `alpha * source` added at `index` along `dim` (repeated
     indices add up), with PyTorch's checks and messages."""
-    if foreign(x, source):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.added(x, dim, index, source * alpha, False, "index_add")
     out = np.array(x, copy=True)
     index = np.asarray(index)
@@ -167,7 +167,7 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
 
 def _index_select(x: Any, dim: int, index: Any) -> Any:
     """The entries at `index` (a 0-d or 1-d integer tensor) along `dim`."""
-    if foreign(x, index):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.taken(x, dim, index)
     index = np.asarray(index)
     if index.ndim > 1:
@@ -294,7 +294,7 @@ def _check_scatter(x: Any, dim: int, index: Any, src: Any) -> None:
 
 def _gather(x: Any, dim: int, index: Any) -> Any:
     """out[i][j] = x[index[i][j]][j] for dim 0 (index may be smaller than x)."""
-    if foreign(x, index):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.per_entry(x, dim, index, None, "gather")
     x = np.asarray(x)
     shape = np.shape(index)
@@ -321,7 +321,7 @@ def _scatter_setup(x: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
 
 def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
-    if foreign(x, index, src):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.per_entry(x, dim, index, src, "scatter")
     out, index, positions = _scatter_setup(x, dim, index, src, "scatter")
     if index.size:  # an empty index writes nothing, whatever src is
@@ -331,7 +331,7 @@ def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
 
 def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
-    if foreign(x, index, src):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.per_entry(x, dim, index, src, "scatter_add")
     out, index, positions = _scatter_setup(x, dim, index, src, "scatter_add")
     if index.size:
@@ -341,7 +341,7 @@ def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
 
 def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
     """`x` with `value` where `mask` is True, in x's dtype (mask broadcasts to x)."""
-    if foreign(x, mask, value):
+    if type(x) is not np.ndarray and foreign(x):
         xp = backend.namespace_of(x, mask, value)
         mask = writes.array_like(mask, x)
         if mask.dtype != xp.bool:
@@ -419,7 +419,7 @@ def embedding_renorm_(
 
 def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
     """Rows of `weight`, one per index (IndexError as PyTorch's index_select)."""
-    if foreign(weight, indices):
+    if type(weight) is not np.ndarray and foreign(weight):
         xp = backend.namespace_of(weight)
         indices = writes.array_like(indices, weight)
         rows = writes.taken(weight, 0, indices)
@@ -567,7 +567,7 @@ def _check_piece(src: Any, target: Any) -> None:
 
 
 def select_scatter_kernel(x: Any, src: Any, dim: int, index: int) -> np.ndarray:
-    if foreign(x, src):
+    if type(x) is not np.ndarray and foreign(x):
         axis = _dim(dim, x.ndim, "select")
         _check_piece(src, select_kernel(x, dim, index))
         piece = backend.namespace_of(src).expand_dims(src, axis=axis)
@@ -578,7 +578,7 @@ def select_scatter_kernel(x: Any, src: Any, dim: int, index: int) -> np.ndarray:
 def slice_scatter_kernel(
     x: Any, src: Any, dim: int, start: int | None, end: int | None, step: int
 ) -> np.ndarray:
-    if foreign(x, src):
+    if type(x) is not np.ndarray and foreign(x):
         _check_piece(src, slice_kernel(x, dim, start, end, step))
         axis = _dim(dim, x.ndim, "slice")
         start, _, step = slice(start, end, step).indices(x.shape[axis])
@@ -622,7 +622,7 @@ def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
             f"{first} and dim1 = {second}"
         )
     k %= 4
-    if foreign(x):
+    if type(x) is not np.ndarray and foreign(x):
         return _turned(x, k, first, second)
     # PyTorch's: a flipped copy, turned by a transposed view (its strides).
     if k == 0:
@@ -652,7 +652,7 @@ def rot90(x: Any, k: int, dims: tuple[int, ...]) -> Any:
 
 def take_kernel(x: Any, index: Any) -> np.ndarray:
     """x.flatten()[index], in index's shape."""
-    if foreign(x, index):
+    if type(x) is not np.ndarray and foreign(x):
         xp = backend.namespace_of(x)
         index = writes.array_like(index, x)
         size = math.prod(x.shape)
@@ -695,7 +695,7 @@ def _along_dim(ndim: int, axis: int, index: Any) -> tuple[Any, ...]:
 
 def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
     """A copy of x with `value` at every `index` along `dim` (negative wrap)."""
-    if foreign(x, index):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.filled(x, dim, index, value)
     out = np.array(x, copy=True)
     index = np.asarray(index)
@@ -723,7 +723,7 @@ def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
 
 def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
     """A copy of x with source's slices along `dim` written at `index`."""
-    if foreign(x, source):
+    if type(x) is not np.ndarray and foreign(x):
         return writes.added(x, dim, index, source, True, "index_copy")
     out = np.array(x, copy=True)
     index, source = np.asarray(index).reshape(-1), np.asarray(source)
@@ -760,7 +760,7 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
 
 def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
     """A copy of x with source written (or added) at the flat positions `index`."""
-    if foreign(x, source):
+    if type(x) is not np.ndarray and foreign(x):
         xp = backend.namespace_of(x, source)
         flat, values = xp.reshape(x, (-1,)), xp.reshape(source, (-1,))
         out = writes.added(flat, 0, index, values, not accumulate, "put")

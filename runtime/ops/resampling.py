@@ -366,7 +366,6 @@ def _upsample(
     """x resampled to `output_size` over its last len(scales) axes, axis by axis."""
     numpy = not foreign(x)
     x = np.asarray(x) if numpy else x
-    xp = backend.namespace_of(x)
     nd = len(scales)
     if x.ndim != nd + 2 or 0 in x.shape[1:]:
         raise RuntimeError(
@@ -374,8 +373,26 @@ def _upsample(
             f"{_sizes(x.shape)}"
         )
     per_axis = _upsample_taps(tuple(x.shape), output_size, mode, align_corners, scales)
+    if not numpy:
+        return _resampled(x, per_axis)
     for axis, taps in zip(range(2, x.ndim), per_axis):
         total = None
+        for where, weight in taps:
+            part = np.take(x, where, axis=axis)
+            if weight is not None:
+                shape = [1] * x.ndim
+                shape[axis] = weight.size
+                part = part * weight.astype(x.dtype).reshape(shape)
+            total = part if total is None else total + part
+        x = total
+    return np.ascontiguousarray(x)
+
+
+def _resampled(x: Any, per_axis: list[list[tuple[Any, Any]]]) -> Any:
+    """_upsample for another backend's array: the same taps, through xp.take."""
+    xp = backend.namespace_of(x)
+    for axis, taps in zip(range(2, x.ndim), per_axis):
+        parts = []
         for where, weight in taps:
             part = xp.take(x, array_like(where, x), axis=axis)
             if weight is not None:
@@ -383,9 +400,9 @@ def _upsample(
                 shape[axis] = weight.size
                 weight = xp.reshape(array_like(weight, x), tuple(shape))
                 part = part * xp.astype(weight, x.dtype)
-            total = part if total is None else total + part
-        x = total
-    return np.ascontiguousarray(x) if numpy else x
+            parts.append(part)
+        x = sum(parts[1:], parts[0])
+    return x
 
 
 def _upsample_backward(
@@ -496,6 +513,8 @@ def _permuted(
     x: Any, shape: tuple[int, ...], axes: tuple[int, ...], out: tuple[int, ...]
 ) -> Any:
     """x seen as `shape`, its axes permuted, then seen as `out` (a copy)."""
+    if type(x) is np.ndarray:
+        return np.ascontiguousarray(x.reshape(shape).transpose(axes)).reshape(out)
     xp = backend.namespace_of(x)
     return xp.reshape(xp.permute_dims(xp.reshape(x, shape), axes), out)
 
@@ -552,6 +571,9 @@ def channel_shuffle_kernel(x: Any, groups: int) -> np.ndarray:
             f"Number of channels must be divisible by groups. Got {c} channels and "
             f"{groups} groups."
         )
+    if type(x) is np.ndarray:
+        y = x.reshape(n, groups, c // groups, *x.shape[2:]).swapaxes(1, 2)
+        return np.ascontiguousarray(y).reshape(x.shape)
     shape = (n, groups, c // groups, *x.shape[2:])
     axes = (0, 2, 1, *range(3, x.ndim + 1))
     return _permuted(x, shape, axes, tuple(x.shape))
