@@ -15,7 +15,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from yamlgrad.runtime.ops.common import _constant, _raw, _sizes, _zeros
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.writes import array_like, foreign
 
 KERNELS = ("affine_grid_generator_kernel", "grid_sampler_kernel")
 BACKWARD_HELPERS = (
@@ -58,7 +60,8 @@ def affine_grid_generator_kernel(
     theta: Any, size: tuple[int, ...], align_corners: bool
 ) -> np.ndarray:
     """[N, H, W, 2] (or [N, D, H, W, 3]): the base grid mapped by each theta."""
-    theta = np.asarray(theta)
+    numpy = not foreign(theta)
+    theta = np.asarray(theta) if numpy else theta
     spatial = _spatial(tuple(size))
     dims = len(spatial)
     if theta.ndim != 3 or theta.shape[1:] != (dims, dims + 1):
@@ -66,9 +69,21 @@ def affine_grid_generator_kernel(
             f"Expected a batch of {dims}D affine matrices of shape "
             f"Nx{dims}x{dims + 1} for size {_sizes(size)}. Got {_sizes(theta.shape)}."
         )
+    if not numpy:
+        xp = backend.namespace_of(theta)
+        base = _base_like(spatial, align_corners, theta)
+        grid = xp.matmul(base, xp.permute_dims(theta, (0, 2, 1)))
+        return xp.reshape(grid, (size[0],) + spatial + (dims,))
     base = _base_grid(spatial, align_corners, theta.dtype)
     grid = np.matmul(base, theta.transpose(0, 2, 1))  # [N, positions, dims]
     return np.ascontiguousarray(grid.reshape((size[0],) + spatial + (dims,)))
+
+
+def _base_like(spatial: tuple[int, ...], align_corners: bool, like: Any) -> Any:
+    """The base grid on another backend, in the dtype of `like`."""
+    xp = backend.namespace_of(like)
+    base = _base_grid(spatial, align_corners, np.float64)
+    return xp.astype(array_like(base, like), like.dtype)
 
 
 def affine_grid_generator_backward(
@@ -77,10 +92,14 @@ def affine_grid_generator_backward(
     """theta's gradient: (base.T @ grad) transposed, per batch element."""
     spatial = _spatial(tuple(size))
     dims = len(spatial)
-    base = _base_grid(spatial, align_corners, _raw(grad).dtype)
     xp = array_namespace(grad)
     flat = xp.reshape(grad, (size[0], math.prod(spatial), dims))
-    product = xp.matmul(_constant(np.ascontiguousarray(base.T), grad), flat)
+    if foreign(grad):
+        left = xp.permute_dims(_base_like(spatial, align_corners, grad), (1, 0))
+    else:
+        base = _base_grid(spatial, align_corners, _raw(grad).dtype)
+        left = _constant(np.ascontiguousarray(base.T), grad)
+    product = xp.matmul(left, flat)
     return xp.permute_dims(product, (0, 2, 1))
 
 
