@@ -52,7 +52,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, numpy_only, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -1089,8 +1089,8 @@ def div_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div", "input", 1)
-    other_ = tensor_arg(other, "div", "other", 2)
+    self_ = tensor_arg(self, "div.Tensor_mode", "input", 1)
+    other_ = tensor_arg(other, "div.Tensor_mode", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -1135,7 +1135,7 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div", "input", 1)
+    self_ = tensor_arg(self, "div.Scalar_mode", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other = promote_operands(self_, other)
@@ -1501,7 +1501,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Scalar", "elementwise", remainder_Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder", "input", 1)
+    self_ = tensor_arg(self, "remainder.Scalar", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1529,8 +1529,8 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Tensor", "elementwise", remainder_Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder", "input", 1)
-    other_ = tensor_arg(other, "remainder", "other", 2)
+    self_ = tensor_arg(self, "remainder.Tensor", "input", 1)
+    other_ = tensor_arg(other, "remainder.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1560,7 +1560,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
-    self_ = tensor_arg(self, "fmod", "input", 1)
+    self_ = tensor_arg(self, "fmod.Scalar", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1586,8 +1586,8 @@ def fmod_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
-    self_ = tensor_arg(self, "fmod", "input", 1)
-    other_ = tensor_arg(other, "fmod", "other", 2)
+    self_ = tensor_arg(self, "fmod.Tensor", "input", 1)
+    other_ = tensor_arg(other, "fmod.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1617,8 +1617,8 @@ def xlogy_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy", "input", 1)
-    other_ = tensor_arg(other, "xlogy", "other", 2)
+    self_ = tensor_arg(self, "xlogy.Tensor", "input", 1)
+    other_ = tensor_arg(other, "xlogy.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1655,7 +1655,7 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
             "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
         )
     self = scalar_arg(self, "xlogy", "input", 1)
-    other_ = tensor_arg(other, "xlogy", "other", 2)
+    other_ = tensor_arg(other, "xlogy.Scalar_Self", "other", 2)
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1684,7 +1684,7 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy", "input", 1)
+    self_ = tensor_arg(self, "xlogy.Scalar_Other", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -1716,7 +1716,7 @@ def frexp_Tensor(input: Any) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("frexp.Tensor", "", frexp_Tensor, self)
-    self_ = tensor_arg(self, "frexp", "input", 1)
+    self_ = tensor_arg(self, "frexp.Tensor", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FrexpBackward0()
@@ -1883,8 +1883,8 @@ def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp", "input", 1)
-    end_ = tensor_arg(end, "lerp", "end", 2)
+    self_ = tensor_arg(self, "lerp.Scalar", "input", 1)
+    end_ = tensor_arg(end, "lerp.Scalar", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -1911,9 +1911,9 @@ def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp", "input", 1)
-    end_ = tensor_arg(end, "lerp", "end", 2)
-    weight_ = tensor_arg(weight, "lerp", "weight", 3)
+    self_ = tensor_arg(self, "lerp.Tensor", "input", 1)
+    end_ = tensor_arg(end, "lerp.Tensor", "end", 2)
+    weight_ = tensor_arg(weight, "lerp.Tensor", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -2045,9 +2045,9 @@ def clamp_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min, max):
         return interpose("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
-    self_ = tensor_arg(self, "clamp", "input", 1)
-    min_ = optional_tensor_arg(min, "clamp", "min", 2)
-    max_ = optional_tensor_arg(max, "clamp", "max", 3)
+    self_ = tensor_arg(self, "clamp.Tensor", "input", 1)
+    min_ = optional_tensor_arg(min, "clamp.Tensor", "min", 2)
+    max_ = optional_tensor_arg(max, "clamp.Tensor", "max", 3)
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -2154,8 +2154,8 @@ def clamp_min_Tensor(input: Any, min: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min):
         return interpose("clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min)
-    self_ = tensor_arg(self, "clamp_min", "input", 1)
-    min_ = tensor_arg(min, "clamp_min", "min", 2)
+    self_ = tensor_arg(self, "clamp_min.Tensor", "input", 1)
+    min_ = tensor_arg(min, "clamp_min.Tensor", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -2213,8 +2213,8 @@ def clamp_max_Tensor(input: Any, max: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, max):
         return interpose("clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max)
-    self_ = tensor_arg(self, "clamp_max", "input", 1)
-    max_ = tensor_arg(max, "clamp_max", "max", 2)
+    self_ = tensor_arg(self, "clamp_max.Tensor", "input", 1)
+    max_ = tensor_arg(max, "clamp_max.Tensor", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -4895,9 +4895,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round.decimals", "elementwise", round_decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round", "input", 1)
+    self_ = tensor_arg(self, "round.decimals", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round_decimals", self_)
+    xp = np if type(self_) in NUMPY else numpy_only("round.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -5113,7 +5113,7 @@ def max_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "max", "input", 1)
+    self_ = tensor_arg(self, "max.dim", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
@@ -5177,7 +5177,7 @@ def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "min", "input", 1)
+    self_ = tensor_arg(self, "min.dim", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
@@ -5334,7 +5334,7 @@ def var_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "var", "input", 1)
+    self_ = tensor_arg(self, "var.correction", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
@@ -5393,7 +5393,7 @@ def var_mean_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "var_mean", "input", 1)
+    self_ = tensor_arg(self, "var_mean.correction", "input", 1)
     dim = optional_int_list_arg(dim, "var_mean", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var_mean", "correction", 3)
     keepdim = bool_arg(keepdim, "var_mean", "keepdim", 4)
@@ -5453,7 +5453,7 @@ def std_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "std", "input", 1)
+    self_ = tensor_arg(self, "std.correction", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
@@ -5514,7 +5514,7 @@ def std_mean_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "std_mean", "input", 1)
+    self_ = tensor_arg(self, "std_mean.correction", "input", 1)
     dim = optional_int_list_arg(dim, "std_mean", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std_mean", "correction", 3)
     keepdim = bool_arg(keepdim, "std_mean", "keepdim", 4)
@@ -6223,7 +6223,7 @@ def count_nonzero_dim_IntList(input: Any, dim: Any) -> Tensor:
             self,
             dim,
         )
-    self_ = tensor_arg(self, "count_nonzero", "input", 1)
+    self_ = tensor_arg(self, "count_nonzero.dim_IntList", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
     try:
         result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
@@ -6539,7 +6539,7 @@ def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "median", "input", 1)
+    self_ = tensor_arg(self, "median.dim", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
     grad_fn = None
@@ -6581,7 +6581,7 @@ def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
         return interpose(
             "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
         )
-    self_ = tensor_arg(self, "nanmedian", "input", 1)
+    self_ = tensor_arg(self, "nanmedian.dim", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
     grad_fn = None
@@ -6698,7 +6698,7 @@ def sort_stable(
         return interpose(
             "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "sort", "input", 1)
+    self_ = tensor_arg(self, "sort.stable", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
@@ -6763,7 +6763,7 @@ def argsort_stable(
         return interpose(
             "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "argsort", "input", 1)
+    self_ = tensor_arg(self, "argsort.stable", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
@@ -8018,9 +8018,9 @@ def linalg_pinv_atol_rtol_tensor(
             rtol,
             hermitian,
         )
-    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
-    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
-    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
+    self_ = tensor_arg(self, "linalg_pinv.atol_rtol_tensor", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv.atol_rtol_tensor", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv.atol_rtol_tensor", "rtol", 3)
     hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
@@ -8859,7 +8859,7 @@ def select_int(input: Any, dim: Any, index: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("select.int", "dims(dim)", select_int, self, dim, index)
-    self_ = tensor_arg(self, "select", "input", 1)
+    self_ = tensor_arg(self, "select.int", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
     grad_fn = None
@@ -8934,7 +8934,7 @@ def slice_Tensor(
         return interpose(
             "slice.Tensor", "dims(dim)", slice_Tensor, self, dim, start, end, step
         )
-    self_ = tensor_arg(self, "slice", "input", 1)
+    self_ = tensor_arg(self, "slice.Tensor", "input", 1)
     dim = int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
@@ -9044,7 +9044,7 @@ def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
         return interpose(
             "split.Tensor", "dims(dim)", split_Tensor, self, split_size, dim
         )
-    self_ = tensor_arg(self, "split", "input", 1)
+    self_ = tensor_arg(self, "split.Tensor", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
     grad_fn = None
@@ -9109,7 +9109,7 @@ def unsafe_split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
             split_size,
             dim,
         )
-    self_ = tensor_arg(self, "unsafe_split", "input", 1)
+    self_ = tensor_arg(self, "unsafe_split.Tensor", "input", 1)
     split_size = int_arg(split_size, "unsafe_split", "split_size", 2)
     dim = int_arg(dim, "unsafe_split", "dim", 3)
     grad_fn = None
@@ -9231,7 +9231,7 @@ def unbind_int(input: Any, dim: Any = 0) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("unbind.int", "dims(dim)", unbind_int, self, dim)
-    self_ = tensor_arg(self, "unbind", "input", 1)
+    self_ = tensor_arg(self, "unbind.int", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9729,7 +9729,7 @@ def squeeze_dim(input: Any, dim: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
-    self_ = tensor_arg(self, "squeeze", "input", 1)
+    self_ = tensor_arg(self, "squeeze.dim", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9756,7 +9756,7 @@ def squeeze_dims(input: Any, dim: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
-    self_ = tensor_arg(self, "squeeze", "input", 1)
+    self_ = tensor_arg(self, "squeeze.dims", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9897,8 +9897,8 @@ def index_Tensor(input: Any, indices: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("index.Tensor", "", index_Tensor, self, indices)
-    self_ = tensor_arg(self, "index", "input", 1)
-    indices = tensor_optional_list_arg(indices, "index", "indices", 2)
+    self_ = tensor_arg(self, "index.Tensor", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index.Tensor", "indices", 2)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -10274,9 +10274,9 @@ def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tenso
         return interpose(
             "index_fill.int_Scalar", "", index_fill_int_Scalar, self, dim, index, value
         )
-    self_ = tensor_arg(self, "index_fill", "input", 1)
+    self_ = tensor_arg(self, "index_fill.int_Scalar", "input", 1)
     dim = int_arg(dim, "index_fill", "dim", 2)
-    index_ = tensor_arg(index, "index_fill", "index", 3)
+    index_ = tensor_arg(index, "index_fill.int_Scalar", "index", 3)
     value = scalar_arg(value, "index_fill", "value", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10475,10 +10475,10 @@ def scatter_src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, index, src):
         return interpose("scatter.src", "", scatter_src, self, dim, index, src)
-    self_ = tensor_arg(self, "scatter", "input", 1)
+    self_ = tensor_arg(self, "scatter.src", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
-    index_ = tensor_arg(index, "scatter", "index", 3)
-    src_ = tensor_arg(src, "scatter", "src", 4)
+    index_ = tensor_arg(index, "scatter.src", "index", 3)
+    src_ = tensor_arg(src, "scatter.src", "src", 4)
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -10510,9 +10510,9 @@ def scatter_value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, index):
         return interpose("scatter.value", "", scatter_value, self, dim, index, value)
-    self_ = tensor_arg(self, "scatter", "input", 1)
+    self_ = tensor_arg(self, "scatter.value", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
-    index_ = tensor_arg(index, "scatter", "index", 3)
+    index_ = tensor_arg(index, "scatter.value", "index", 3)
     value = scalar_arg(value, "scatter", "value", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10637,10 +10637,10 @@ def scatter_reduce_two(
             reduce,
             include_self,
         )
-    self_ = tensor_arg(self, "scatter_reduce", "input", 1)
+    self_ = tensor_arg(self, "scatter_reduce.two", "input", 1)
     dim = int_arg(dim, "scatter_reduce", "dim", 2)
-    index_ = tensor_arg(index, "scatter_reduce", "index", 3)
-    src_ = tensor_arg(src, "scatter_reduce", "src", 4)
+    index_ = tensor_arg(index, "scatter_reduce.two", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce.two", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce", "include_self", 6)
     grad_fn = None
@@ -10704,8 +10704,8 @@ def masked_fill_Scalar(input: Any, mask: Any, value: Any) -> Tensor:
         return interpose(
             "masked_fill.Scalar", "elementwise", masked_fill_Scalar, self, mask, value
         )
-    self_ = tensor_arg(self, "masked_fill", "input", 1)
-    mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
+    self_ = tensor_arg(self, "masked_fill.Scalar", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill.Scalar", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10735,9 +10735,9 @@ def masked_fill_Tensor(input: Any, mask: Any, value: Any) -> Tensor:
         return interpose(
             "masked_fill.Tensor", "elementwise", masked_fill_Tensor, self, mask, value
         )
-    self_ = tensor_arg(self, "masked_fill", "input", 1)
-    mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
-    value_ = tensor_arg(value, "masked_fill", "value", 3)
+    self_ = tensor_arg(self, "masked_fill.Tensor", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill.Tensor", "mask", 2)
+    value_ = tensor_arg(value, "masked_fill.Tensor", "value", 3)
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -11958,12 +11958,12 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, value):
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
-    self_ = tensor_arg(self, "fill", "input", 1)
-    value_ = tensor_arg(value, "fill", "value", 2)
+    self_ = tensor_arg(self, "fill.Tensor", "input", 1)
+    value_ = tensor_arg(value, "fill.Tensor", "value", 2)
     xp = (
         np
         if type(self_) in NUMPY and type(value_) in NUMPY
-        else numpy_only("fill_Tensor", self_, value_)
+        else numpy_only("fill.Tensor", self_, value_)
     )
     grad_fn = None
     if compute_requires_grad(self, value):
@@ -12080,8 +12080,8 @@ def masked_fill__Scalar(input: Any, mask: Any, value: Any) -> Tensor:
         return interpose(
             "masked_fill_.Scalar", "elementwise", masked_fill__Scalar, self, mask, value
         )
-    self_ = tensor_arg(self, "masked_fill_", "input", 1)
-    mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
+    self_ = tensor_arg(self, "masked_fill_.Scalar", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill_.Scalar", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12114,9 +12114,9 @@ def masked_fill__Tensor(input: Any, mask: Any, value: Any) -> Tensor:
         return interpose(
             "masked_fill_.Tensor", "elementwise", masked_fill__Tensor, self, mask, value
         )
-    self_ = tensor_arg(self, "masked_fill_", "input", 1)
-    mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
-    value_ = tensor_arg(value, "masked_fill_", "value", 3)
+    self_ = tensor_arg(self, "masked_fill_.Tensor", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill_.Tensor", "mask", 2)
+    value_ = tensor_arg(value, "masked_fill_.Tensor", "value", 3)
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -12200,10 +12200,10 @@ def scatter__src(input: Any, dim: Any, index: Any, src: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, index, src):
         return interpose("scatter_.src", "", scatter__src, self, dim, index, src)
-    self_ = tensor_arg(self, "scatter_", "input", 1)
+    self_ = tensor_arg(self, "scatter_.src", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
-    index_ = tensor_arg(index, "scatter_", "index", 3)
-    src_ = tensor_arg(src, "scatter_", "src", 4)
+    index_ = tensor_arg(index, "scatter_.src", "index", 3)
+    src_ = tensor_arg(src, "scatter_.src", "src", 4)
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -12236,9 +12236,9 @@ def scatter__value(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, index):
         return interpose("scatter_.value", "", scatter__value, self, dim, index, value)
-    self_ = tensor_arg(self, "scatter_", "input", 1)
+    self_ = tensor_arg(self, "scatter_.value", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
-    index_ = tensor_arg(index, "scatter_", "index", 3)
+    index_ = tensor_arg(index, "scatter_.value", "index", 3)
     value = scalar_arg(value, "scatter_", "value", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -12315,8 +12315,8 @@ def div__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div_", "input", 1)
-    other_ = tensor_arg(other, "div_", "other", 2)
+    self_ = tensor_arg(self, "div_.Tensor_mode", "input", 1)
+    other_ = tensor_arg(other, "div_.Tensor_mode", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -12477,8 +12477,8 @@ def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp_", "input", 1)
-    end_ = tensor_arg(end, "lerp_", "end", 2)
+    self_ = tensor_arg(self, "lerp_.Scalar", "input", 1)
+    end_ = tensor_arg(end, "lerp_.Scalar", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -12508,9 +12508,9 @@ def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp_", "input", 1)
-    end_ = tensor_arg(end, "lerp_", "end", 2)
-    weight_ = tensor_arg(weight, "lerp_", "weight", 3)
+    self_ = tensor_arg(self, "lerp_.Tensor", "input", 1)
+    end_ = tensor_arg(end, "lerp_.Tensor", "end", 2)
+    weight_ = tensor_arg(weight, "lerp_.Tensor", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -12676,7 +12676,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder_", "input", 1)
+    self_ = tensor_arg(self, "remainder_.Scalar", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12707,8 +12707,8 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder_", "input", 1)
-    other_ = tensor_arg(other, "remainder_", "other", 2)
+    self_ = tensor_arg(self, "remainder_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "remainder_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12743,7 +12743,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
-    self_ = tensor_arg(self, "fmod_", "input", 1)
+    self_ = tensor_arg(self, "fmod_.Scalar", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12772,8 +12772,8 @@ def fmod__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
-    self_ = tensor_arg(self, "fmod_", "input", 1)
-    other_ = tensor_arg(other, "fmod_", "other", 2)
+    self_ = tensor_arg(self, "fmod_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "fmod_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12808,8 +12808,8 @@ def xlogy__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy_", "input", 1)
-    other_ = tensor_arg(other, "xlogy_", "other", 2)
+    self_ = tensor_arg(self, "xlogy_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "xlogy_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12850,7 +12850,7 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy_", "input", 1)
+    self_ = tensor_arg(self, "xlogy_.Scalar_Other", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -12891,8 +12891,8 @@ def clamp_min__Tensor(input: Any, min: Any) -> Tensor:
         return interpose(
             "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
         )
-    self_ = tensor_arg(self, "clamp_min_", "input", 1)
-    min_ = tensor_arg(min, "clamp_min_", "min", 2)
+    self_ = tensor_arg(self, "clamp_min_.Tensor", "input", 1)
+    min_ = tensor_arg(min, "clamp_min_.Tensor", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -12929,8 +12929,8 @@ def clamp_max__Tensor(input: Any, max: Any) -> Tensor:
         return interpose(
             "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
         )
-    self_ = tensor_arg(self, "clamp_max_", "input", 1)
-    max_ = tensor_arg(max, "clamp_max_", "max", 2)
+    self_ = tensor_arg(self, "clamp_max_.Tensor", "input", 1)
+    max_ = tensor_arg(max, "clamp_max_.Tensor", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -13049,9 +13049,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round_.decimals", "elementwise", round__decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round_", "input", 1)
+    self_ = tensor_arg(self, "round_.decimals", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round__decimals", self_)
+    xp = np if type(self_) in NUMPY else numpy_only("round_.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14279,10 +14279,10 @@ def scatter_reduce__two(
             reduce,
             include_self,
         )
-    self_ = tensor_arg(self, "scatter_reduce_", "input", 1)
+    self_ = tensor_arg(self, "scatter_reduce_.two", "input", 1)
     dim = int_arg(dim, "scatter_reduce_", "dim", 2)
-    index_ = tensor_arg(index, "scatter_reduce_", "index", 3)
-    src_ = tensor_arg(src, "scatter_reduce_", "src", 4)
+    index_ = tensor_arg(index, "scatter_reduce_.two", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce_.two", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce_", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce_", "include_self", 6)
     grad_fn = None
@@ -14447,9 +14447,9 @@ def index_fill__int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tens
             index,
             value,
         )
-    self_ = tensor_arg(self, "index_fill_", "input", 1)
+    self_ = tensor_arg(self, "index_fill_.int_Scalar", "input", 1)
     dim = int_arg(dim, "index_fill_", "dim", 2)
-    index_ = tensor_arg(index, "index_fill_", "index", 3)
+    index_ = tensor_arg(index, "index_fill_.int_Scalar", "index", 3)
     value = scalar_arg(value, "index_fill_", "value", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -23421,30 +23421,32 @@ OVERLOADS = {
     },
 }
 
-# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
-# reason `tensor_arg` gives when such an op receives another backend's array.
+# Why each overload marked `backends: [numpy]` runs on numpy only: the reason
+# `numpy_only` gives when the overload receives another backend's array.
 NUMPY_ONLY_REASONS.update(
     {
+        "div.Tensor_mode": "kernel not yet ported to the array API",
+        "div.Scalar_mode": "kernel not yet ported to the array API",
         "fmax": "numpy's fmax has no array API counterpart",
         "fmin": "numpy's fmin has no array API counterpart",
-        "remainder": "kernel not yet ported to the array API",
-        "remainder": "backward helper not yet ported to the array API",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
-        "frexp": "kernel not yet ported to the array API",
+        "remainder.Scalar": "kernel not yet ported to the array API",
+        "remainder.Tensor": "backward helper not yet ported to the array API",
+        "fmod.Scalar": "numpy's fmod has no array API counterpart",
+        "fmod.Tensor": "numpy's fmod has no array API counterpart",
+        "xlogy.Tensor": "kernel not yet ported to the array API",
+        "xlogy.Scalar_Self": "kernel not yet ported to the array API",
+        "xlogy.Scalar_Other": "kernel not yet ported to the array API",
+        "frexp.Tensor": "kernel not yet ported to the array API",
         "logaddexp": "kernel not yet ported to the array API",
         "logaddexp2": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "clamp": "kernel not yet ported to the array API",
+        "lerp.Scalar": "kernel not yet ported to the array API",
+        "lerp.Tensor": "kernel not yet ported to the array API",
+        "clamp.Tensor": "kernel not yet ported to the array API",
         "clamp": "kernel not yet ported to the array API",
         "clamp_min": "kernel not yet ported to the array API",
-        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_min.Tensor": "kernel not yet ported to the array API",
         "clamp_max": "kernel not yet ported to the array API",
-        "clamp_max": "kernel not yet ported to the array API",
+        "clamp_max.Tensor": "kernel not yet ported to the array API",
         "nan_to_num": "numpy's nan_to_num has no array API counterpart",
         "isfinite": "kernel not yet ported to the array API",
         "logical_not": "kernel not yet ported to the array API",
@@ -23498,14 +23500,15 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
         "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
         "special_spherical_bessel_j0": "kernel not yet ported to the array API",
-        "max": "kernel not yet ported to the array API",
+        "round.decimals": "kernel not yet ported to the array API",
+        "max.dim": "kernel not yet ported to the array API",
         "max": "backward helper not yet ported to the array API",
-        "min": "kernel not yet ported to the array API",
+        "min.dim": "kernel not yet ported to the array API",
         "min": "backward helper not yet ported to the array API",
-        "var": "backward helper not yet ported to the array API",
-        "var_mean": "kernel not yet ported to the array API",
-        "std": "backward helper not yet ported to the array API",
-        "std_mean": "kernel not yet ported to the array API",
+        "var.correction": "backward helper not yet ported to the array API",
+        "var_mean.correction": "kernel not yet ported to the array API",
+        "std.correction": "backward helper not yet ported to the array API",
+        "std_mean.correction": "kernel not yet ported to the array API",
         "linalg_vector_norm": "kernel not yet ported to the array API",
         "amax": "backward helper not yet ported to the array API",
         "amin": "backward helper not yet ported to the array API",
@@ -23518,7 +23521,7 @@ NUMPY_ONLY_REASONS.update(
         "logcumsumexp": "kernel not yet ported to the array API",
         "cumsum": "kernel not yet ported to the array API",
         "cumprod": "kernel not yet ported to the array API",
-        "count_nonzero": "kernel not yet ported to the array API",
+        "count_nonzero.dim_IntList": "kernel not yet ported to the array API",
         "count_nonzero": "kernel not yet ported to the array API",
         "histc": "kernel not yet ported to the array API",
         "argmax": "kernel not yet ported to the array API",
@@ -23528,13 +23531,13 @@ NUMPY_ONLY_REASONS.update(
         "kthvalue": "kernel not yet ported to the array API",
         "median": "backward helper not yet ported to the array API",
         "nanmedian": "backward helper not yet ported to the array API",
-        "median": "kernel not yet ported to the array API",
-        "nanmedian": "kernel not yet ported to the array API",
+        "median.dim": "kernel not yet ported to the array API",
+        "nanmedian.dim": "kernel not yet ported to the array API",
         "mode": "kernel not yet ported to the array API",
         "sort": "kernel not yet ported to the array API",
-        "sort": "kernel not yet ported to the array API",
+        "sort.stable": "kernel not yet ported to the array API",
         "argsort": "kernel not yet ported to the array API",
-        "argsort": "kernel not yet ported to the array API",
+        "argsort.stable": "kernel not yet ported to the array API",
         "topk": "kernel not yet ported to the array API",
         "unique_dim": "kernel not yet ported to the array API",
         "unique_consecutive": "kernel not yet ported to the array API",
@@ -23550,7 +23553,7 @@ NUMPY_ONLY_REASONS.update(
         "cholesky_solve": "kernel not yet ported to the array API",
         "cholesky_inverse": "kernel not yet ported to the array API",
         "linalg_cross": "kernel not yet ported to the array API",
-        "linalg_pinv": "kernel not yet ported to the array API",
+        "linalg_pinv.atol_rtol_tensor": "kernel not yet ported to the array API",
         "linalg_lstsq": "kernel not yet ported to the array API",
         "linalg_lu_factor_ex": "kernel not yet ported to the array API",
         "linalg_lu": "kernel not yet ported to the array API",
@@ -23563,14 +23566,15 @@ NUMPY_ONLY_REASONS.update(
         "triangular_solve": "kernel not yet ported to the array API",
         "linalg_solve_triangular": "kernel not yet ported to the array API",
         "block_diag": "kernel not yet ported to the array API",
-        "select": "kernel not yet ported to the array API",
+        "select.int": "kernel not yet ported to the array API",
         "select_backward": "kernel not yet ported to the array API",
-        "slice": "kernel not yet ported to the array API",
+        "slice.Tensor": "kernel not yet ported to the array API",
         "slice_backward": "kernel not yet ported to the array API",
-        "unsafe_split": "kernel not yet ported to the array API",
+        "split.Tensor": "kernel not yet ported to the array API",
+        "unsafe_split.Tensor": "kernel not yet ported to the array API",
         "unsafe_split_with_sizes": "kernel not yet ported to the array API",
         "split_with_sizes": "kernel not yet ported to the array API",
-        "unbind": "kernel not yet ported to the array API",
+        "unbind.int": "kernel not yet ported to the array API",
         "_to_copy": "kernel not yet ported to the array API",
         "flip": "kernel not yet ported to the array API",
         "tril": "kernel not yet ported to the array API",
@@ -23581,10 +23585,10 @@ NUMPY_ONLY_REASONS.update(
         "unfold": "kernel not yet ported to the array API",
         "unfold_backward": "kernel not yet ported to the array API",
         "squeeze": "kernel not yet ported to the array API",
-        "squeeze": "kernel not yet ported to the array API",
-        "squeeze": "kernel not yet ported to the array API",
+        "squeeze.dim": "kernel not yet ported to the array API",
+        "squeeze.dims": "kernel not yet ported to the array API",
         "unsqueeze": "backward helper not yet ported to the array API",
-        "index": "kernel not yet ported to the array API",
+        "index.Tensor": "kernel not yet ported to the array API",
         "rot90": "kernel not yet ported to the array API",
         "take": "kernel not yet ported to the array API",
         "slice_scatter": "kernel not yet ported to the array API",
@@ -23592,18 +23596,18 @@ NUMPY_ONLY_REASONS.update(
         "diagonal_scatter": "kernel not yet ported to the array API",
         "index_reduce": "kernel not yet ported to the array API",
         "index_copy": "kernel not yet ported to the array API",
-        "index_fill": "kernel not yet ported to the array API",
+        "index_fill.int_Scalar": "kernel not yet ported to the array API",
         "put": "kernel not yet ported to the array API",
         "index_put": "kernel not yet ported to the array API",
         "index_select": "kernel not yet ported to the array API",
         "gather": "kernel not yet ported to the array API",
-        "scatter": "kernel not yet ported to the array API",
-        "scatter": "kernel not yet ported to the array API",
+        "scatter.src": "kernel not yet ported to the array API",
+        "scatter.value": "kernel not yet ported to the array API",
         "scatter_add": "kernel not yet ported to the array API",
         "index_add": "kernel not yet ported to the array API",
-        "scatter_reduce": "kernel not yet ported to the array API",
-        "masked_fill": "kernel not yet ported to the array API",
-        "masked_fill": "kernel not yet ported to the array API",
+        "scatter_reduce.two": "kernel not yet ported to the array API",
+        "masked_fill.Scalar": "kernel not yet ported to the array API",
+        "masked_fill.Tensor": "kernel not yet ported to the array API",
         "masked_scatter": "kernel not yet ported to the array API",
         "masked_select": "kernel not yet ported to the array API",
         "narrow_copy": "kernel not yet ported to the array API",
@@ -23616,24 +23620,27 @@ NUMPY_ONLY_REASONS.update(
         "clamp_": "kernel not yet ported to the array API",
         "clamp_min_": "kernel not yet ported to the array API",
         "clamp_max_": "kernel not yet ported to the array API",
-        "masked_fill_": "kernel not yet ported to the array API",
-        "masked_fill_": "kernel not yet ported to the array API",
+        "fill.Tensor": "kernel not yet ported to the array API",
+        "masked_fill_.Scalar": "kernel not yet ported to the array API",
+        "masked_fill_.Tensor": "kernel not yet ported to the array API",
         "index_add_": "kernel not yet ported to the array API",
-        "scatter_": "kernel not yet ported to the array API",
-        "scatter_": "kernel not yet ported to the array API",
+        "scatter_.src": "kernel not yet ported to the array API",
+        "scatter_.value": "kernel not yet ported to the array API",
         "scatter_add_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "remainder_": "kernel not yet ported to the array API",
-        "remainder_": "backward helper not yet ported to the array API",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "xlogy_": "kernel not yet ported to the array API",
-        "xlogy_": "kernel not yet ported to the array API",
-        "clamp_min_": "kernel not yet ported to the array API",
-        "clamp_max_": "kernel not yet ported to the array API",
+        "div_.Tensor_mode": "kernel not yet ported to the array API",
+        "lerp_.Scalar": "kernel not yet ported to the array API",
+        "lerp_.Tensor": "kernel not yet ported to the array API",
+        "remainder_.Scalar": "kernel not yet ported to the array API",
+        "remainder_.Tensor": "backward helper not yet ported to the array API",
+        "fmod_.Scalar": "numpy's fmod has no array API counterpart",
+        "fmod_.Tensor": "numpy's fmod has no array API counterpart",
+        "xlogy_.Tensor": "kernel not yet ported to the array API",
+        "xlogy_.Scalar_Other": "kernel not yet ported to the array API",
+        "clamp_min_.Tensor": "kernel not yet ported to the array API",
+        "clamp_max_.Tensor": "kernel not yet ported to the array API",
         "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
         "logit_": "kernel not yet ported to the array API",
+        "round_.decimals": "kernel not yet ported to the array API",
         "asin_": "backward helper not yet ported to the array API",
         "acos_": "backward helper not yet ported to the array API",
         "exp2_": "kernel not yet ported to the array API",
@@ -23645,10 +23652,10 @@ NUMPY_ONLY_REASONS.update(
         "renorm_": "kernel not yet ported to the array API",
         "index_put_": "kernel not yet ported to the array API",
         "index_reduce_": "kernel not yet ported to the array API",
-        "scatter_reduce_": "kernel not yet ported to the array API",
+        "scatter_reduce_.two": "kernel not yet ported to the array API",
         "masked_scatter_": "kernel not yet ported to the array API",
         "index_copy_": "kernel not yet ported to the array API",
-        "index_fill_": "kernel not yet ported to the array API",
+        "index_fill_.int_Scalar": "kernel not yet ported to the array API",
         "put_": "kernel not yet ported to the array API",
         "conv_tbc": "kernel not yet ported to the array API",
         "convolution": "kernel not yet ported to the array API",

@@ -140,7 +140,9 @@ _ndarray = np.ndarray
 
 
 def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
-    """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
+    """A `Tensor` argument's raw value: its ndarray, or a Python number as is.
+    A numpy-only overload (`op` is then its name with the overload, `max.dim`)
+    refuses another backend's array."""
     kind = type(value)
     if kind is Tensor:
         data = value._data
