@@ -165,7 +165,6 @@ from yamlgrad.runtime.ops.pooling2d import (
     max_pool2d_with_indices_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
-    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     evenly_distribute_backward,
@@ -236,6 +235,7 @@ from yamlgrad.runtime.ops.special import (
 )
 from yamlgrad.runtime.ops.statistics import (
     aminmax_backward,
+    cummaxmin_backward,
     logcumsumexp_backward,
     renorm_backward,
     std_mean_backward,

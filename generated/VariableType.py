@@ -5113,7 +5113,7 @@ def max_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "max.dim", "input", 1)
+    self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
@@ -5177,7 +5177,7 @@ def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "min.dim", "input", 1)
+    self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
@@ -5334,7 +5334,7 @@ def var_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "var.correction", "input", 1)
+    self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
@@ -5453,7 +5453,7 @@ def std_correction(
             correction,
             keepdim,
         )
-    self_ = tensor_arg(self, "std.correction", "input", 1)
+    self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
@@ -5947,7 +5947,7 @@ def cummax(input: Any, dim: Any) -> Any:
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, True)
+            Tensor._make(value) for value in statistics.cummaxmin(self_, dim, True)
         ]
     except ValueError as kernel_failure:
         raise kernel_error("cummax", kernel_failure, self=self_, dim=dim)
@@ -5980,7 +5980,7 @@ def cummin(input: Any, dim: Any) -> Any:
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, False)
+            Tensor._make(value) for value in statistics.cummaxmin(self_, dim, False)
         ]
     except ValueError as kernel_failure:
         raise kernel_error("cummin", kernel_failure, self=self_, dim=dim)
@@ -6223,7 +6223,7 @@ def count_nonzero_dim_IntList(input: Any, dim: Any) -> Tensor:
             self,
             dim,
         )
-    self_ = tensor_arg(self, "count_nonzero.dim_IntList", "input", 1)
+    self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
     try:
         result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
@@ -23501,33 +23501,18 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
         "special_spherical_bessel_j0": "kernel not yet ported to the array API",
         "round.decimals": "kernel not yet ported to the array API",
-        "max.dim": "kernel not yet ported to the array API",
-        "max": "backward helper not yet ported to the array API",
-        "min.dim": "kernel not yet ported to the array API",
-        "min": "backward helper not yet ported to the array API",
-        "var.correction": "backward helper not yet ported to the array API",
         "var_mean.correction": "kernel not yet ported to the array API",
-        "std.correction": "backward helper not yet ported to the array API",
         "std_mean.correction": "kernel not yet ported to the array API",
-        "linalg_vector_norm": "kernel not yet ported to the array API",
-        "amax": "backward helper not yet ported to the array API",
-        "amin": "backward helper not yet ported to the array API",
         "aminmax": "kernel not yet ported to the array API",
         "nansum": "numpy's nansum has no array API counterpart",
         "renorm": "kernel not yet ported to the array API",
-        "logsumexp": "kernel not yet ported to the array API",
-        "cummax": "kernel not yet ported to the array API",
-        "cummin": "kernel not yet ported to the array API",
-        "logcumsumexp": "kernel not yet ported to the array API",
-        "cumsum": "kernel not yet ported to the array API",
-        "cumprod": "kernel not yet ported to the array API",
-        "count_nonzero.dim_IntList": "kernel not yet ported to the array API",
-        "count_nonzero": "kernel not yet ported to the array API",
-        "histc": "kernel not yet ported to the array API",
-        "argmax": "kernel not yet ported to the array API",
+        "cummax": "a running maximum (numpy's ufunc.accumulate) has no array API counterpart",
+        "cummin": "a running minimum (numpy's ufunc.accumulate) has no array API counterpart",
+        "logcumsumexp": "a stable running logsumexp (np.logaddexp.accumulate) has no array API counterpart",
+        "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
+        "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "kernel not yet ported to the array API",
         "one_hot": "kernel not yet ported to the array API",
-        "argmin": "kernel not yet ported to the array API",
         "kthvalue": "kernel not yet ported to the array API",
         "median": "backward helper not yet ported to the array API",
         "nanmedian": "backward helper not yet ported to the array API",
@@ -23539,32 +23524,27 @@ NUMPY_ONLY_REASONS.update(
         "argsort": "kernel not yet ported to the array API",
         "argsort.stable": "kernel not yet ported to the array API",
         "topk": "kernel not yet ported to the array API",
-        "unique_dim": "kernel not yet ported to the array API",
-        "unique_consecutive": "kernel not yet ported to the array API",
-        "unique_dim_consecutive": "kernel not yet ported to the array API",
-        "_unique2": "kernel not yet ported to the array API",
-        "addbmm": "kernel not yet ported to the array API",
-        "baddbmm": "kernel not yet ported to the array API",
-        "trace": "backward helper not yet ported to the array API",
-        "linalg_inv_ex": "kernel not yet ported to the array API",
-        "linalg_det": "backward helper not yet ported to the array API",
-        "cholesky": "kernel not yet ported to the array API",
-        "linalg_cholesky_ex": "kernel not yet ported to the array API",
-        "cholesky_solve": "kernel not yet ported to the array API",
-        "cholesky_inverse": "kernel not yet ported to the array API",
+        "unique_dim": "output shape depends on the data",
+        "unique_consecutive": "output shape depends on the data",
+        "unique_dim_consecutive": "output shape depends on the data",
+        "_unique2": "output shape depends on the data",
+        "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
+        "cholesky_inverse": "inverts from a triangular factor (LAPACK's potri), which the array API lacks",
         "linalg_cross": "kernel not yet ported to the array API",
         "linalg_pinv.atol_rtol_tensor": "kernel not yet ported to the array API",
-        "linalg_lstsq": "kernel not yet ported to the array API",
-        "linalg_lu_factor_ex": "kernel not yet ported to the array API",
-        "linalg_lu": "kernel not yet ported to the array API",
-        "linalg_lu_solve": "kernel not yet ported to the array API",
-        "lu_unpack": "kernel not yet ported to the array API",
-        "linalg_matrix_exp": "kernel not yet ported to the array API",
-        "linalg_householder_product": "kernel not yet ported to the array API",
-        "ormqr": "kernel not yet ported to the array API",
-        "linalg_qr": "kernel not yet ported to the array API",
-        "triangular_solve": "kernel not yet ported to the array API",
-        "linalg_solve_triangular": "kernel not yet ported to the array API",
+        "linalg_lstsq": "least squares (LAPACK's gelsd) is not in the array API linalg extension",
+        "linalg_lu_factor_ex": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
+        "linalg_lu": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
+        "linalg_lu_solve": "solves with LAPACK's LU factors (getrs), which the array API linalg extension lacks",
+        "lu_unpack": "unpacks LAPACK's LU pivots (row swaps applied in order), which the array API has no counterpart for",
+        "linalg_matrix_exp": "the matrix exponential (scipy.linalg.expm) has no array API counterpart",
+        "linalg_householder_product": "Householder products (LAPACK's orgqr) have no array API counterpart",
+        "ormqr": "Householder products (LAPACK's ormqr) have no array API counterpart",
+        "linalg_qr": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
+        "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "block_diag": "kernel not yet ported to the array API",
         "select.int": "kernel not yet ported to the array API",
         "select_backward": "kernel not yet ported to the array API",
@@ -23577,11 +23557,9 @@ NUMPY_ONLY_REASONS.update(
         "unbind.int": "kernel not yet ported to the array API",
         "_to_copy": "kernel not yet ported to the array API",
         "flip": "kernel not yet ported to the array API",
-        "tril": "kernel not yet ported to the array API",
-        "triu": "kernel not yet ported to the array API",
-        "diagonal": "kernel not yet ported to the array API",
-        "diag_embed": "kernel not yet ported to the array API",
-        "diagonal_backward": "kernel not yet ported to the array API",
+        "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
+        "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
+        "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "unfold": "kernel not yet ported to the array API",
         "unfold_backward": "kernel not yet ported to the array API",
         "squeeze": "kernel not yet ported to the array API",
@@ -23647,7 +23625,6 @@ NUMPY_ONLY_REASONS.update(
         "erf_": "kernel not yet ported to the array API",
         "erfc_": "kernel not yet ported to the array API",
         "sinc_": "kernel not yet ported to the array API",
-        "addbmm_": "kernel not yet ported to the array API",
         "mvlgamma_": "kernel not yet ported to the array API",
         "renorm_": "kernel not yet ported to the array API",
         "index_put_": "kernel not yet ported to the array API",

@@ -48,4 +48,6 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
     if isinstance(x, Tensor):
         return ops._to_copy(x, dtype=dtype) if x._data.dtype != dtype else x
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return x if x.dtype == dtype else backend.namespace_of(x).astype(x, dtype)
     return x.astype(dtype, copy=False)

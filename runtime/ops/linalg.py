@@ -243,8 +243,9 @@ def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
         )
     _check_expands(x, (b1.shape[1], b2.shape[2]))
     batch, n, k = b1.shape
-    left = np.transpose(b1, (1, 0, 2)).reshape(n, batch * k)
-    return addmm(x, left, b2.reshape(batch * k, b2.shape[2]), beta, alpha)
+    xp = np if type(b1) is np.ndarray else backend.namespace_of(b1, b2)
+    left = xp.reshape(xp.permute_dims(b1, (1, 0, 2)), (n, batch * k))
+    return addmm(x, left, xp.reshape(b2, (batch * k, b2.shape[2])), beta, alpha)
 
 
 def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
@@ -255,7 +256,7 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
     if b2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_batch2(b1, b2)
-    dtype = np.result_type(x)
+    dtype = x.dtype if backend.is_foreign(x) else np.result_type(x)
     if b1.dtype != dtype:
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {_tm(dtype)}, batch1: "
@@ -282,8 +283,10 @@ def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
         return product.copy() if numpy else product
     if beta != 1:
         x = x * beta
-    if numpy and np.shape(x) == product.shape[-np.ndim(x) :] and (
-        np.result_type(x, product) == product.dtype
+    if (
+        numpy
+        and np.shape(x) == product.shape[-np.ndim(x) :]
+        and (np.result_type(x, product) == product.dtype)
     ):  # into the product this kernel made: no third array
         return np.add(x, product, out=product)
     return x + product
@@ -354,6 +357,8 @@ def trace(x: Any) -> Any:
         raise RuntimeError(
             f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}"
         )
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).linalg.trace(x)
     return np.trace(x)
 
 
@@ -370,7 +375,8 @@ def triangle(x: Any, diagonal: int, upper: bool) -> Any:
     if np.ndim(x) < 2:
         name = "triu" if upper else "tril"
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
+    xp = np if type(x) is np.ndarray else backend.namespace_of(x)
+    return xp.triu(x, k=diagonal) if upper else xp.tril(x, k=diagonal)
 
 
 def diag_rank(ndim: int) -> int:
@@ -382,7 +388,11 @@ def diag_rank(ndim: int) -> int:
 
 def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     """(inverse, info) as torch.linalg.inv_ex: info is 0 for each invertible matrix;
-    a singular one raises (numpy cannot go on), with PyTorch's message when asked."""
+    a singular one raises (numpy cannot go on), with PyTorch's message when asked.
+    Another backend's inverse is the standard's (a lazy one is not checked)."""
+    if type(a) is not np.ndarray and backend.is_foreign(a):
+        xp = backend.namespace_of(a)
+        return xp.linalg.inv(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
     a = np.asarray(a)
     if _square_floats(a):
         inverse, info = _getri(a)
@@ -433,7 +443,15 @@ def _getri(a: np.ndarray) -> tuple[np.ndarray, int]:
 def det_kernel(a: Any) -> Any:
     """The determinants, from LAPACK's getrf per matrix as PyTorch's: the product
     of U's diagonal, negated for an odd permutation (numpy's det is several
-    times slower on float32)."""
+    times slower on float32). Another backend's: the standard's det."""
+    if type(a) is not np.ndarray and backend.is_foreign(a):
+        linalg = backend.namespace_of(a).linalg
+        if not hasattr(linalg, "det"):  # Dask's linalg has none
+            raise NotImplementedError(
+                f"linalg.det: not implemented for the {backend.device_name(a)} "
+                "backend: its linalg extension has no det"
+            )
+        return linalg.det(a)
     a = np.asarray(a)
     if not _square_floats(a):
         return np.linalg.det(a)
@@ -507,6 +525,11 @@ def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
     selection: a nan or inf grad stays off the rest, as in PyTorch)."""
     if isinstance(grad, Tensor):
         return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    if backend.is_foreign(grad):
+        xp = backend.namespace_of(grad)
+        rows, columns = xp.arange(sizes[0]), xp.arange(sizes[1])
+        diagonal = xp.reshape(rows, (-1, 1)) == columns
+        return xp.where(diagonal, grad, xp.zeros(tuple(sizes), dtype=grad.dtype))
     out = np.zeros(tuple(sizes), dtype=np.result_type(grad))
     np.fill_diagonal(out, grad)  # the diagonal alone, written into fresh zeros
     return out
@@ -526,11 +549,26 @@ def diagonal_backward(
 
 
 def tril(x: Any, diagonal: int) -> Any:
-    return array_namespace(x).tril(x, diagonal)
+    return _triangle_of(x, diagonal, False)
 
 
 def triu(x: Any, diagonal: int) -> Any:
-    return array_namespace(x).triu(x, diagonal)
+    return _triangle_of(x, diagonal, True)
+
+
+def _triangle_of(x: Any, diagonal: int, upper: bool) -> Any:
+    """triu/tril of an ndarray, a Tensor (recorded) or another backend's array
+    (the standard spells the diagonal `k=`)."""
+    if backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        return xp.triu(x, k=diagonal) if upper else xp.tril(x, k=diagonal)
+    xp = array_namespace(x)
+    return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
+
+
+def _swapped_last(ndim: int) -> tuple[int, ...]:
+    """The axes of a transpose of the last two dims."""
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
 def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
@@ -547,6 +585,10 @@ def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
     (first order only: numpy's LinAlgError comes from the ndarray side) the
     cofactor matrix from an SVD, as PyTorch does."""
     xp = array_namespace(grad, A)
+    if backend.is_foreign(A):  # the standard's inverse (a lazy A is not checked)
+        inverse = backend.namespace_of(A).linalg.inv(A)
+        scale = xp.reshape(grad * det, tuple(det.shape) + (1, 1))
+        return scale * xp.permute_dims(inverse, _swapped_last(A.ndim))
     try:
         inverse = xp.linalg_inv(A)
     except np.linalg.LinAlgError:

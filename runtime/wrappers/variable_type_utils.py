@@ -334,7 +334,9 @@ def ndim_of(value: Any) -> int:
 
 
 def dtype_of(value: Any) -> np.dtype:
-    return value.dtype if type(value) is np.ndarray else np.asarray(value).dtype
+    if type(value) is np.ndarray or backend.is_foreign(value):
+        return value.dtype  # another backend's dtype, without computing the array
+    return np.asarray(value).dtype
 
 
 def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:
