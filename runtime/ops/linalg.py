@@ -25,12 +25,12 @@ from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
     _dim,
+    _lapack,
     _size_at,
     _sizes,
     _zero_outside,
 )
 from yamlgrad.runtime.ops.elementwise import sign
-from yamlgrad.runtime.ops.linalg_decompositions import _lapack
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair

@@ -27,6 +27,7 @@ from yamlgrad.runtime.ops.common import (
 from yamlgrad.runtime.ops.elementwise import exp, where, zeros_like
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.reductions import (
+    _foreign_namespace,
     _no_identity,
     linalg_vector_norm_backward,
     mean_backward,
@@ -142,7 +143,8 @@ FLOORS = {"cummax": _cummaxmin_floor(True), "cummin": _cummaxmin_floor(False)}
 
 def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
     """(amin, amax) over `dim`, or over every element for None."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     if dim is None:
         _no_identity("aminmax", x, None, False, False)
         if x.size == 0:
@@ -157,11 +159,12 @@ def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
             raise IndexError(
                 "aminmax(): Expected reduction dim " f"{dim} to have non-zero size."
             )
-    low = np.amin(x, axis=axis, keepdims=keepdim)
-    high = np.amax(x, axis=axis, keepdims=keepdim)
+    xp = np if xp is None else xp
+    low = xp.min(x, axis=axis, keepdims=keepdim)
+    high = xp.max(x, axis=axis, keepdims=keepdim)
     if dim is None and keepdim:
-        low, high = low.reshape((1,) * x.ndim), high.reshape((1,) * x.ndim)
-    return c_order(np.asarray(low)), c_order(np.asarray(high))
+        low, high = xp.reshape(low, (1,) * x.ndim), xp.reshape(high, (1,) * x.ndim)
+    return c_order(xp.asarray(low)), c_order(xp.asarray(high))
 
 
 def aminmax_backward(
@@ -205,7 +208,8 @@ def std_mean_kernel(
 ) -> tuple[Any, Any]:
     """(std, mean) over `dim` in one call, as torch.std_mean."""
     variance = var(x, dim, correction, keepdim, "std_mean")
-    return c_order(np.sqrt(variance)), _mean(x, dim, keepdim)
+    xp = _foreign_namespace(variance) or np
+    return c_order(xp.sqrt(variance)), _mean(x, dim, keepdim)
 
 
 def var_mean_backward(
