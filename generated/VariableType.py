@@ -588,6 +588,7 @@ __all__ = [
     "trace",
     "linalg_inv_ex",
     "linalg_inv",
+    "_linalg_det",
     "linalg_det",
     "cholesky",
     "linalg_cholesky_ex",
@@ -7776,30 +7777,41 @@ def linalg_inv(A: Any) -> Tensor:
         raise
 
 
-def linalg_det(A: Any) -> Tensor:
-    """`linalg_det(Tensor A) -> Tensor`"""
+def _linalg_det(A: Any) -> Any:
+    """`_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)`"""
     if interposition.active and interposed(A):
-        return interpose("linalg_det", "leading_dims", linalg_det, A)
-    A_ = tensor_arg(A, "linalg_det", "A", 1)
+        return interpose("_linalg_det", "leading_dims", _linalg_det, A)
+    A_ = tensor_arg(A, "_linalg_det", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
-        result = Tensor._make(linalg.det_kernel(A_))
+        outputs = [Tensor._make(value) for value in linalg.linalg_det_kernel(A_)]
     except ValueError as kernel_failure:
-        raise kernel_error("linalg_det", kernel_failure, A=A_)
+        raise kernel_error("_linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_outputs(outputs, grad_fn, (True, False, False))
     if forward_ad_state.active and any_has_forward_grad(A):
         with formula_mode():
             A_t = tangent_of(A)
-            result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
-        set_fw_grad(result, result_t)
+            outputs_t = derived_jvp(_linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
     if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    return result
+        grad_fn._raw_saved_LU = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result = SavedVariable(outputs[0], True)
+    return return_type("_linalg_det", ("result", "LU", "pivots"))(*outputs)
+
+
+def linalg_det(A: Any) -> Tensor:
+    """`linalg_det(Tensor A) -> Tensor`"""
+    try:
+        return _linalg_det(A)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_det", (("A", "Tensor", 1, A),))
+        raise
 
 
 def cholesky(input: Any, upper: Any = False) -> Tensor:
@@ -22093,6 +22105,9 @@ OVERLOADS = {
     "linalg_inv": {
         "default": linalg_inv,
     },
+    "_linalg_det": {
+        "default": _linalg_det,
+    },
     "linalg_det": {
         "default": linalg_det,
     },
@@ -23525,6 +23540,7 @@ NUMPY_ONLY_REASONS.update(
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",
         "_unique2": "output shape depends on the data",
+        "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
         "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",

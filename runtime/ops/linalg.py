@@ -19,7 +19,11 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    NUMPY_NAMESPACE,
+    array_namespace,
+    register_numpy_kernels,
+)
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
@@ -54,7 +58,7 @@ KERNELS = (
     "triangle",
     "diag_rank",
     "linalg_inv_ex",
-    "det_kernel",
+    "linalg_det_kernel",
 )
 BACKWARD_HELPERS = (
     "mm_mat1_backward",
@@ -440,25 +444,48 @@ def _getri(a: np.ndarray) -> tuple[np.ndarray, int]:
     return np.swapaxes(transposed, -1, -2), 0
 
 
-def det_kernel(a: Any) -> Any:
-    """The determinants, from LAPACK's getrf per matrix as PyTorch's: the product
-    of U's diagonal, negated for an odd permutation (numpy's det is several
-    times slower on float32). Another backend's: the standard's det."""
-    if type(a) is not np.ndarray and backend.is_foreign(a):
-        linalg = backend.namespace_of(a).linalg
-        if not hasattr(linalg, "det"):  # Dask's linalg has none
-            raise NotImplementedError(
-                f"linalg.det: not implemented for the {backend.device_name(a)} "
-                "backend: its linalg extension has no det"
-            )
-        return linalg.det(a)
+def linalg_det_kernel(a: Any) -> tuple[Any, Any, Any]:
+    """(det, LU, pivots) as torch._linalg_det: LAPACK's getrf per matrix, the
+    product of U's diagonal negated for an odd permutation (numpy's det is
+    several times slower on float32); the factors, each matrix column-major with
+    pivots from 1 as PyTorch's, are kept for the backward. As PyTorch's, a
+    row-major real A is factored as A^T (det(A^T) = det(A)), whose column-major
+    matrices are A's own memory."""
     a = np.asarray(a)
+    batch, n = a.shape[:-2], a.shape[-1] if a.ndim else 0
+    pivots = np.zeros(batch + (n,), dtype=np.int32)
     if not _square_floats(a):
-        return np.linalg.det(a)
+        return np.linalg.det(a), np.array(a), pivots
     getrf = _lapack("getrf", a)
-    out = np.empty(a.shape[:-2], dtype=a.dtype)
-    for i in np.ndindex(*a.shape[:-2]):
-        out[i] = _det_of_lu(*getrf(a[i])[:2])
+    out = np.empty(batch, dtype=a.dtype)
+    factors = np.empty(batch + (n, n), dtype=a.dtype)  # each one transposed
+    source = np.swapaxes(a, -1, -2) if _factors_transpose(a) else a
+    for i in np.ndindex(*batch):
+        lu, pivots[i], _ = getrf(source[i])
+        factors[i] = lu.T
+        out[i] = _det_of_lu(lu, pivots[i])
+    pivots += 1
+    return out, np.swapaxes(factors, -1, -2), pivots
+
+
+def _factors_transpose(a: np.ndarray) -> bool:
+    """Whether `_linalg_det` factors A^T rather than A (PyTorch's rule)."""
+    return a.flags.c_contiguous and a.dtype.kind != "c"
+
+
+def _inverse_transposed(
+    A: np.ndarray, LU: np.ndarray, pivots: np.ndarray
+) -> np.ndarray | None:
+    """A^{-T} from the LU factors of A or A^T (getri per matrix, no second
+    factorisation); None for a singular A (a zero on U's diagonal)."""
+    getri, n = _lapack("getri", LU), LU.shape[-1]
+    transposed = _factors_transpose(A)
+    out = np.empty(LU.shape, dtype=LU.dtype)
+    for i in np.ndindex(*LU.shape[:-2]):
+        inverse, info = getri(LU[i], pivots[i] - 1, lwork=max(1, 64 * n))
+        if info:
+            return None
+        out[i] = inverse if transposed else inverse.T
     return out
 
 
@@ -483,7 +510,7 @@ def _det_floor(grad: Any, A: Any) -> tuple[Any, Any]:
     return det, gA
 
 
-FLOORS = {"linalg_det": _det_floor}
+FLOORS = {"linalg_det": _det_floor, "_linalg_det": _det_floor}
 
 
 def _inverse(a: Any) -> np.ndarray:
@@ -566,11 +593,6 @@ def _triangle_of(x: Any, diagonal: int, upper: bool) -> Any:
     return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
 
 
-def _swapped_last(ndim: int) -> tuple[int, ...]:
-    """The axes of a transpose of the last two dims."""
-    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
-
-
 def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
     """d det(A)/dA without inverting A, exact for a singular A: with A = U S Vh,
     det(U) det(Vh) * U diag(product of the other singular values) Vh."""
@@ -580,15 +602,18 @@ def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
     return np.matmul(U * others[..., None, :], Vh)
 
 
-def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
-    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix; for a singular A
-    (first order only: numpy's LinAlgError comes from the ndarray side) the
-    cofactor matrix from an SVD, as PyTorch does."""
+def linalg_det_backward(grad: Any, det: Any, A: Any, LU: Any, pivots: Any) -> Any:
+    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix, A^{-T} from the
+    forward's LU factors; for a singular A (first order only: numpy's
+    LinAlgError comes from the ndarray side) the cofactor matrix from an SVD,
+    as PyTorch does."""
     xp = array_namespace(grad, A)
-    if backend.is_foreign(A):  # the standard's inverse (a lazy A is not checked)
-        inverse = backend.namespace_of(A).linalg.inv(A)
-        scale = xp.reshape(grad * det, tuple(det.shape) + (1, 1))
-        return scale * xp.permute_dims(inverse, _swapped_last(A.ndim))
+    if xp is NUMPY_NAMESPACE and _square_floats(np.asarray(LU)):
+        scale = np.reshape(grad, tuple(det.shape) + (1, 1))
+        inverse_t = _inverse_transposed(np.asarray(A), LU, pivots)
+        if inverse_t is None:
+            return scale * _cofactors_by_svd(A)
+        return (scale * np.reshape(det, tuple(det.shape) + (1, 1))) * inverse_t
     try:
         inverse = xp.linalg_inv(A)
     except np.linalg.LinAlgError:
