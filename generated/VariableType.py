@@ -23526,8 +23526,6 @@ NUMPY_ONLY_REASONS.update(
         "nonzero": "kernel not yet ported to the array API",
         "one_hot": "kernel not yet ported to the array API",
         "kthvalue": "kernel not yet ported to the array API",
-        "median": "backward helper not yet ported to the array API",
-        "nanmedian": "backward helper not yet ported to the array API",
         "median.dim": "kernel not yet ported to the array API",
         "nanmedian.dim": "kernel not yet ported to the array API",
         "mode": "kernel not yet ported to the array API",
