@@ -165,7 +165,6 @@ from yamlgrad.runtime.ops.pooling2d import (
     max_pool2d_with_indices_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
-    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     evenly_distribute_backward,
@@ -236,6 +235,7 @@ from yamlgrad.runtime.ops.special import (
 )
 from yamlgrad.runtime.ops.statistics import (
     aminmax_backward,
+    cummaxmin_backward,
     logcumsumexp_backward,
     renorm_backward,
     std_mean_backward,
@@ -5732,13 +5732,15 @@ class LinalgInvExBackward0(Node):
 
 
 class LinalgDetBackward0(Node):
-    """Backward of `linalg_det(Tensor A) -> Tensor`.
+    """Backward of `_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)`.
 
-    A: linalg_det_backward(grad, result, A)
+    A: linalg_det_backward(grad, result, A, LU, pivots)
     """
 
     __slots__ = (
         "_raw_saved_A",
+        "_raw_saved_LU",
+        "_raw_saved_pivots",
         "_raw_saved_result",
     )
 
@@ -5748,18 +5750,30 @@ class LinalgDetBackward0(Node):
         if grad is None:
             return grad_inputs
         A = self._raw_saved_A.unpack(self, raw)
+        LU = self._raw_saved_LU.unpack(self, raw)
+        pivots = self._raw_saved_pivots.unpack(self, raw)
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = linalg_det_backward(grad, result, A)
+            grad_inputs[0] = linalg_det_backward(grad, result, A, LU, pivots)
         return grad_inputs
 
     def release_variables(self) -> None:
         self._raw_saved_A.reset_data()
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
         self._raw_saved_result.reset_data()
 
     @property
     def _saved_A(self) -> Any:
         return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:

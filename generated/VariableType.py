@@ -52,7 +52,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, numpy_only, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -588,6 +588,7 @@ __all__ = [
     "trace",
     "linalg_inv_ex",
     "linalg_inv",
+    "_linalg_det",
     "linalg_det",
     "cholesky",
     "linalg_cholesky_ex",
@@ -1089,8 +1090,8 @@ def div_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div", "input", 1)
-    other_ = tensor_arg(other, "div", "other", 2)
+    self_ = tensor_arg(self, "div.Tensor_mode", "input", 1)
+    other_ = tensor_arg(other, "div.Tensor_mode", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -1135,7 +1136,7 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div", "input", 1)
+    self_ = tensor_arg(self, "div.Scalar_mode", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other = promote_operands(self_, other)
@@ -1501,7 +1502,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Scalar", "elementwise", remainder_Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder", "input", 1)
+    self_ = tensor_arg(self, "remainder.Scalar", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1529,8 +1530,8 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Tensor", "elementwise", remainder_Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder", "input", 1)
-    other_ = tensor_arg(other, "remainder", "other", 2)
+    self_ = tensor_arg(self, "remainder.Tensor", "input", 1)
+    other_ = tensor_arg(other, "remainder.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1560,7 +1561,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
-    self_ = tensor_arg(self, "fmod", "input", 1)
+    self_ = tensor_arg(self, "fmod.Scalar", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1586,8 +1587,8 @@ def fmod_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
-    self_ = tensor_arg(self, "fmod", "input", 1)
-    other_ = tensor_arg(other, "fmod", "other", 2)
+    self_ = tensor_arg(self, "fmod.Tensor", "input", 1)
+    other_ = tensor_arg(other, "fmod.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1617,8 +1618,8 @@ def xlogy_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy", "input", 1)
-    other_ = tensor_arg(other, "xlogy", "other", 2)
+    self_ = tensor_arg(self, "xlogy.Tensor", "input", 1)
+    other_ = tensor_arg(other, "xlogy.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1655,7 +1656,7 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
             "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
         )
     self = scalar_arg(self, "xlogy", "input", 1)
-    other_ = tensor_arg(other, "xlogy", "other", 2)
+    other_ = tensor_arg(other, "xlogy.Scalar_Self", "other", 2)
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1684,7 +1685,7 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy", "input", 1)
+    self_ = tensor_arg(self, "xlogy.Scalar_Other", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -1716,7 +1717,7 @@ def frexp_Tensor(input: Any) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("frexp.Tensor", "", frexp_Tensor, self)
-    self_ = tensor_arg(self, "frexp", "input", 1)
+    self_ = tensor_arg(self, "frexp.Tensor", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FrexpBackward0()
@@ -1883,8 +1884,8 @@ def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp", "input", 1)
-    end_ = tensor_arg(end, "lerp", "end", 2)
+    self_ = tensor_arg(self, "lerp.Scalar", "input", 1)
+    end_ = tensor_arg(end, "lerp.Scalar", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -1911,9 +1912,9 @@ def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp", "input", 1)
-    end_ = tensor_arg(end, "lerp", "end", 2)
-    weight_ = tensor_arg(weight, "lerp", "weight", 3)
+    self_ = tensor_arg(self, "lerp.Tensor", "input", 1)
+    end_ = tensor_arg(end, "lerp.Tensor", "end", 2)
+    weight_ = tensor_arg(weight, "lerp.Tensor", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -2045,9 +2046,9 @@ def clamp_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min, max):
         return interpose("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
-    self_ = tensor_arg(self, "clamp", "input", 1)
-    min_ = optional_tensor_arg(min, "clamp", "min", 2)
-    max_ = optional_tensor_arg(max, "clamp", "max", 3)
+    self_ = tensor_arg(self, "clamp.Tensor", "input", 1)
+    min_ = optional_tensor_arg(min, "clamp.Tensor", "min", 2)
+    max_ = optional_tensor_arg(max, "clamp.Tensor", "max", 3)
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -2154,8 +2155,8 @@ def clamp_min_Tensor(input: Any, min: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min):
         return interpose("clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min)
-    self_ = tensor_arg(self, "clamp_min", "input", 1)
-    min_ = tensor_arg(min, "clamp_min", "min", 2)
+    self_ = tensor_arg(self, "clamp_min.Tensor", "input", 1)
+    min_ = tensor_arg(min, "clamp_min.Tensor", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -2213,8 +2214,8 @@ def clamp_max_Tensor(input: Any, max: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, max):
         return interpose("clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max)
-    self_ = tensor_arg(self, "clamp_max", "input", 1)
-    max_ = tensor_arg(max, "clamp_max", "max", 2)
+    self_ = tensor_arg(self, "clamp_max.Tensor", "input", 1)
+    max_ = tensor_arg(max, "clamp_max.Tensor", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -4895,9 +4896,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round.decimals", "elementwise", round_decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round", "input", 1)
+    self_ = tensor_arg(self, "round.decimals", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round_decimals", self_)
+    xp = np if type(self_) in NUMPY else numpy_only("round.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -5947,7 +5948,7 @@ def cummax(input: Any, dim: Any) -> Any:
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, True)
+            Tensor._make(value) for value in statistics.cummaxmin(self_, dim, True)
         ]
     except ValueError as kernel_failure:
         raise kernel_error("cummax", kernel_failure, self=self_, dim=dim)
@@ -5980,7 +5981,7 @@ def cummin(input: Any, dim: Any) -> Any:
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, False)
+            Tensor._make(value) for value in statistics.cummaxmin(self_, dim, False)
         ]
     except ValueError as kernel_failure:
         raise kernel_error("cummin", kernel_failure, self=self_, dim=dim)
@@ -6539,7 +6540,7 @@ def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "median", "input", 1)
+    self_ = tensor_arg(self, "median.dim", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
     grad_fn = None
@@ -6581,7 +6582,7 @@ def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
         return interpose(
             "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
         )
-    self_ = tensor_arg(self, "nanmedian", "input", 1)
+    self_ = tensor_arg(self, "nanmedian.dim", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
     grad_fn = None
@@ -6698,7 +6699,7 @@ def sort_stable(
         return interpose(
             "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "sort", "input", 1)
+    self_ = tensor_arg(self, "sort.stable", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
@@ -6763,7 +6764,7 @@ def argsort_stable(
         return interpose(
             "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "argsort", "input", 1)
+    self_ = tensor_arg(self, "argsort.stable", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
@@ -7776,30 +7777,41 @@ def linalg_inv(A: Any) -> Tensor:
         raise
 
 
-def linalg_det(A: Any) -> Tensor:
-    """`linalg_det(Tensor A) -> Tensor`"""
+def _linalg_det(A: Any) -> Any:
+    """`_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)`"""
     if interposition.active and interposed(A):
-        return interpose("linalg_det", "leading_dims", linalg_det, A)
-    A_ = tensor_arg(A, "linalg_det", "A", 1)
+        return interpose("_linalg_det", "leading_dims", _linalg_det, A)
+    A_ = tensor_arg(A, "_linalg_det", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
-        result = Tensor._make(linalg.det_kernel(A_))
+        outputs = [Tensor._make(value) for value in linalg.linalg_det_kernel(A_)]
     except ValueError as kernel_failure:
-        raise kernel_error("linalg_det", kernel_failure, A=A_)
+        raise kernel_error("_linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_outputs(outputs, grad_fn, (True, False, False))
     if forward_ad_state.active and any_has_forward_grad(A):
         with formula_mode():
             A_t = tangent_of(A)
-            result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
-        set_fw_grad(result, result_t)
+            outputs_t = derived_jvp(_linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
     if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    return result
+        grad_fn._raw_saved_LU = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result = SavedVariable(outputs[0], True)
+    return return_type("_linalg_det", ("result", "LU", "pivots"))(*outputs)
+
+
+def linalg_det(A: Any) -> Tensor:
+    """`linalg_det(Tensor A) -> Tensor`"""
+    try:
+        return _linalg_det(A)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_det", (("A", "Tensor", 1, A),))
+        raise
 
 
 def cholesky(input: Any, upper: Any = False) -> Tensor:
@@ -8018,9 +8030,9 @@ def linalg_pinv_atol_rtol_tensor(
             rtol,
             hermitian,
         )
-    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
-    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
-    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
+    self_ = tensor_arg(self, "linalg_pinv.atol_rtol_tensor", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv.atol_rtol_tensor", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv.atol_rtol_tensor", "rtol", 3)
     hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
@@ -9897,8 +9909,8 @@ def index_Tensor(input: Any, indices: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("index.Tensor", "", index_Tensor, self, indices)
-    self_ = tensor_arg(self, "index", "input", 1)
-    indices = tensor_optional_list_arg(indices, "index", "indices", 2)
+    self_ = tensor_arg(self, "index.Tensor", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index.Tensor", "indices", 2)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -10637,10 +10649,10 @@ def scatter_reduce_two(
             reduce,
             include_self,
         )
-    self_ = tensor_arg(self, "scatter_reduce", "input", 1)
+    self_ = tensor_arg(self, "scatter_reduce.two", "input", 1)
     dim = int_arg(dim, "scatter_reduce", "dim", 2)
-    index_ = tensor_arg(index, "scatter_reduce", "index", 3)
-    src_ = tensor_arg(src, "scatter_reduce", "src", 4)
+    index_ = tensor_arg(index, "scatter_reduce.two", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce.two", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce", "include_self", 6)
     grad_fn = None
@@ -11958,12 +11970,12 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, value):
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
-    self_ = tensor_arg(self, "fill", "input", 1)
-    value_ = tensor_arg(value, "fill", "value", 2)
+    self_ = tensor_arg(self, "fill.Tensor", "input", 1)
+    value_ = tensor_arg(value, "fill.Tensor", "value", 2)
     xp = (
         np
         if type(self_) in NUMPY and type(value_) in NUMPY
-        else numpy_only("fill_Tensor", self_, value_)
+        else numpy_only("fill.Tensor", self_, value_)
     )
     grad_fn = None
     if compute_requires_grad(self, value):
@@ -12315,8 +12327,8 @@ def div__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div_", "input", 1)
-    other_ = tensor_arg(other, "div_", "other", 2)
+    self_ = tensor_arg(self, "div_.Tensor_mode", "input", 1)
+    other_ = tensor_arg(other, "div_.Tensor_mode", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -12477,8 +12489,8 @@ def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp_", "input", 1)
-    end_ = tensor_arg(end, "lerp_", "end", 2)
+    self_ = tensor_arg(self, "lerp_.Scalar", "input", 1)
+    end_ = tensor_arg(end, "lerp_.Scalar", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -12508,9 +12520,9 @@ def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp_", "input", 1)
-    end_ = tensor_arg(end, "lerp_", "end", 2)
-    weight_ = tensor_arg(weight, "lerp_", "weight", 3)
+    self_ = tensor_arg(self, "lerp_.Tensor", "input", 1)
+    end_ = tensor_arg(end, "lerp_.Tensor", "end", 2)
+    weight_ = tensor_arg(weight, "lerp_.Tensor", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -12676,7 +12688,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder_", "input", 1)
+    self_ = tensor_arg(self, "remainder_.Scalar", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12707,8 +12719,8 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder_", "input", 1)
-    other_ = tensor_arg(other, "remainder_", "other", 2)
+    self_ = tensor_arg(self, "remainder_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "remainder_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12743,7 +12755,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
-    self_ = tensor_arg(self, "fmod_", "input", 1)
+    self_ = tensor_arg(self, "fmod_.Scalar", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12772,8 +12784,8 @@ def fmod__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
-    self_ = tensor_arg(self, "fmod_", "input", 1)
-    other_ = tensor_arg(other, "fmod_", "other", 2)
+    self_ = tensor_arg(self, "fmod_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "fmod_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12808,8 +12820,8 @@ def xlogy__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy_", "input", 1)
-    other_ = tensor_arg(other, "xlogy_", "other", 2)
+    self_ = tensor_arg(self, "xlogy_.Tensor", "input", 1)
+    other_ = tensor_arg(other, "xlogy_.Tensor", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12850,7 +12862,7 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy_", "input", 1)
+    self_ = tensor_arg(self, "xlogy_.Scalar_Other", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -12891,8 +12903,8 @@ def clamp_min__Tensor(input: Any, min: Any) -> Tensor:
         return interpose(
             "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
         )
-    self_ = tensor_arg(self, "clamp_min_", "input", 1)
-    min_ = tensor_arg(min, "clamp_min_", "min", 2)
+    self_ = tensor_arg(self, "clamp_min_.Tensor", "input", 1)
+    min_ = tensor_arg(min, "clamp_min_.Tensor", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -12929,8 +12941,8 @@ def clamp_max__Tensor(input: Any, max: Any) -> Tensor:
         return interpose(
             "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
         )
-    self_ = tensor_arg(self, "clamp_max_", "input", 1)
-    max_ = tensor_arg(max, "clamp_max_", "max", 2)
+    self_ = tensor_arg(self, "clamp_max_.Tensor", "input", 1)
+    max_ = tensor_arg(max, "clamp_max_.Tensor", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -13049,9 +13061,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round_.decimals", "elementwise", round__decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round_", "input", 1)
+    self_ = tensor_arg(self, "round_.decimals", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round__decimals", self_)
+    xp = np if type(self_) in NUMPY else numpy_only("round_.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -14279,10 +14291,10 @@ def scatter_reduce__two(
             reduce,
             include_self,
         )
-    self_ = tensor_arg(self, "scatter_reduce_", "input", 1)
+    self_ = tensor_arg(self, "scatter_reduce_.two", "input", 1)
     dim = int_arg(dim, "scatter_reduce_", "dim", 2)
-    index_ = tensor_arg(index, "scatter_reduce_", "index", 3)
-    src_ = tensor_arg(src, "scatter_reduce_", "src", 4)
+    index_ = tensor_arg(index, "scatter_reduce_.two", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce_.two", "src", 4)
     reduce = str_arg(reduce, "scatter_reduce_", "reduce", 5)
     include_self = bool_arg(include_self, "scatter_reduce_", "include_self", 6)
     grad_fn = None
@@ -22093,6 +22105,9 @@ OVERLOADS = {
     "linalg_inv": {
         "default": linalg_inv,
     },
+    "_linalg_det": {
+        "default": _linalg_det,
+    },
     "linalg_det": {
         "default": linalg_det,
     },
@@ -23421,30 +23436,32 @@ OVERLOADS = {
     },
 }
 
-# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
-# reason `tensor_arg` gives when such an op receives another backend's array.
+# Why each overload marked `backends: [numpy]` runs on numpy only: the reason
+# `numpy_only` gives when the overload receives another backend's array.
 NUMPY_ONLY_REASONS.update(
     {
+        "div.Tensor_mode": "kernel not yet ported to the array API",
+        "div.Scalar_mode": "kernel not yet ported to the array API",
         "fmax": "numpy's fmax has no array API counterpart",
         "fmin": "numpy's fmin has no array API counterpart",
-        "remainder": "kernel not yet ported to the array API",
-        "remainder": "backward helper not yet ported to the array API",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
-        "frexp": "kernel not yet ported to the array API",
+        "remainder.Scalar": "kernel not yet ported to the array API",
+        "remainder.Tensor": "backward helper not yet ported to the array API",
+        "fmod.Scalar": "numpy's fmod has no array API counterpart",
+        "fmod.Tensor": "numpy's fmod has no array API counterpart",
+        "xlogy.Tensor": "kernel not yet ported to the array API",
+        "xlogy.Scalar_Self": "kernel not yet ported to the array API",
+        "xlogy.Scalar_Other": "kernel not yet ported to the array API",
+        "frexp.Tensor": "kernel not yet ported to the array API",
         "logaddexp": "kernel not yet ported to the array API",
         "logaddexp2": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "clamp": "kernel not yet ported to the array API",
+        "lerp.Scalar": "kernel not yet ported to the array API",
+        "lerp.Tensor": "kernel not yet ported to the array API",
+        "clamp.Tensor": "kernel not yet ported to the array API",
         "clamp": "kernel not yet ported to the array API",
         "clamp_min": "kernel not yet ported to the array API",
-        "clamp_min": "kernel not yet ported to the array API",
+        "clamp_min.Tensor": "kernel not yet ported to the array API",
         "clamp_max": "kernel not yet ported to the array API",
-        "clamp_max": "kernel not yet ported to the array API",
+        "clamp_max.Tensor": "kernel not yet ported to the array API",
         "nan_to_num": "numpy's nan_to_num has no array API counterpart",
         "isfinite": "kernel not yet ported to the array API",
         "logical_not": "kernel not yet ported to the array API",
@@ -23498,112 +23515,88 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
         "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
         "special_spherical_bessel_j0": "kernel not yet ported to the array API",
-        "max": "kernel not yet ported to the array API",
-        "max": "backward helper not yet ported to the array API",
-        "min": "kernel not yet ported to the array API",
-        "min": "backward helper not yet ported to the array API",
-        "var": "backward helper not yet ported to the array API",
-        "var_mean": "kernel not yet ported to the array API",
-        "std": "backward helper not yet ported to the array API",
-        "std_mean": "kernel not yet ported to the array API",
-        "linalg_vector_norm": "kernel not yet ported to the array API",
-        "amax": "backward helper not yet ported to the array API",
-        "amin": "backward helper not yet ported to the array API",
-        "aminmax": "kernel not yet ported to the array API",
+        "round.decimals": "kernel not yet ported to the array API",
         "nansum": "numpy's nansum has no array API counterpart",
         "renorm": "kernel not yet ported to the array API",
-        "logsumexp": "kernel not yet ported to the array API",
-        "cummax": "kernel not yet ported to the array API",
-        "cummin": "kernel not yet ported to the array API",
-        "logcumsumexp": "kernel not yet ported to the array API",
-        "cumsum": "kernel not yet ported to the array API",
-        "cumprod": "kernel not yet ported to the array API",
-        "count_nonzero": "kernel not yet ported to the array API",
-        "count_nonzero": "kernel not yet ported to the array API",
-        "histc": "kernel not yet ported to the array API",
-        "argmax": "kernel not yet ported to the array API",
+        "cummax": "a running maximum (numpy's ufunc.accumulate) has no array API counterpart",
+        "cummin": "a running minimum (numpy's ufunc.accumulate) has no array API counterpart",
+        "logcumsumexp": "a stable running logsumexp (np.logaddexp.accumulate) has no array API counterpart",
+        "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
+        "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
-        "argmin": "kernel not yet ported to the array API",
         "kthvalue": "kernel not yet ported to the array API",
-        "median": "backward helper not yet ported to the array API",
-        "nanmedian": "backward helper not yet ported to the array API",
-        "median": "kernel not yet ported to the array API",
-        "nanmedian": "kernel not yet ported to the array API",
+        "median.dim": "kernel not yet ported to the array API",
+        "nanmedian.dim": "kernel not yet ported to the array API",
         "mode": "kernel not yet ported to the array API",
         "sort": "kernel not yet ported to the array API",
-        "sort": "kernel not yet ported to the array API",
+        "sort.stable": "kernel not yet ported to the array API",
         "argsort": "kernel not yet ported to the array API",
-        "argsort": "kernel not yet ported to the array API",
+        "argsort.stable": "kernel not yet ported to the array API",
         "topk": "kernel not yet ported to the array API",
-        "unique_dim": "kernel not yet ported to the array API",
-        "unique_consecutive": "kernel not yet ported to the array API",
-        "unique_dim_consecutive": "kernel not yet ported to the array API",
-        "_unique2": "kernel not yet ported to the array API",
-        "addbmm": "kernel not yet ported to the array API",
-        "baddbmm": "kernel not yet ported to the array API",
-        "trace": "backward helper not yet ported to the array API",
-        "linalg_inv_ex": "kernel not yet ported to the array API",
-        "linalg_det": "backward helper not yet ported to the array API",
-        "cholesky": "kernel not yet ported to the array API",
-        "linalg_cholesky_ex": "kernel not yet ported to the array API",
-        "cholesky_solve": "kernel not yet ported to the array API",
-        "cholesky_inverse": "kernel not yet ported to the array API",
-        "linalg_cross": "kernel not yet ported to the array API",
-        "linalg_pinv": "kernel not yet ported to the array API",
-        "linalg_lstsq": "kernel not yet ported to the array API",
-        "linalg_lu_factor_ex": "kernel not yet ported to the array API",
-        "linalg_lu": "kernel not yet ported to the array API",
-        "linalg_lu_solve": "kernel not yet ported to the array API",
-        "lu_unpack": "kernel not yet ported to the array API",
-        "linalg_matrix_exp": "kernel not yet ported to the array API",
-        "linalg_householder_product": "kernel not yet ported to the array API",
-        "ormqr": "kernel not yet ported to the array API",
-        "linalg_qr": "kernel not yet ported to the array API",
-        "triangular_solve": "kernel not yet ported to the array API",
-        "linalg_solve_triangular": "kernel not yet ported to the array API",
+        "unique_dim": "output shape depends on the data",
+        "unique_consecutive": "output shape depends on the data",
+        "unique_dim_consecutive": "output shape depends on the data",
+        "_unique2": "output shape depends on the data",
+        "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
+        "cholesky_inverse": "inverts from a triangular factor (LAPACK's potri), which the array API lacks",
+        "linalg_pinv.atol_rtol_tensor": "kernel not yet ported to the array API",
+        "linalg_lstsq": "least squares (LAPACK's gelsd) is not in the array API linalg extension",
+        "linalg_lu_factor_ex": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
+        "linalg_lu": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
+        "linalg_lu_solve": "solves with LAPACK's LU factors (getrs), which the array API linalg extension lacks",
+        "lu_unpack": "unpacks LAPACK's LU pivots (row swaps applied in order), which the array API has no counterpart for",
+        "linalg_matrix_exp": "the matrix exponential (scipy.linalg.expm) has no array API counterpart",
+        "linalg_householder_product": "Householder products (LAPACK's orgqr) have no array API counterpart",
+        "ormqr": "Householder products (LAPACK's ormqr) have no array API counterpart",
+        "linalg_qr": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
+        "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
+        "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "_to_copy": "kernel not yet ported to the array API",
-        "tril": "kernel not yet ported to the array API",
-        "triu": "kernel not yet ported to the array API",
-        "diagonal": "kernel not yet ported to the array API",
-        "diag_embed": "kernel not yet ported to the array API",
-        "diagonal_backward": "kernel not yet ported to the array API",
+        "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
+        "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
+        "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "unfold": "strided windows (as_strided) have no array API counterpart",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
-        "index": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
+        "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
         "diagonal_scatter": "writes through a diagonal view, and its src gradient reads the diagonal with diagonal's kernel, which runs on numpy only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
-        "scatter_reduce": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
+        "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_scatter": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
         "masked_select": "output shape depends on the data",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
         "clamp_": "kernel not yet ported to the array API",
         "clamp_min_": "kernel not yet ported to the array API",
         "clamp_max_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "remainder_": "kernel not yet ported to the array API",
-        "remainder_": "backward helper not yet ported to the array API",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "xlogy_": "kernel not yet ported to the array API",
-        "xlogy_": "kernel not yet ported to the array API",
-        "clamp_min_": "kernel not yet ported to the array API",
-        "clamp_max_": "kernel not yet ported to the array API",
+        "fill.Tensor": "kernel not yet ported to the array API",
+        "div_.Tensor_mode": "kernel not yet ported to the array API",
+        "lerp_.Scalar": "kernel not yet ported to the array API",
+        "lerp_.Tensor": "kernel not yet ported to the array API",
+        "remainder_.Scalar": "kernel not yet ported to the array API",
+        "remainder_.Tensor": "backward helper not yet ported to the array API",
+        "fmod_.Scalar": "numpy's fmod has no array API counterpart",
+        "fmod_.Tensor": "numpy's fmod has no array API counterpart",
+        "xlogy_.Tensor": "kernel not yet ported to the array API",
+        "xlogy_.Scalar_Other": "kernel not yet ported to the array API",
+        "clamp_min_.Tensor": "kernel not yet ported to the array API",
+        "clamp_max_.Tensor": "kernel not yet ported to the array API",
         "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
         "logit_": "kernel not yet ported to the array API",
+        "round_.decimals": "kernel not yet ported to the array API",
         "asin_": "backward helper not yet ported to the array API",
         "acos_": "backward helper not yet ported to the array API",
         "exp2_": "kernel not yet ported to the array API",
         "erf_": "kernel not yet ported to the array API",
         "erfc_": "kernel not yet ported to the array API",
         "sinc_": "kernel not yet ported to the array API",
-        "addbmm_": "kernel not yet ported to the array API",
         "mvlgamma_": "kernel not yet ported to the array API",
         "renorm_": "kernel not yet ported to the array API",
         "index_put_": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
-        "scatter_reduce_": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
+        "scatter_reduce_.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_scatter_": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
         "conv_tbc": "the convolution family's kernel sums one product per kernel offset in place into a numpy buffer (in-place writes are not standard)",
         "convolution": "strided windows (as_strided) have no array API counterpart",

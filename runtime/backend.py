@@ -115,8 +115,9 @@ def namespace_of(x: Any, *others: Any) -> Any:
 xp_of = array_namespace  # the generated wrappers' name for it
 
 
-# Why each numpy-only op runs on numpy only, by its op name (filled by
-# the generated wrappers' module from derivatives.yaml's `numpy_only_reason:`).
+# Why each numpy-only overload runs on numpy only, by its name with the overload
+# (`max.dim`; filled by the generated wrappers' module from derivatives.yaml's
+# `numpy_only_reason:`).
 NUMPY_ONLY_REASONS: dict[str, str] = {}
 
 

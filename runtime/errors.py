@@ -127,8 +127,10 @@ def modified_by_inplace(
 def argument_type(
     op: str, name: str, position: int, expected: str, value: object
 ) -> str:
+    """PyTorch's argument error; `op` may name an overload (`max.dim`), which
+    the message leaves out as PyTorch's does."""
     return (
-        f"{op}(): argument '{name}' (position {position}) must be {expected}, "
+        f"{op.partition('.')[0]}(): argument '{name}' (position {position}) must be {expected}, "
         f"not {type(value).__name__}"
     )
 
@@ -257,6 +259,7 @@ def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
 
+
 def silence_numpy_warnings(package: str) -> None:
     """Hide numpy's RuntimeWarnings raised from the code of `package` (its
     kernels, wrappers and formulas): log(0), 0/0, sqrt(-1) and overflow give the
@@ -297,6 +300,7 @@ def forward_grad_size(size: tuple[int, ...], grad_size: tuple[int, ...]) -> str:
 
 def not_floating(what: str, dtype_name: str) -> str:
     return f"Expected {what} to be floating point or complex, but got: {dtype_name}"
+
 
 def no_forward_formula(op: str) -> str:
     return (
@@ -522,7 +526,9 @@ ERR_JVP_STRUCTURE = (
 ERR_JVP_PRIMAL_TYPE = (
     "jvp(f, primals, tangents): Expected primals to only contain Tensors, got {kind}"
 )
-ERR_JVP_EMPTY = "jvp(f, primals, tangents): Expected {what} to contain at least one Tensor."
+ERR_JVP_EMPTY = (
+    "jvp(f, primals, tangents): Expected {what} to contain at least one Tensor."
+)
 ERR_JVP_OUTPUTS = (
     "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
     "unsupported type {kind}"

@@ -271,6 +271,11 @@ class FunctionSchema:
         return (self.name.rstrip("_"), args)
 
     @property
+    def qualified_name(self) -> str:
+        """The name with its overload, as PyTorch's dispatcher spells it: `max.dim`."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
     def cpp_name(self) -> str:
         """The overload's own name, as PyTorch's C++ API spells it: `sum_dim_IntList`."""
         return f"{self.name}_{self.overload}" if self.overload else self.name
@@ -665,6 +670,15 @@ class DifferentiabilityInfo:
             a.local for a in self.func.arguments if a.is_tensor or a.is_tensor_list
         )
 
+    def op_name_for(self, argument: Argument) -> str:
+        """The op name the wrapper gives an argument's converter: a numpy-only
+        overload's tensors get its name with the overload (`max.dim`), which
+        their converter checks against the numpy-only overloads."""
+        tensors = argument.is_tensor or argument.type.base == "Tensor"
+        return (
+            self.func.qualified_name if self.numpy_only and tensors else self.func.name
+        )
+
     @property
     def namespace_expr(self) -> str:
         """The wrapper's `xp`: numpy when every tensor input holds a numpy array
@@ -673,11 +687,9 @@ class DifferentiabilityInfo:
         arrays = ", ".join(self.array_locals)
         call = f"xp_of({arrays})"
         if self.numpy_only:
-            call = f"numpy_only({self.wrapper_name!r}, {arrays})"
+            call = f"numpy_only({self.func.qualified_name!r}, {arrays})"
         checks = [
-            f"type({a.local}) in NUMPY"
-            for a in self.func.arguments
-            if a.is_tensor
+            f"type({a.local}) in NUMPY" for a in self.func.arguments if a.is_tensor
         ]
         return f"np if {' and '.join(checks)} else {call}" if checks else call
 

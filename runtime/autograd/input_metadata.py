@@ -34,6 +34,13 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     if dims and backend.is_foreign(x):
         x = backend.namespace_of(x).sum(x, axis=tuple(dims), keepdims=True)
         return backend.namespace_of(x).reshape(x, tuple(shape))
+    short = [d for d in dims if d >= lead and 1 < x_shape[d] <= _SHORT]
+    if short and x.dtype.kind in "fc":
+        x = _sum_short_axes(x, short)
+        dims = [d for d in dims if d not in short]
+        if dims:  # leading dims alone are dropped, as below
+            x = np.add.reduce(x, axis=tuple(dims), keepdims=dims[-1] >= lead)
+        return x if x.shape == tuple(shape) else x.reshape(shape)
     if dims:
         # Keeping the reduced dims only where `shape` has them gives a result
         # of its own in `shape` (no reshaped view), which a leaf's
@@ -45,7 +52,32 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
+# A reduced axis up to this long is summed slice by slice: ufunc.reduce over a
+# short axis runs an inner loop per output element, (577, 866, 2) float32 over
+# its last axis 6.7 ms against 0.26 ms for adding the two slices.
+_SHORT = 8
+
+
+def _sum_short_axes(x: np.ndarray, dims: list[int]) -> np.ndarray:
+    """x summed over `dims` (each of small extent), kept as size 1, by adding
+    the slices along each (one pass each)."""
+    for d in dims:
+        n = x.shape[d]
+        at = [slice(None)] * x.ndim
+        slices = []
+        for k in range(n):
+            at[d] = slice(k, k + 1)
+            slices.append(x[tuple(at)])
+        total = np.add(slices[0], slices[1])
+        for part in slices[2:]:
+            np.add(total, part, out=total)
+        x = total
+    return x
+
+
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
     if isinstance(x, Tensor):
         return ops._to_copy(x, dtype=dtype) if x._data.dtype != dtype else x
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return x if x.dtype == dtype else backend.namespace_of(x).astype(x, dtype)
     return x.astype(dtype, copy=False)

@@ -164,3 +164,10 @@ def _special() -> Any:
     import scipy.special
 
     return scipy.special
+
+
+def _lapack(name: str, *arrays: np.ndarray) -> Any:
+    """scipy's LAPACK routine `name` for the arrays' dtype (orgqr, potrs, ...)."""
+    import scipy.linalg.lapack
+
+    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)

@@ -19,18 +19,22 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    NUMPY_NAMESPACE,
+    array_namespace,
+    register_numpy_kernels,
+)
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
     _dim,
+    _lapack,
     _size_at,
     _sizes,
     _zero_outside,
 )
 from yamlgrad.runtime.ops.elementwise import sign
-from yamlgrad.runtime.ops.linalg_decompositions import _lapack
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
@@ -54,7 +58,7 @@ KERNELS = (
     "triangle",
     "diag_rank",
     "linalg_inv_ex",
-    "det_kernel",
+    "linalg_det_kernel",
 )
 BACKWARD_HELPERS = (
     "mm_mat1_backward",
@@ -243,8 +247,9 @@ def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
         )
     _check_expands(x, (b1.shape[1], b2.shape[2]))
     batch, n, k = b1.shape
-    left = np.transpose(b1, (1, 0, 2)).reshape(n, batch * k)
-    return addmm(x, left, b2.reshape(batch * k, b2.shape[2]), beta, alpha)
+    xp = np if type(b1) is np.ndarray else backend.namespace_of(b1, b2)
+    left = xp.reshape(xp.permute_dims(b1, (1, 0, 2)), (n, batch * k))
+    return addmm(x, left, xp.reshape(b2, (batch * k, b2.shape[2])), beta, alpha)
 
 
 def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
@@ -255,7 +260,7 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
     if b2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_batch2(b1, b2)
-    dtype = np.result_type(x)
+    dtype = x.dtype if backend.is_foreign(x) else np.result_type(x)
     if b1.dtype != dtype:
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {_tm(dtype)}, batch1: "
@@ -356,6 +361,8 @@ def trace(x: Any) -> Any:
         raise RuntimeError(
             f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}"
         )
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return backend.namespace_of(x).linalg.trace(x)
     return np.trace(x)
 
 
@@ -372,7 +379,8 @@ def triangle(x: Any, diagonal: int, upper: bool) -> Any:
     if np.ndim(x) < 2:
         name = "triu" if upper else "tril"
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
+    xp = np if type(x) is np.ndarray else backend.namespace_of(x)
+    return xp.triu(x, k=diagonal) if upper else xp.tril(x, k=diagonal)
 
 
 def diag_rank(ndim: int) -> int:
@@ -384,7 +392,11 @@ def diag_rank(ndim: int) -> int:
 
 def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     """(inverse, info) as torch.linalg.inv_ex: info is 0 for each invertible matrix;
-    a singular one raises (numpy cannot go on), with PyTorch's message when asked."""
+    a singular one raises (numpy cannot go on), with PyTorch's message when asked.
+    Another backend's inverse is the standard's (a lazy one is not checked)."""
+    if type(a) is not np.ndarray and backend.is_foreign(a):
+        xp = backend.namespace_of(a)
+        return xp.linalg.inv(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
     a = np.asarray(a)
     if _square_floats(a):
         inverse, info = _getri(a)
@@ -432,17 +444,48 @@ def _getri(a: np.ndarray) -> tuple[np.ndarray, int]:
     return np.swapaxes(transposed, -1, -2), 0
 
 
-def det_kernel(a: Any) -> Any:
-    """The determinants, from LAPACK's getrf per matrix as PyTorch's: the product
-    of U's diagonal, negated for an odd permutation (numpy's det is several
-    times slower on float32)."""
+def linalg_det_kernel(a: Any) -> tuple[Any, Any, Any]:
+    """(det, LU, pivots) as torch._linalg_det: LAPACK's getrf per matrix, the
+    product of U's diagonal negated for an odd permutation (numpy's det is
+    several times slower on float32); the factors, each matrix column-major with
+    pivots from 1 as PyTorch's, are kept for the backward. As PyTorch's, a
+    row-major real A is factored as A^T (det(A^T) = det(A)), whose column-major
+    matrices are A's own memory."""
     a = np.asarray(a)
+    batch, n = a.shape[:-2], a.shape[-1] if a.ndim else 0
+    pivots = np.zeros(batch + (n,), dtype=np.int32)
     if not _square_floats(a):
-        return np.linalg.det(a)
+        return np.linalg.det(a), np.array(a), pivots
     getrf = _lapack("getrf", a)
-    out = np.empty(a.shape[:-2], dtype=a.dtype)
-    for i in np.ndindex(*a.shape[:-2]):
-        out[i] = _det_of_lu(*getrf(a[i])[:2])
+    out = np.empty(batch, dtype=a.dtype)
+    factors = np.empty(batch + (n, n), dtype=a.dtype)  # each one transposed
+    source = np.swapaxes(a, -1, -2) if _factors_transpose(a) else a
+    for i in np.ndindex(*batch):
+        lu, pivots[i], _ = getrf(source[i])
+        factors[i] = lu.T
+        out[i] = _det_of_lu(lu, pivots[i])
+    pivots += 1
+    return out, np.swapaxes(factors, -1, -2), pivots
+
+
+def _factors_transpose(a: np.ndarray) -> bool:
+    """Whether `_linalg_det` factors A^T rather than A (PyTorch's rule)."""
+    return a.flags.c_contiguous and a.dtype.kind != "c"
+
+
+def _inverse_transposed(
+    A: np.ndarray, LU: np.ndarray, pivots: np.ndarray
+) -> np.ndarray | None:
+    """A^{-T} from the LU factors of A or A^T (getri per matrix, no second
+    factorisation); None for a singular A (a zero on U's diagonal)."""
+    getri, n = _lapack("getri", LU), LU.shape[-1]
+    transposed = _factors_transpose(A)
+    out = np.empty(LU.shape, dtype=LU.dtype)
+    for i in np.ndindex(*LU.shape[:-2]):
+        inverse, info = getri(LU[i], pivots[i] - 1, lwork=max(1, 64 * n))
+        if info:
+            return None
+        out[i] = inverse if transposed else inverse.T
     return out
 
 
@@ -467,7 +510,7 @@ def _det_floor(grad: Any, A: Any) -> tuple[Any, Any]:
     return det, gA
 
 
-FLOORS = {"linalg_det": _det_floor}
+FLOORS = {"linalg_det": _det_floor, "_linalg_det": _det_floor}
 
 
 def _inverse(a: Any) -> np.ndarray:
@@ -509,6 +552,11 @@ def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
     selection: a nan or inf grad stays off the rest, as in PyTorch)."""
     if isinstance(grad, Tensor):
         return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
+    if backend.is_foreign(grad):
+        xp = backend.namespace_of(grad)
+        rows, columns = xp.arange(sizes[0]), xp.arange(sizes[1])
+        diagonal = xp.reshape(rows, (-1, 1)) == columns
+        return xp.where(diagonal, grad, xp.zeros(tuple(sizes), dtype=grad.dtype))
     out = np.zeros(tuple(sizes), dtype=np.result_type(grad))
     np.fill_diagonal(out, grad)  # the diagonal alone, written into fresh zeros
     return out
@@ -528,11 +576,21 @@ def diagonal_backward(
 
 
 def tril(x: Any, diagonal: int) -> Any:
-    return array_namespace(x).tril(x, diagonal)
+    return _triangle_of(x, diagonal, False)
 
 
 def triu(x: Any, diagonal: int) -> Any:
-    return array_namespace(x).triu(x, diagonal)
+    return _triangle_of(x, diagonal, True)
+
+
+def _triangle_of(x: Any, diagonal: int, upper: bool) -> Any:
+    """triu/tril of an ndarray, a Tensor (recorded) or another backend's array
+    (the standard spells the diagonal `k=`)."""
+    if backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        return xp.triu(x, k=diagonal) if upper else xp.tril(x, k=diagonal)
+    xp = array_namespace(x)
+    return xp.triu(x, diagonal) if upper else xp.tril(x, diagonal)
 
 
 def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
@@ -544,11 +602,18 @@ def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
     return np.matmul(U * others[..., None, :], Vh)
 
 
-def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
-    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix; for a singular A
-    (first order only: numpy's LinAlgError comes from the ndarray side) the
-    cofactor matrix from an SVD, as PyTorch does."""
+def linalg_det_backward(grad: Any, det: Any, A: Any, LU: Any, pivots: Any) -> Any:
+    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix, A^{-T} from the
+    forward's LU factors; for a singular A (first order only: numpy's
+    LinAlgError comes from the ndarray side) the cofactor matrix from an SVD,
+    as PyTorch does."""
     xp = array_namespace(grad, A)
+    if xp is NUMPY_NAMESPACE and _square_floats(np.asarray(LU)):
+        scale = np.reshape(grad, tuple(det.shape) + (1, 1))
+        inverse_t = _inverse_transposed(np.asarray(A), LU, pivots)
+        if inverse_t is None:
+            return scale * _cofactors_by_svd(A)
+        return (scale * np.reshape(det, tuple(det.shape) + (1, 1))) * inverse_t
     try:
         inverse = xp.linalg_inv(A)
     except np.linalg.LinAlgError:

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.errors import scalar_type_name
-
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.ops.common import _lapack
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     constant_tensor,
@@ -101,13 +102,6 @@ def _type_name(x: Any) -> str:
     from yamlgrad.runtime.errors import scalar_type_name
 
     return scalar_type_name(np.result_type(x))
-
-
-def _lapack(name: str, *arrays: np.ndarray) -> Any:
-    """scipy's LAPACK routine `name` for the arrays' dtype (orgqr, potrs, ...)."""
-    import scipy.linalg.lapack
-
-    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
 
 
 def _blas(name: str, *arrays: np.ndarray) -> Any:
@@ -512,16 +506,33 @@ def cross_kernel(a: Any, b: Any, dim: int) -> Any:
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{a.shape[dim]} and {b.shape[dim]}"
         )
-    if np.result_type(a) != np.result_type(b):  # no type promotion, as PyTorch's
+    if a.dtype != b.dtype:  # no type promotion, as PyTorch's
         raise RuntimeError(
-            f"expected scalar type {scalar_type_name(np.result_type(a))} but found "
-            f"{scalar_type_name(np.result_type(b))}"
+            f"expected scalar type {scalar_type_name(a.dtype)} but found "
+            f"{scalar_type_name(b.dtype)}"
         )
+    if backend.is_foreign(a):
+        return _standard_cross(a, b, dim)
     return np.ascontiguousarray(np.cross(a, b, axis=dim))
 
 
 def linalg_cross(a: Any, b: Any, dim: int) -> Any:
+    if backend.is_foreign(a) or backend.is_foreign(b):
+        return _standard_cross(a, b, dim)
     return array_namespace(a, b).linalg_cross(a, b, dim=dim)
+
+
+def _standard_cross(a: Any, b: Any, dim: int) -> Any:
+    """a x b in the standard's element-wise names (Dask's linalg has no cross):
+    component i is a[i+1] b[i+2] - a[i+2] b[i+1], the components rotated by take."""
+    xp = backend.namespace_of(a, b)
+    ndim = max(a.ndim, b.ndim)
+    axis = dim % ndim - ndim  # from the end, where a and b line up
+
+    def rotated(x: Any, k: int) -> Any:
+        return xp.take(x, xp.asarray([(i + k) % 3 for i in range(3)]), axis=axis)
+
+    return rotated(a, 1) * rotated(b, 2) - rotated(a, 2) * rotated(b, 1)
 
 
 # -- pseudo-inverse -----------------------------------------------------------------

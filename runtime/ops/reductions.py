@@ -1,5 +1,6 @@
 """Reductions: sum, mean, var/std, norms, logsumexp, cumulative sums and products,
-max/min/argmax and their backward helpers.
+max/min/argmax and their backward helpers (running extremes, cummax/cummin, are
+with the statistics).
 
 A reduction's backward re-expands the gradient over the reduced dims
 (`restore_reduced_dims`, `_sum_keepdim`), so one helper serves every `dim` and
@@ -33,7 +34,6 @@ from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
 from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
 
 KERNELS = (
-    "cummaxmin",
     "count_nonzero_kernel",
     "sum_reduce",
     "mean_reduce",
@@ -56,7 +56,6 @@ KERNELS = (
     "amin_kernel",
 )
 BACKWARD_HELPERS = (
-    "cummaxmin_backward",
     "sum_to",  # the autograd core's, re-exported for formulas
     "sum_backward",
     "mean_backward",
@@ -144,7 +143,7 @@ def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | Non
 def vector_norm_input(x: Any, dtype: np.dtype | None) -> Any:
     """linalg.vector_norm's input after its checks: a float (or complex) tensor,
     cast to `dtype` when one is given, which must not narrow it."""
-    x_dtype = np.result_type(x)
+    x_dtype = _numpy_dtype(x)
     if x_dtype.kind not in "fc":
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -160,14 +159,22 @@ def vector_norm_input(x: Any, dtype: np.dtype | None) -> Any:
     return cast(x, dtype)
 
 
+def _numpy_dtype(x: Any) -> np.dtype:
+    """x's dtype as numpy's (another backend's dtype by its name), for checks
+    and messages."""
+    if _foreign_namespace(x) is None:
+        return np.result_type(x)
+    return np.dtype(str(x.dtype).rsplit(".", 1)[-1].rstrip("'>"))
+
+
 def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> None:
     """The checks of PyTorch's reductions without an identity (max, argmax, amax,
     ...) on empty input: a full reduction of an empty tensor, or a reduced dim
     of size 0. `dims` None is a full reduction; `wrap`: the message shows the
     wrapped dim (max, argmax), else the dim as given (amax)."""
-    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    shape = tuple(x.shape) if hasattr(x, "shape") else ()
     if dims is None:
-        if np.size(x) == 0:
+        if math.prod(shape) == 0:
             message = f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
             if index_error:
                 raise IndexError(message)
@@ -184,11 +191,37 @@ def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> N
             )
 
 
+def _foreign_namespace(x: Any) -> Any:
+    """Another backend's namespace for `x`, or None for numpy's arrays and
+    scalars (the kernels' fast path)."""
+    if type(x) is np.ndarray or not backend.is_foreign(x):
+        return None
+    return backend.namespace_of(x)
+
+
+def _arg_index(xp: Any, x: Any, axis: Any, keepdim: bool, largest: bool) -> Any:
+    """argmax/argmin in any namespace, with numpy's and PyTorch's rule that the
+    first NaN wins (the standard leaves NaN's index unspecified)."""
+    arg = xp.argmax if largest else xp.argmin
+    index = arg(x, axis=axis, keepdims=keepdim)
+    if xp.isdtype(x.dtype, "real floating"):
+        nan = xp.isnan(x)
+        first_nan = xp.argmax(xp.astype(nan, xp.int8), axis=axis, keepdims=keepdim)
+        index = xp.where(xp.any(nan, axis=axis, keepdims=keepdim), first_nan, index)
+    return xp.astype(index, xp.int64)
+
+
 def _arg_reduce(x: Any, dim: int, keepdim: bool, arg: Any) -> tuple[Any, Any]:
-    x = np.asarray(x)
     op = "max" if arg is np.argmax else "min"
+    xp = _foreign_namespace(x)
+    x = x if xp is not None else np.asarray(x)
     dim = _dim(dim, x.ndim, op)
     _no_identity(op, x, (dim,), True, True)
+    if xp is not None:
+        if x.ndim == 0:
+            return x, xp.zeros((), dtype=xp.int64)
+        values = (xp.max if op == "max" else xp.min)(x, axis=dim, keepdims=keepdim)
+        return values, _arg_index(xp, x, dim, keepdim, op == "max")
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
     indices = np.expand_dims(arg(x, axis=dim), dim)
@@ -236,13 +269,16 @@ def var(
     With no degrees of freedom left, PyTorch's warning (the values are nan or
     inf, as PyTorch's)."""
     ddof = 1 if correction is None else correction
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = x if xp is not None else np.asarray(x)
     axis = reduce_dims(dim, x.ndim)
     if _reduction_factor(x, axis) - ddof <= 0:
         warn_at_caller(
             f"{op}(): degrees of freedom is <= 0. Correction should be strictly "
             "less than the reduction factor (input numel divided by output numel)."
         )
+    if xp is not None:
+        return _portable_var(xp, x, axis, ddof, keepdim)
     # np.var's computation, step by step, called from here (see mean_reduce):
     # numpy's own function warns "Degrees of freedom <= 0" from numpy's modules.
     dtype = np.float64 if x.dtype.kind in "biu" else None
@@ -260,6 +296,22 @@ def var(
     return _divide(total, np.maximum(count - ddof, 0))
 
 
+def _portable_var(xp: Any, x: Any, axis: Any, ddof: float, keepdim: bool) -> Any:
+    """var's formula in the standard's names: the mean of |x - mean|**2 over
+    max(N - correction, 0) (integers in float64)."""
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        x = xp.astype(x, xp.float64)
+    centered = x - xp.mean(x, axis=axis, keepdims=True)
+    if xp.isdtype(x.dtype, "complex floating"):
+        squares = xp.real(centered) ** 2 + xp.imag(centered) ** 2
+    else:
+        squares = centered * centered
+    count = int(_reduced_count(x, axis))
+    total = xp.sum(squares, axis=axis, keepdims=keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return total / max(count - ddof, 0)
+
+
 def _divide(total: Any, count: Any) -> Any:
     """A reduction's sum divided by its count, in the sum's dtype (as numpy's
     mean and var divide)."""
@@ -271,7 +323,9 @@ def _divide(total: Any, count: Any) -> Any:
 def std_kernel(
     x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
 ) -> Any:
-    return np.sqrt(var(x, dim, correction, keepdim, "std"))
+    variance = var(x, dim, correction, keepdim, "std")
+    xp = _foreign_namespace(variance)
+    return np.sqrt(variance) if xp is None else xp.sqrt(variance)
 
 
 def _reduction_factor(x: np.ndarray, axis: tuple[int, ...] | None) -> int:
@@ -286,11 +340,11 @@ def _reduction_factor(x: np.ndarray, axis: tuple[int, ...] | None) -> int:
 
 def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
     """`linalg.vector_norm`: sum(|x|**p)**(1/p); max |x| for inf, min for -inf."""
-    axis = reduce_dims(dim, np.ndim(x))
-    magnitude = np.abs(x)
-    if abs(p) == math.inf and np.size(x) == 0:
+    xp = _foreign_namespace(x)
+    shape = tuple(x.shape) if hasattr(x, "shape") else ()
+    axis = reduce_dims(dim, len(shape))
+    if abs(p) == math.inf and math.prod(shape) == 0:
         name = "inf" if p > 0 else "-inf"
-        shape = np.shape(x)
         if axis is None:
             raise RuntimeError(
                 f"linalg.vector_norm cannot compute the {name} norm on an empty "
@@ -303,6 +357,9 @@ def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) ->
                     f"dimension {d}because this dimension is empty and the "
                     "operation does not have an identity"
                 )
+    if xp is not None:
+        return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdim, ord=p)
+    magnitude = np.abs(x)
     if p == math.inf:
         return np.amax(magnitude, axis=axis, keepdims=keepdim)
     if p == -math.inf:
@@ -320,6 +377,9 @@ def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) ->
 
 def logsumexp(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
     """log(sum(exp(x))) over `dim`, shifted by the max so that exp cannot overflow."""
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return _portable_logsumexp(xp, x, reduce_dims(dim, x.ndim), keepdim)
     axis = reduce_dims(dim, np.ndim(x))
     if np.size(x) == 0:  # an empty sum: log(0) = -inf, or an empty result
         with np.errstate(divide="ignore"):
@@ -333,6 +393,20 @@ def logsumexp(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
     return np.reshape(out, np.shape(np.sum(x, axis=axis)))
 
 
+def _portable_logsumexp(xp: Any, x: Any, axis: Any, keepdim: bool) -> Any:
+    """logsumexp's formula in the standard's names."""
+    if math.prod(x.shape) == 0:
+        with np.errstate(divide="ignore"):
+            return xp.log(xp.sum(xp.exp(x), axis=axis, keepdims=keepdim))
+    peak = xp.max(x, axis=axis, keepdims=True)
+    peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
+    out = xp.log(xp.sum(xp.exp(x - peak), axis=axis, keepdims=True)) + peak
+    if keepdim:
+        return out
+    reduced = range(x.ndim) if axis is None else {a % x.ndim for a in axis}
+    return xp.reshape(out, tuple(s for i, s in enumerate(x.shape) if i not in reduced))
+
+
 def _single_axis(x: Any, dim: int) -> int | None:
     """`dim` as numpy's axis; None for a 0-d tensor (dim 0 or -1 is its one
     element; any other is out of range, as in PyTorch)."""
@@ -341,11 +415,27 @@ def _single_axis(x: Any, dim: int) -> int | None:
 
 
 def cumsum(x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return _portable_scan(xp.cumulative_sum, xp, x, dim, dtype)
     return _scan(np.cumsum, x, dim, dtype)
 
 
 def cumprod(x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return _portable_scan(xp.cumulative_prod, xp, x, dim, dtype)
     return _scan(np.cumprod, x, dim, dtype)
+
+
+def _portable_scan(scan: Any, xp: Any, x: Any, dim: int, dtype: Any) -> Any:
+    """cumulative_sum/cumulative_prod of another backend along `dim`."""
+    _dim(dim, x.ndim, "dim")
+    if dtype is not None:
+        x = xp.astype(x, getattr(xp, np.dtype(dtype).name))
+    if x.ndim == 0:
+        return x + xp.zeros_like(x)
+    return scan(x, axis=dim % x.ndim)
 
 
 def _scan(scan: Any, x: Any, dim: int, dtype: np.dtype | None) -> Any:
@@ -362,9 +452,14 @@ def _scan(scan: Any, x: Any, dim: int, dtype: np.dtype | None) -> Any:
 
 def _arg_reduction(np_fn: Any, x: Any, dim: int | None, keepdim: bool) -> Any:
     op = "argmax" if np_fn is np.argmax else "argmin"
+    xp = _foreign_namespace(x)
     if dim is not None:
-        dim = _dim(dim, np.ndim(x), op)
+        dim = _dim(dim, x.ndim if xp is not None else np.ndim(x), op)
     _no_identity(op, x, None if dim is None else (dim,), True, True)
+    if xp is not None:
+        if dim is not None and x.ndim == 0:
+            return xp.zeros((), dtype=xp.int64)
+        return _arg_index(xp, x, dim, keepdim, op == "argmax")
     if dim is not None and np.ndim(x) == 0:
         return np.zeros((), dtype=np.int64)
     return np.asarray(np_fn(x, axis=dim, keepdims=keepdim), dtype=np.int64)
@@ -384,7 +479,7 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     for []), with PyTorch's checks of a reduction without an identity."""
     full = dim is None or len(dim) == 0
     _no_identity(op, x, None if full else dim, False, False)  # dims in range
-    ndim = x.ndim if type(x) is np.ndarray else np.ndim(x)
+    ndim = x.ndim if hasattr(x, "ndim") else np.ndim(x)
     if not full and len(dim) > 1:
         seen = set()
         for d in dim:
@@ -394,6 +489,11 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
                     f"dim {w} appears multiple times in the list of dims"
                 )
             seen.add(w)
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        fn = xp.max if op in ("max", "amax") else xp.min
+        axis = None if dim is None else reduce_dims(dim, ndim)
+        return fn(x, axis=axis, keepdims=keepdim and dim is not None)
     # The ufunc's own reduce: np.amax's Python wrapper costs as much again
     # on small arrays.
     fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
@@ -455,6 +555,9 @@ def value_selecting_reduction_backward(
     if not sizes:
         return grad
     dim = _wrap_dim(dim, len(sizes))
+    xp = _foreign_namespace(grad)
+    if xp is not None and indices.ndim == len(sizes) - (not keepdim):
+        return _portable_selected_backward(xp, grad, dim, indices, sizes, keepdim)
     index = np.asarray(_data(indices))
     if not keepdim:
         index = np.expand_dims(index, dim)
@@ -473,8 +576,29 @@ def value_selecting_reduction_backward(
     return expand(grad, sizes) * _constant_like(grad, mask)
 
 
+def _portable_selected_backward(
+    xp: Any, grad: Any, dim: int, index: Any, sizes: tuple[int, ...], keepdim: bool
+) -> Any:
+    """value_selecting_reduction_backward of one entry per slice, in the
+    standard's names: the gradient where the position along `dim` is the index."""
+    if not keepdim:
+        index = xp.expand_dims(index, axis=dim)
+        grad = xp.expand_dims(grad, axis=dim)
+    positions = xp.reshape(
+        xp.arange(sizes[dim], dtype=index.dtype), (-1,) + (1,) * (len(sizes) - dim - 1)
+    )
+    return xp.where(positions == index, grad, xp.zeros(sizes, dtype=grad.dtype))
+
+
 def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
     """max()/min() of a whole tensor: ties share the gradient evenly (NaN matches NaN)."""
+    xp = _foreign_namespace(input)
+    if xp is not None:
+        mask = input == value
+        if xp.isdtype(input.dtype, "real floating"):
+            mask = xp.where(xp.isnan(value), xp.isnan(input), mask)
+        share = grad / xp.sum(xp.astype(mask, grad.dtype))
+        return xp.where(mask, share, xp.zeros(input.shape, dtype=share.dtype))
     x, v = np.asarray(_data(input)), np.asarray(_data(value))
     mask = x == v if v == v else x != x  # a NaN result matches the NaNs
     count = max(np.count_nonzero(mask), 1)
@@ -512,6 +636,9 @@ def _cumprod(x: Any, dim: int) -> Any:
 
 
 def _cumsum(x: Any, dim: int) -> Any:
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return xp.cumulative_sum(x, axis=dim % x.ndim)
     return array_namespace(x).cumsum(x, axis=dim)
 
 
@@ -630,9 +757,7 @@ def linalg_vector_norm_backward(
         if p == 2.0:
             return grad * where(norm == 0, 0.0, self / norm)
         if math.isinf(p):
-            self_abs = _data(np.abs(_data(self)))
-            hit = (self_abs == _data(norm)) | np.isnan(self_abs)
-            mask = _constant(hit, self)
+            mask = _extreme_mask(self, norm)
             count = _sum_keepdim(mask, _dims(dim, self.ndim))
             return sign(self) * ((grad / count) * mask)
         if p < 1.0:
@@ -642,6 +767,19 @@ def linalg_vector_norm_backward(
         if p < 2.0:
             return sign(self) * _abs(self) ** (p - 1) * scale
         return self * _abs(self) ** (p - 2) * scale
+
+
+def _extreme_mask(self: Any, norm: Any) -> Any:
+    """Where |self| reaches the inf-norm (or is NaN), as a constant in self's
+    dtype and mode."""
+    xp = _foreign_namespace(self)
+    if xp is not None:
+        magnitude = xp.abs(self)
+        hit = (magnitude == norm) | xp.isnan(magnitude)
+        return xp.astype(hit, self.dtype)
+    self_abs = _data(np.abs(_data(self)))
+    hit = (self_abs == _data(norm)) | np.isnan(self_abs)
+    return _constant(hit, self)
 
 
 def restore_reduced_dims(output: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
@@ -659,6 +797,10 @@ def scale_grad_by_count(grad: Any, mask: Any, dim: tuple[int, ...]) -> Any:
     """grad split evenly among the positions in `mask` (ties in amax/amin)."""
     # PyTorch divides by the int64 count in the gradient's dtype: a mask in that
     # dtype counts to the same values, without a float64 detour and cast back.
+    xp = _foreign_namespace(grad)
+    if xp is not None:
+        mask = xp.astype(mask, grad.dtype)
+        return (grad / xp.sum(mask, axis=_dims(dim, mask.ndim), keepdims=True)) * mask
     mask = _data(mask)
     mask = _constant(mask.astype(_data(grad).dtype, copy=False), grad)
     return (grad / _sum_keepdim(mask, _dims(dim, mask.ndim))) * mask
@@ -704,84 +846,15 @@ def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
     return transpose(summed, dim, -1)
 
 
-# numpy's name and signature, with PyTorch's silent nan for an empty mean (see
-# mean_reduce).
-def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
-    """cummax (largest) or cummin: the running extreme along `dim` and where it
-    was last reached; a NaN, once seen, stays, and each later NaN is the index."""
-    x = np.asarray(x)
-    if x.size == 0:  # PyTorch returns an empty input as it is, whatever `dim`
-        return x.copy(), np.zeros(x.shape, dtype=np.int64)
-    if x.ndim == 0:
-        _dim(dim, 1, "cummax")
-        return x.copy(), np.zeros((), dtype=np.int64)
-    axis = _dim(dim, x.ndim, "cummax")
-    nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    # Without a NaN, fmax/fmin give the same values, and accumulate faster.
-    if nans or x.dtype.kind != "f":
-        running = np.maximum if largest else np.minimum
-    else:
-        running = np.fmax if largest else np.fmin
-    values = running.accumulate(x, axis=axis)
-    reached = x == values
-    if nans:
-        reached |= np.isnan(x)
-    shape = [1] * x.ndim
-    shape[axis] = x.shape[axis]
-    positions = np.arange(x.shape[axis]).reshape(shape)
-    indices = np.maximum.accumulate(reached * positions, axis=axis)
-    # Contiguous results, as PyTorch's, whatever the input's strides.
-    return np.asarray(values, order="C"), np.asarray(indices, np.int64, order="C")
-
-
-def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
-    """Each output's gradient added at the input it came from."""
-    if np.ndim(self) == 0:
-        return grad
-    if _any_tensor(grad):
-        return array_namespace(grad).scatter_add(zeros_like(grad), dim, indices, grad)
-    return _scatter_add_into_zeros(grad, dim, np.asarray(indices))
-
-
-def _scatter_add_into_zeros(grad: np.ndarray, dim: int, index: np.ndarray) -> Any:
-    """scatter_add(zeros_like(grad), dim, index, grad) for an index of grad's
-    shape: one np.add.at over flat positions into fresh zeros, without
-    scatter_add's copy of its input and checks of an index made here."""
-    axis = _wrap_dim(dim, grad.ndim)
-    shape = [1] * grad.ndim
-    shape[axis] = grad.shape[axis]
-    positions = np.arange(grad.shape[axis]).reshape(shape)
-    flat = index - positions  # how far each entry moves along `axis`
-    flat *= math.prod(grad.shape[axis + 1 :])
-    flat += np.arange(grad.size).reshape(grad.shape)
-    total = np.zeros(grad.shape, dtype=grad.dtype)
-    np.add.at(total.reshape(-1), flat.reshape(-1), grad.reshape(-1))
-    return total
-
-
-def _cummaxmin_floor(largest: bool) -> Any:
-    """cummax/cummin forward + backward in the fewest numpy calls: numpy has no
-    vectorised running extreme (ufunc.accumulate is a scalar loop), so this is
-    the floor those ops are measured against (benchmarks/ops.py)."""
-
-    def floor(grad: Any, self: Any, dim: int) -> tuple[Any, Any]:
-        axis = dim % self.ndim
-        values = (np.fmax if largest else np.fmin).accumulate(self, axis=axis)
-        positions = np.arange(self.shape[axis]).reshape(
-            (-1,) + (1,) * (self.ndim - axis - 1)
-        )
-        indices = np.maximum.accumulate((self == values) * positions, axis=axis)
-        return values, _scatter_add_into_zeros(grad, axis, indices)
-
-    return floor
-
-
-FLOORS = {"cummax": _cummaxmin_floor(True), "cummin": _cummaxmin_floor(False)}
-
-
 def count_nonzero_kernel(x: Any, dim: tuple[int, ...] | None) -> np.ndarray:
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        axis = reduce_dims(dim, x.ndim)
+        return xp.astype(xp.sum(xp.astype(x != 0, xp.int64), axis=axis), xp.int64)
     axis = reduce_dims(dim, np.ndim(x))
     return np.asarray(np.count_nonzero(x, axis=axis), dtype=np.int64)
 
 
+# numpy's name and signature, with PyTorch's silent nan for an empty mean (see
+# mean_reduce).
 register_numpy_kernels(mean=mean_reduce)

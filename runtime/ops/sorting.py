@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _dim
 from yamlgrad.runtime.ops.reductions import _no_identity
 
@@ -186,6 +187,8 @@ def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
 def median_all(x: Any, ignore_nan: bool) -> Any:
     """The lower median of every entry (median(), nanmedian()): NaN if there is
     one (with ignore_nan, if there is nothing else)."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return _portable_median(backend.namespace_of(x), x, ignore_nan)
     flat = np.asarray(x).reshape(-1)
     if flat.dtype.kind == "f":
         nans = np.isnan(flat)
@@ -197,6 +200,25 @@ def median_all(x: Any, ignore_nan: bool) -> Any:
         return np.array(np.nan, dtype=np.asarray(x).dtype)
     middle = (flat.size - 1) // 2  # a partial sort finds it, as PyTorch's
     return np.partition(flat, middle)[middle].copy()
+
+
+def _portable_median(xp: Any, x: Any, ignore_nan: bool) -> Any:
+    """median_all in the standard's names: the sorted entries (NaN last) read
+    at the middle of all of them, or of the numbers among them with
+    `ignore_nan` (a position taken lazily, by `take`)."""
+    flat = xp.reshape(x, (-1,))
+    nan = xp.asarray(float("nan"), dtype=x.dtype)
+    if flat.shape[0] == 0:
+        return nan
+    ordered = xp.sort(flat)
+    if not xp.isdtype(x.dtype, "real floating"):
+        return ordered[(flat.shape[0] - 1) // 2]
+    nans = xp.isnan(flat)
+    if not ignore_nan:
+        return xp.where(xp.any(nans), nan, ordered[(flat.shape[0] - 1) // 2])
+    count = xp.sum(xp.astype(~nans, xp.int64))
+    middle = xp.reshape(xp.maximum(count - 1, 0) // 2, (1,))
+    return xp.take(ordered, middle)[0]
 
 
 def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any, Any]:

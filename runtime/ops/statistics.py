@@ -1,5 +1,5 @@
-"""Statistics over a tensor: aminmax, var_mean and std_mean, logcumsumexp, renorm,
-histc, and their backward helpers.
+"""Statistics over a tensor: aminmax, var_mean and std_mean, running extremes
+(cummax, cummin) and logcumsumexp, renorm, histc, and their backward helpers.
 
 The kernels reuse the reductions' (var, mean, vector norms); the backward helpers
 are PyTorch's formulas over the reductions' helpers, written once against
@@ -8,6 +8,7 @@ are PyTorch's formulas over the reductions' helpers, written once against
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,10 +16,18 @@ import numpy as np
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import scalar_type_name as _st
-from yamlgrad.runtime.ops.common import _abs, _constant, _data, _dim
-from yamlgrad.runtime.ops.elementwise import exp, where
+from yamlgrad.runtime.ops.common import (
+    _abs,
+    _any_tensor,
+    _constant,
+    _data,
+    _dim,
+    _wrap_dim,
+)
+from yamlgrad.runtime.ops.elementwise import exp, where, zeros_like
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.reductions import (
+    _foreign_namespace,
     _no_identity,
     linalg_vector_norm_backward,
     mean_backward,
@@ -34,6 +43,7 @@ from yamlgrad.runtime.ops.reductions import (
 from yamlgrad.runtime.ops.shapes import c_order, flip
 
 KERNELS = (
+    "cummaxmin",
     "aminmax_kernel",
     "var_mean_kernel",
     "std_mean_kernel",
@@ -42,6 +52,7 @@ KERNELS = (
     "histc_kernel",
 )
 BACKWARD_HELPERS = (
+    "cummaxmin_backward",
     "aminmax_backward",
     "var_mean_backward",
     "std_mean_backward",
@@ -51,12 +62,89 @@ BACKWARD_HELPERS = (
 )
 
 
+# -- cummax, cummin ----------------------------------------------------------------
+
+
+def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """cummax (largest) or cummin: the running extreme along `dim` and where it
+    was last reached; a NaN, once seen, stays, and each later NaN is the index."""
+    x = np.asarray(x)
+    if x.size == 0:  # PyTorch returns an empty input as it is, whatever `dim`
+        return x.copy(), np.zeros(x.shape, dtype=np.int64)
+    if x.ndim == 0:
+        _dim(dim, 1, "cummax")
+        return x.copy(), np.zeros((), dtype=np.int64)
+    axis = _dim(dim, x.ndim, "cummax")
+    nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    # Without a NaN, fmax/fmin give the same values, and accumulate faster.
+    if nans or x.dtype.kind != "f":
+        running = np.maximum if largest else np.minimum
+    else:
+        running = np.fmax if largest else np.fmin
+    values = running.accumulate(x, axis=axis)
+    reached = x == values
+    if nans:
+        reached |= np.isnan(x)
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    positions = np.arange(x.shape[axis]).reshape(shape)
+    indices = np.maximum.accumulate(reached * positions, axis=axis)
+    # Contiguous results, as PyTorch's, whatever the input's strides.
+    return np.asarray(values, order="C"), np.asarray(indices, np.int64, order="C")
+
+
+def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
+    """Each output's gradient added at the input it came from."""
+    if np.ndim(self) == 0:
+        return grad
+    if _any_tensor(grad):
+        return array_namespace(grad).scatter_add(zeros_like(grad), dim, indices, grad)
+    return _scatter_add_into_zeros(grad, dim, np.asarray(indices))
+
+
+def _scatter_add_into_zeros(grad: np.ndarray, dim: int, index: np.ndarray) -> Any:
+    """scatter_add(zeros_like(grad), dim, index, grad) for an index of grad's
+    shape: one np.add.at over flat positions into fresh zeros, without
+    scatter_add's copy of its input and checks of an index made here."""
+    axis = _wrap_dim(dim, grad.ndim)
+    shape = [1] * grad.ndim
+    shape[axis] = grad.shape[axis]
+    positions = np.arange(grad.shape[axis]).reshape(shape)
+    flat = index - positions  # how far each entry moves along `axis`
+    flat *= math.prod(grad.shape[axis + 1 :])
+    flat += np.arange(grad.size).reshape(grad.shape)
+    total = np.zeros(grad.shape, dtype=grad.dtype)
+    np.add.at(total.reshape(-1), flat.reshape(-1), grad.reshape(-1))
+    return total
+
+
+def _cummaxmin_floor(largest: bool) -> Any:
+    """cummax/cummin forward + backward in the fewest numpy calls: numpy has no
+    vectorised running extreme (ufunc.accumulate is a scalar loop), so this is
+    the floor those ops are measured against (benchmarks/ops.py)."""
+
+    def floor(grad: Any, self: Any, dim: int) -> tuple[Any, Any]:
+        axis = dim % self.ndim
+        values = (np.fmax if largest else np.fmin).accumulate(self, axis=axis)
+        positions = np.arange(self.shape[axis]).reshape(
+            (-1,) + (1,) * (self.ndim - axis - 1)
+        )
+        indices = np.maximum.accumulate((self == values) * positions, axis=axis)
+        return values, _scatter_add_into_zeros(grad, axis, indices)
+
+    return floor
+
+
+FLOORS = {"cummax": _cummaxmin_floor(True), "cummin": _cummaxmin_floor(False)}
+
+
 # -- aminmax ---------------------------------------------------------------------
 
 
 def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
     """(amin, amax) over `dim`, or over every element for None."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     if dim is None:
         _no_identity("aminmax", x, None, False, False)
         if x.size == 0:
@@ -71,11 +159,12 @@ def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
             raise IndexError(
                 "aminmax(): Expected reduction dim " f"{dim} to have non-zero size."
             )
-    low = np.amin(x, axis=axis, keepdims=keepdim)
-    high = np.amax(x, axis=axis, keepdims=keepdim)
+    xp = np if xp is None else xp
+    low = xp.min(x, axis=axis, keepdims=keepdim)
+    high = xp.max(x, axis=axis, keepdims=keepdim)
     if dim is None and keepdim:
-        low, high = low.reshape((1,) * x.ndim), high.reshape((1,) * x.ndim)
-    return c_order(np.asarray(low)), c_order(np.asarray(high))
+        low, high = xp.reshape(low, (1,) * x.ndim), xp.reshape(high, (1,) * x.ndim)
+    return c_order(xp.asarray(low)), c_order(xp.asarray(high))
 
 
 def aminmax_backward(
@@ -119,7 +208,8 @@ def std_mean_kernel(
 ) -> tuple[Any, Any]:
     """(std, mean) over `dim` in one call, as torch.std_mean."""
     variance = var(x, dim, correction, keepdim, "std_mean")
-    return c_order(np.sqrt(variance)), _mean(x, dim, keepdim)
+    xp = _foreign_namespace(variance) or np
+    return c_order(xp.sqrt(variance)), _mean(x, dim, keepdim)
 
 
 def var_mean_backward(

@@ -140,7 +140,9 @@ _ndarray = np.ndarray
 
 
 def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
-    """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
+    """A `Tensor` argument's raw value: its ndarray, or a Python number as is.
+    A numpy-only overload (`op` is then its name with the overload, `max.dim`)
+    refuses another backend's array."""
     kind = type(value)
     if kind is Tensor:
         data = value._data
@@ -332,7 +334,9 @@ def ndim_of(value: Any) -> int:
 
 
 def dtype_of(value: Any) -> np.dtype:
-    return value.dtype if type(value) is np.ndarray else np.asarray(value).dtype
+    if type(value) is np.ndarray or backend.is_foreign(value):
+        return value.dtype  # another backend's dtype, without computing the array
+    return np.asarray(value).dtype
 
 
 def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:

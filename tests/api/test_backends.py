@@ -11,6 +11,7 @@ same path when CuPy and a GPU are present.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as F
+from support import INFOS, build_args, op_id, python_names, sample_inputs, wrapper
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -142,6 +144,29 @@ def test_numpy_only_op_says_why_on_dask() -> None:
     _, _, _, X, _, _ = _problem()
     with pytest.raises(NotImplementedError, match="fmax: not implemented for the dask"):
         yg.fmax(X, X)
+
+
+NUMPY_ONLY = tuple(
+    i for i in INFOS if i.numpy_only and i.composite is None and i.samples
+)
+
+
+@pytest.mark.parametrize("info", NUMPY_ONLY, ids=op_id)
+def test_numpy_only_overload_refuses_dask_naming_itself(info) -> None:
+    """The guard is the overload's, not its op name's: `max.dim` numpy-only
+    beside a portable `max` still refuses a Dask tensor, with its own reason."""
+    kwargs, _ = sample_inputs(
+        info, info.samples[0], np.random.default_rng(0), np.float64
+    )
+    lazy = build_args(kwargs, {}, lambda v: yg.from_dask(da.from_array(v, chunks=-1)))
+    if not any(isinstance(v, (yg.Tensor, list)) for v in lazy.values()):
+        pytest.skip("the sample has no tensor")
+    message = (
+        f"{info.func.qualified_name}: not implemented for the dask backend: this op "
+        f"runs on numpy arrays only ({info.numpy_only})."
+    )
+    with pytest.raises(NotImplementedError, match=re.escape(message)):
+        wrapper(info)(**python_names(lazy))
 
 
 def test_inplace_rebinds_immutable_array_and_refuses_a_view() -> None:

@@ -25,7 +25,7 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, xp_of
+from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, numpy_only, xp_of
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -254,6 +254,6 @@ OVERLOADS = {
     },
 }
 
-# Why each op whose entries are all `backends: [numpy]` runs on numpy only: the
-# reason `tensor_arg` gives when such an op receives another backend's array.
+# Why each overload marked `backends: [numpy]` runs on numpy only: the reason
+# `numpy_only` gives when the overload receives another backend's array.
 NUMPY_ONLY_REASONS.update({})
