@@ -143,33 +143,37 @@ def _owned_or_copy(new_grad: Grad) -> np.ndarray:
     return np.array(new_grad, copy=True)
 
 
-def accumulated_now(node: AccumulateGrad, buffer: list[Grad], raw: bool) -> bool:
+def accumulated_now(
+    node: AccumulateGrad,
+    buffer: list[Grad],
+    raw: bool,
+    batch: list[tuple[AccumulateGrad, list[Grad]]] | None,
+) -> bool:
     """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
-    hook watches the leaf (False: it has hooks, and goes through the queue)."""
+    hook watches the leaf (False: it has hooks, and goes through the queue).
+    With `batch` (the gradient comes from a node with many leaves, a compiled
+    graph's), the node and its buffer are added to it instead, for
+    accumulate_leaves once that node's gradients are all delivered."""
     leaf = node.variable
     if leaf._hooks or leaf._post_accumulate_hooks:
         return False
-    node.apply(buffer, raw)
+    if batch is not None:
+        batch.append((node, buffer))
+    else:
+        node.apply(buffer, raw)
     return True
 
 
-def unhooked(node: AccumulateGrad) -> bool:
-    """Whether no hook watches the node's leaf (nor the node itself)."""
-    leaf = node.variable
-    return not (node._hooks or leaf._hooks or leaf._post_accumulate_hooks)
-
-
 def accumulate_leaves(
-    nodes: list[AccumulateGrad], buffers: list[list[Grad]], raw: bool
+    batch: list[tuple[AccumulateGrad, list[Grad]]], raw: bool
 ) -> None:
-    """Run the AccumulateGrads of many leaves that no hook watches (`unhooked`),
-    each with its complete input buffer, as a node with many leaves (a compiled
-    graph's) delivers their gradients: under one hold of the lock, and a first
-    ndarray gradient stored here by `_owned_or_copy`'s rule (taken when fresh
-    and held by nothing but its buffer, else copied) without apply's calls,
-    which are otherwise most of such a backward's work."""
+    """Run the AccumulateGrads of many leaves that no hook watches, each with
+    its complete input buffer (accumulated_now's batch): under one hold of the
+    lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
+    (taken when fresh and held by nothing but its buffer, else copied) without
+    apply's calls, which are otherwise most of such a backward's work."""
     with _GRAD_LOCK:
-        for node, buffer in zip(nodes, buffers):
+        for node, buffer in batch:
             grad = buffer[0]
             if grad is None:
                 continue
@@ -193,13 +197,13 @@ def _references_of_a_delivered_gradient() -> int:
     """What sys.getrefcount says in accumulate_leaves of a gradient nobody but
     the engine's buffer holds (the buffer, the local, getrefcount's argument)."""
 
-    def probe(buffers: list[list[np.ndarray]]) -> int:
-        for buffer in buffers:
+    def probe(batch: list[tuple[None, list[np.ndarray]]]) -> int:
+        for _, buffer in batch:
             grad = buffer[0]
             return sys.getrefcount(grad)
         return 0
 
-    return probe([[np.empty(0)]])
+    return probe([(None, [np.empty(0)])])
 
 
 _ONLY_THE_BUFFERS = _references_of_a_delivered_gradient()

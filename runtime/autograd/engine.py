@@ -57,7 +57,6 @@ from yamlgrad.runtime.autograd.accumulate_grad import (
     AccumulateGrad,
     accumulate_leaves,
     accumulated_now,
-    unhooked,
 )
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
@@ -501,10 +500,8 @@ class _GraphTask:
         """Add each gradient `grads` of node `fn` to the input buffer of the node
         its edge leads to (PyTorch's InputBuffer), checked as validate_outputs
         does unless `valid`, and queue each node whose last gradient came
-        (`inline`: a node with many leaves, whose unhooked leaves' AccumulateGrads
-        run together at the end, see accumulate_leaves). Returns the one to run
-        next when it outranks every queued node (each node of a chain): no
-        queue entry."""
+        (`inline`: a node with many leaves, see accumulated_now). Returns the one
+        to run next when it outranks every queued node: no queue entry."""
         if not valid and (type(grads) is not list or 2 * len(grads) != len(edges)):
             grads = validate_outputs(edges, grads, raw, fn)  # a tuple, or raises
         should_execute = self.should_execute
@@ -514,8 +511,7 @@ class _GraphTask:
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
         direct = self.direct
-        leaves: list[AccumulateGrad] = []  # (inline) leaves to accumulate at the end
-        leaf_buffers: list[list[Grad | None]] = []
+        leaves: list[tuple[AccumulateGrad, list]] | None = [] if inline else None
         grads.reverse()  # popped as delivered: see the class docstring
         pairs = iter(edges)  # node, input_nr, node, ...: two at a time
         for child, slot in zip(pairs, pairs):
@@ -558,11 +554,7 @@ class _GraphTask:
                 continue
             if direct and type(child) is AccumulateGrad and child._hooks is None:
                 grad = None  # the buffer's is then the only reference
-                if inline and unhooked(child):
-                    leaves.append(child)
-                    leaf_buffers.append(buffer)  # type: ignore[arg-type]
-                    continue
-                if accumulated_now(child, buffer, raw):  # type: ignore[arg-type]
+                if accumulated_now(child, buffer, raw, leaves):  # type: ignore
                     continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:
@@ -578,7 +570,7 @@ class _GraphTask:
                 ready.push(child, buffer)
         if leaves:
             grad = buffer = None  # the buffers' are then the only references
-            accumulate_leaves(leaves, leaf_buffers, raw)
+            accumulate_leaves(leaves, raw)
         if first is None:
             return None
         return first, first_inputs  # type: ignore[return-value]
