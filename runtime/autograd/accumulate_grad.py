@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -143,50 +144,66 @@ def _owned_or_copy(new_grad: Grad) -> np.ndarray:
 
 
 def accumulated_now(
-    node: AccumulateGrad, buffer: list[Grad], raw: bool, inline: bool
+    node: AccumulateGrad,
+    buffer: list[Grad],
+    raw: bool,
+    batch: list[tuple[AccumulateGrad, list[Grad]]] | None,
 ) -> bool:
     """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
     hook watches the leaf (False: it has hooks, and goes through the queue).
-
-    `inline` (the gradient comes from a node with many leaves, a compiled
-    graph's): a first ndarray gradient is stored here, by `_owned_or_copy`'s
-    rule (taken when fresh and held by nothing but the buffer, else copied),
-    without apply's calls, which are then most of the backward's work."""
+    With `batch` (the gradient comes from a node with many leaves, a compiled
+    graph's), the node and its buffer are added to it instead, for
+    accumulate_leaves once that node's gradients are all delivered."""
     leaf = node.variable
     if leaf._hooks or leaf._post_accumulate_hooks:
         return False
-    if not inline:
+    if batch is not None:
+        batch.append((node, buffer))
+    else:
         node.apply(buffer, raw)
-        return True
-    grad = buffer[0]
-    if grad is None:
-        return True
-    if raw and leaf._grad is None and type(grad) is np.ndarray:
-        if not (
-            grad.base is None
-            and grad.flags.writeable
-            and grad.flags.c_contiguous
-            and sys.getrefcount(grad) <= _ONLY_THE_BUFFERS
-        ):
-            grad = np.array(grad, copy=True)
-        with _GRAD_LOCK:
-            if leaf._grad is None:
-                leaf._grad = Tensor._make(grad)
-                return True
-    grad = None
-    node.apply(buffer, raw)
     return True
 
 
+def accumulate_leaves(
+    batch: list[tuple[AccumulateGrad, list[Grad]]], raw: bool
+) -> None:
+    """Run the AccumulateGrads of many leaves that no hook watches, each with
+    its complete input buffer (accumulated_now's batch): under one hold of the
+    lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
+    (taken when fresh and held by nothing but its buffer, else copied) without
+    apply's calls, which are otherwise most of such a backward's work."""
+    with _GRAD_LOCK:
+        for node, buffer in batch:
+            grad = buffer[0]
+            if grad is None:
+                continue
+            leaf = node.variable
+            if raw and type(grad) is np.ndarray and leaf._grad is None:
+                # The reference count first: a gradient that flows to several
+                # leaves (most of a scalar graph's) is copied without its flags.
+                if sys.getrefcount(grad) > _ONLY_THE_BUFFERS or grad.base is not None:
+                    grad = np.array(grad, copy=True)
+                else:
+                    flags = grad.flags
+                    if not (flags.writeable and flags.c_contiguous):
+                        grad = np.array(grad, copy=True)
+                leaf._grad = Tensor._make(grad)
+            else:
+                grad = None
+                AccumulateGrad._accumulate(leaf, buffer[0], raw)
+
+
 def _references_of_a_delivered_gradient() -> int:
-    """What sys.getrefcount says in accumulated_now of a gradient nobody but
+    """What sys.getrefcount says in accumulate_leaves of a gradient nobody but
     the engine's buffer holds (the buffer, the local, getrefcount's argument)."""
 
-    def probe(buffer: list[np.ndarray]) -> int:
-        grad = buffer[0]
-        return sys.getrefcount(grad)
+    def probe(batch: list[tuple[None, list[np.ndarray]]]) -> int:
+        for _, buffer in batch:
+            grad = buffer[0]
+            return sys.getrefcount(grad)
+        return 0
 
-    return probe([np.empty(0)])
+    return probe([(None, [np.empty(0)])])
 
 
 _ONLY_THE_BUFFERS = _references_of_a_delivered_gradient()
@@ -198,12 +215,35 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     node = ref() if ref is not None else None
     if node is None:
         with _GRAD_LOCK:  # two threads reaching a new leaf at once share one node
-            ref = tensor._grad_accumulator
-            node = ref() if ref is not None else None
-            if node is None:
-                node = AccumulateGrad(tensor)
-                tensor._grad_accumulator = weakref.ref(node)
+            node = _accumulator_held(tensor)
     return node
+
+
+def _accumulator_held(tensor: Tensor) -> AccumulateGrad:
+    """grad_accumulator's node, made if need be, while _GRAD_LOCK is held."""
+    ref = tensor._grad_accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._grad_accumulator = weakref.ref(node)
+    return node
+
+
+def gradient_edges(tensors: list[Tensor]) -> tuple[Any, ...]:
+    """Each tensor's gradient edge, in a node's flat form (node, input_nr, ...):
+    collect_next_edges for many tensors at once, taking the lock once for all
+    the leaves (a compiled graph's node may have hundreds)."""
+    edges: list[Any] = []
+    with _GRAD_LOCK:
+        for t in tensors:
+            grad_fn = t.grad_fn
+            if grad_fn is not None:
+                edges += (grad_fn, t.output_nr)
+            elif t._requires_grad:
+                edges += (_accumulator_held(t), 0)
+            else:
+                edges += INVALID_EDGE
+    return tuple(edges)
 
 
 def gradient_edge(t: Tensor) -> Edge:

@@ -53,7 +53,11 @@ import numpy as np
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
-from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
+from yamlgrad.runtime.autograd.accumulate_grad import (
+    AccumulateGrad,
+    accumulate_leaves,
+    accumulated_now,
+)
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
@@ -496,8 +500,8 @@ class _GraphTask:
         """Add each gradient `grads` of node `fn` to the input buffer of the node
         its edge leads to (PyTorch's InputBuffer), checked as validate_outputs
         does unless `valid`, and queue each node whose last gradient came
-        (`inline`: see accumulated_now). Returns the one to run next when it
-        outranks every queued node (each node of a chain): no queue entry."""
+        (`inline`: a node with many leaves, see accumulated_now). Returns the one
+        to run next when it outranks every queued node: no queue entry."""
         if not valid and (type(grads) is not list or 2 * len(grads) != len(edges)):
             grads = validate_outputs(edges, grads, raw, fn)  # a tuple, or raises
         should_execute = self.should_execute
@@ -507,6 +511,7 @@ class _GraphTask:
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
         direct = self.direct
+        leaves: list[tuple[AccumulateGrad, list]] | None = [] if inline else None
         grads.reverse()  # popped as delivered: see the class docstring
         pairs = iter(edges)  # node, input_nr, node, ...: two at a time
         for child, slot in zip(pairs, pairs):
@@ -549,7 +554,7 @@ class _GraphTask:
                 continue
             if direct and type(child) is AccumulateGrad and child._hooks is None:
                 grad = None  # the buffer's is then the only reference
-                if accumulated_now(child, buffer, raw, inline):  # type: ignore
+                if accumulated_now(child, buffer, raw, leaves):  # type: ignore
                     continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:
@@ -563,6 +568,9 @@ class _GraphTask:
                 first, first_inputs = child, buffer
             else:
                 ready.push(child, buffer)
+        if leaves:
+            grad = buffer = None  # the buffers' are then the only references
+            accumulate_leaves(leaves, raw)
         if first is None:
             return None
         return first, first_inputs  # type: ignore[return-value]

@@ -26,8 +26,8 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.compiler import CompiledCode
 from yamlgrad.runtime.compile.graph import Graph, Value
 from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
-from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator
-from yamlgrad.runtime.autograd.node import INVALID_EDGE, pruned_tasks
+from yamlgrad.runtime.autograd.accumulate_grad import gradient_edges
+from yamlgrad.runtime.autograd.node import pruned_tasks
 from yamlgrad.runtime.wrappers.variable_type_utils import set_history
 
 
@@ -98,7 +98,7 @@ class CompiledGraph:
         if code.backward is not None:
             saved = results[n + code.n_writebacks :]
             node = CompiledFunctionBackward(self, saved, tensors)
-            node.set_next_edges(_edges(tensors))
+            node.set_next_edges(gradient_edges(tensors))
             for i in code.grad_outputs:
                 set_history(outputs[i], node)
             # An output backward reads, changed in place later, must be caught.
@@ -106,20 +106,6 @@ class CompiledGraph:
                 SavedVariable(outputs[i], True) for i in code.saved_outputs
             ]
         return outputs
-
-
-def _edges(tensors: list[Tensor]) -> tuple[Any, ...]:
-    """collect_next_edges(*tensors), in one pass however many there are."""
-    edges: list[Any] = []
-    for t in tensors:
-        grad_fn = t.grad_fn
-        if grad_fn is not None:
-            edges += (grad_fn, t.output_nr)
-        elif t._requires_grad:
-            edges += (grad_accumulator(t), 0)
-        else:
-            edges += INVALID_EDGE
-    return tuple(edges)
 
 
 class CompiledFunctionBackward(Node):

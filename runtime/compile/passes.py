@@ -13,7 +13,14 @@ They run on the Graph after tracing, before code generation (compiler.generate):
   the backward, as hand-written numpy treats it, and its backward (a mask, a
   count, a division) is never run. The forward is unchanged.
 
-Both leave the graph meaning what it meant: replay (double backward) runs the
+* `pool_before_relu`: `max_pool2d(relu(x))` whose indices nothing reads is
+  computed as `relu(max_pool2d(x))`. relu is non-decreasing, so each window's
+  maximum is the same; a window whose maximum is not positive may give another
+  index, whose gradient relu's backward sets to zero in both orders. relu and
+  its backward then run on the pooled array (a quarter of the input for a 2x2
+  window), and no array of the input's size is made for relu.
+
+All leave the graph meaning what it meant: replay (double backward) runs the
 passed graph's calls. `simplify` rewrites one backward formula once its names are
 the graph's (runtime/compile/backward.py).
 """
@@ -24,13 +31,14 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from yamlgrad.runtime.compile.graph import Call, Const, Graph, Value
+from yamlgrad.runtime.compile.graph import OP, Call, Const, Graph, Value
 
 
 def optimize(graph: Graph) -> None:
     """Every pass, in place."""
     eliminate_common_subexpressions(graph)
     detach_row_max(graph)
+    pool_before_relu(graph)
 
 
 # -- common subexpressions ---------------------------------------------------------
@@ -163,6 +171,45 @@ def _log_softmax_of(
     if last is None or last[0] is not final or last[1] != "other":
         return None
     return final
+
+
+# -- max pooling of a relu ---------------------------------------------------------
+
+
+def pool_before_relu(graph: Graph) -> None:
+    """Swap each relu and the max_pool2d that alone reads it (see the module
+    docstring): the pooling takes relu's input, relu the pooling's values."""
+    users = _users(graph)
+    visible = {id(v) for v in graph.outputs}
+    visible |= {id(v) for pair in graph.writebacks for v in pair}
+    taken = {v.name for v in graph.sources + graph.constants}
+    taken |= {v.name for call in graph.calls for v in call.outputs if v is not None}
+    for relu in list(graph.calls):
+        x = relu.args.get("self")
+        use = _only_user(relu.outputs[0], users, visible) if _name(relu) else None
+        if _name(relu) != "relu" or not isinstance(x, Value) or use is None:
+            continue
+        pool, argument = use
+        if _name(pool) != "max_pool2d_with_indices" or argument != "self":
+            continue
+        values, indices = pool.outputs
+        if values is None or indices is None or id(indices) in visible:
+            continue
+        if users.get(id(indices)) or x.dtype.kind != "f":
+            continue
+        name = f"{values.name}_of_{x.name}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        unrectified = Value(
+            name, OP, values.shape, values.dtype, values.requires_grad, values.example
+        )
+        pool.args["self"] = x
+        pool.outputs = [unrectified, indices]
+        relu.args["self"] = unrectified
+        relu.outputs = [values]
+        graph.calls.remove(relu)
+        graph.calls.insert(graph.calls.index(pool) + 1, relu)
 
 
 def _users(graph: Graph) -> dict[int, list[tuple[Call, str]]]:

@@ -22,10 +22,11 @@ import numpy as np
 from yamlgrad.runtime.ops.common import _constant, _raw, _sizes, _zeros
 from yamlgrad.runtime.ops.windows import (
     _lowest,
-    _window_max_in_order,
     avg_pool_matrix,
     expand_param,
+    first_zeros,
     pool_output_size,
+    window_argmax,
 )
 from yamlgrad.runtime.ops.namespace import array_namespace
 
@@ -135,40 +136,15 @@ def max_pool3d_with_indices_kernel(
         )
         views.append(padded[(Ellipsis,) + window])
         steps.append(sum(b * m for b, m in zip(begin, strides)))
-    nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    values, arg = _window_argmax(views, nan)
+    values, arg = window_argmax(views)
     corner = sum(
         np.reshape((np.arange(o) * s - p) * m, [-1 if i == a else 1 for i in range(3)])
         for a, (o, s, p, m) in enumerate(zip(out, stride, padding, strides))
     )
     indices = np.asarray(steps, dtype=np.int64).take(arg)
     indices += corner
-    if values is None:  # read at the argmax: np.maximum may pick either zero
-        planes = x.reshape(-1, math.prod(sizes))
-        at = indices.reshape(planes.shape[0], -1)
-        values = np.take_along_axis(planes, at, 1).reshape(indices.shape)
-    return np.ascontiguousarray(values), indices
-
-
-def _window_argmax(
-    views: list[np.ndarray], nan: bool
-) -> tuple[np.ndarray | None, np.ndarray]:
-    """Each window's offset of its maximum under PyTorch's rule (`val > max ||
-    isnan(val)`: the first of equal values, the last NaN), with the values
-    where they come out of the scan (None otherwise). Without NaN: the maximum,
-    then how many offsets come before the first that holds it (a running "not
-    yet found" mask), counted in the smallest integer type that holds them."""
-    if nan:
-        return _window_max_in_order(views, nan)
-    top = np.array(views[0], copy=True)
-    for view in views[1:]:
-        np.maximum(top, view, out=top)
-    behind = views[0] != top
-    arg = behind.astype(np.min_scalar_type(len(views)))
-    for view in views[1:-1]:
-        behind &= view != top
-        arg += behind
-    return None, arg
+    first_zeros(values, indices, x, 3)
+    return values, indices
 
 
 def max_pool_backward(
@@ -314,18 +290,16 @@ def _max_over_windows(
     windows = x[leading + tuple(index)]
     offsets = windows.shape[lead + dims :]
     windows = windows.reshape(windows.shape[: lead + dims] + (-1,))
-    nan = x.dtype.kind == "f" and bool(np.isnan(windows).any())
     views = [windows[..., j] for j in range(windows.shape[-1])]
-    best, arg = _window_argmax(views, nan)
-    if best is None:
-        best = np.take_along_axis(windows, arg[..., None], axis=-1)[..., 0]
+    best, arg = window_argmax(views)
     indices = np.zeros(arg.shape, dtype=np.int64)
     strides = _strides_of(x.shape[-dims:])
     for axis, (positions, k) in enumerate(zip(index, np.unravel_index(arg, offsets))):
         at = k.reshape(k.shape + (1,) * dims)
         picked = np.take_along_axis(positions, at, axis=lead + dims + axis)
         indices += picked.reshape(picked.shape[: lead + dims]) * strides[axis]
-    return np.ascontiguousarray(best), indices
+    first_zeros(best, indices, x, dims)
+    return best, indices
 
 
 def adaptive_max_pool_kernel(

@@ -28,10 +28,11 @@ from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.ops.windows import (
     _lowest,
     _plane_positions,
-    _window_max_in_order,
     avg_pool_matrix,
     expand_param,
+    first_zeros,
     pool_output_size,
+    window_argmax,
 )
 
 KERNELS = (
@@ -154,7 +155,7 @@ def max_pool2d_with_indices_kernel(
                 c0 : c0 + stride[1] * (out[1] - 1) + 1 : stride[1],
             ]
         )
-    values, arg, zeros_unsure = _window_max(views, x)
+    values, arg = window_argmax(views)
     # The flat position h * W + w in the input plane: the window's corner plus
     # the offset's step, one table entry per offset.
     step = np.array(
@@ -169,47 +170,8 @@ def max_pool2d_with_indices_kernel(
     )
     indices = step.take(arg)
     indices += corner
-    if zeros_unsure:
-        _first_zeros(values, indices, x)
+    first_zeros(values, indices, x, 2)
     return values, indices
-
-
-def _window_max(
-    views: list[np.ndarray], x: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(the maximum of each window, the offset of its first entry holding it,
-    whether a maximum of zero may be the other zero than that entry's). Without
-    NaN: np.maximum over the offsets, then the first offset equal to it (a
-    running "not yet found" mask counts the offsets before it); a NaN is in the
-    maximum, and the windows are then scanned in order."""
-    if len(views) > 1:
-        top = np.array(views[0], copy=True)
-        for view in views[1:]:
-            np.maximum(top, view, out=top)
-        nan = top.dtype.kind in "fc" and bool(np.isnan(top).any())
-        if not nan:
-            behind = views[0] != top
-            arg = behind.astype(np.min_scalar_type(len(views)))
-            for view in views[1:-1]:
-                behind &= view != top
-                arg += behind
-            return top, arg, True
-    else:
-        nan = x.dtype.kind in "fc" and bool(np.isnan(x).any())
-    values, arg = _window_max_in_order(views, nan)
-    return values, arg, False
-
-
-def _first_zeros(values: np.ndarray, indices: np.ndarray, x: np.ndarray) -> None:
-    """Each maximum of zero made the entry at its index (np.maximum may return
-    either zero of a -0.0/0.0 tie; PyTorch keeps the first)."""
-    flat = np.flatnonzero(values == 0)
-    if flat.size:
-        height, width = x.shape[-2:]
-        where = indices.reshape(-1)[flat]
-        planes = flat // math.prod(indices.shape[-2:])
-        plane_of = x.reshape((-1, height, width))
-        values.reshape(-1)[flat] = plane_of[planes, where // width, where % width]
 
 
 def _max_pool2d_with_indices_backward(

@@ -1,7 +1,8 @@
 """Window arithmetic shared by convolution and pooling: `int[]` parameters
 spelled out per spatial dim, PyTorch's pooling output size, a window's flat
-positions in its input plane, and the scan of a window's offsets under PyTorch's
-max rule. Average pooling is separable, one matrix per axis (`avg_pool_matrix`),
+positions in its input plane, and each window's maximum and its offset under
+PyTorch's max rule (`window_argmax` and `first_zeros`, which every max pooling
+uses). Average pooling is separable, one matrix per axis (`avg_pool_matrix`),
 used by the 2-d and 3-d poolings alike.
 """
 
@@ -42,6 +43,45 @@ def _plane_positions(indices: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     plane = sizes[-2] * sizes[-1]
     where = np.reshape(indices, (planes, math.prod(np.shape(indices)[-2:])))
     return (where + np.arange(0, planes * plane, plane)[:, None]).reshape(-1)
+
+
+def window_argmax(views: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's maximum and the offset of its entry (the index in `views`,
+    one strided view per kernel offset in row-major order) under PyTorch's rule
+    `val > max || isnan(val)`: the first of equal values, the last NaN.
+
+    Without NaN: np.maximum over the offsets, then the first offset equal to it
+    (a running "not yet found" mask counts the offsets before it, in the
+    smallest integer type that holds them); a NaN is in that maximum, and the
+    windows are then scanned in order. A maximum of zero may be the other zero
+    than its entry's (np.maximum may return either of -0.0 and 0.0):
+    `first_zeros` reads those back once the flat positions are known."""
+    if len(views) > 1:
+        top = np.array(views[0], copy=True)
+        for view in views[1:]:
+            np.maximum(top, view, out=top)
+        if not (top.dtype.kind in "fc" and bool(np.isnan(top).any())):
+            behind = views[0] != top
+            arg = behind.astype(np.min_scalar_type(len(views)))
+            for view in views[1:-1]:
+                behind &= view != top
+                arg += behind
+            return top, arg
+    return _window_max_in_order(views, True)
+
+
+def first_zeros(
+    values: np.ndarray, indices: np.ndarray, x: np.ndarray, dims: int
+) -> None:
+    """Each maximum of zero made the entry at its index, in place; `indices` are
+    flat positions in x's last `dims` dims, one plane per leading index (as
+    every max pooling returns them)."""
+    flat = np.flatnonzero(values == 0)
+    if flat.size:
+        lead = math.prod(x.shape[:-dims])
+        planes = x.reshape(lead, -1)
+        where = indices.reshape(-1)[flat]
+        values.reshape(-1)[flat] = planes[flat // (values.size // lead), where]
 
 
 def _window_max_in_order(views: list[Any], nan: bool) -> tuple[Any, Any]:

@@ -341,3 +341,20 @@ def test_one_gradient_array_given_to_two_leaves_is_copied_for_one() -> None:
     assert not np.shares_memory(ga, gb)
     ga += 1.0
     np.testing.assert_array_equal(gb, np.ones(300))
+
+
+def test_many_leaves_accumulate_into_their_grads_and_node_hooks_run() -> None:
+    leaves = [_leaf(2, seed=i) for i in range(30)]
+    total = yg.compile(lambda *xs: sum(x * float(i) for i, x in enumerate(xs)))
+    total(*leaves).sum().backward()
+    first = [t.grad for t in leaves]
+    out = total(*leaves)
+    seen: list[int] = []
+    node = out.grad_fn.next_functions[7][0]
+    assert type(node).__name__ == "AccumulateGrad"
+    node.register_hook(lambda grad_inputs, grad_outputs: seen.append(7))
+    out.sum().backward()
+    assert seen == [7]
+    for i, t in enumerate(leaves):
+        assert t.grad is first[i]  # added in place: .grad keeps its identity
+        np.testing.assert_array_equal(t.grad.numpy(), [2.0 * i, 2.0 * i])

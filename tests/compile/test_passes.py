@@ -81,6 +81,48 @@ def test_a_shifted_value_read_elsewhere_keeps_the_maximum_differentiable() -> No
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-15)
 
 
+def _pooled_relu(x: yg.Tensor, w: yg.Tensor) -> yg.Tensor:
+    pooled = yg.nn.functional.max_pool2d(x.relu(), 3, 2, 1)
+    return (pooled * w).sum()
+
+
+def test_max_pooling_of_a_relu_pools_first_with_eager_values_and_gradients() -> None:
+    # Many windows all negative (their maximum is not positive), and ties.
+    rng = np.random.default_rng(3)
+    data = rng.choice(np.array([-2.0, -1.0, 0.0, 0.5, 1.0]), size=(2, 3, 7, 7))
+    x = yg.tensor(data, requires_grad=True)
+    w = _leaf(2, 3, 4, 4, seed=4)
+    compiled = yg.compile(_pooled_relu)
+    np.testing.assert_array_equal(
+        compiled(x, w).detach().numpy(), _pooled_relu(x, w).detach().numpy()
+    )
+    got, want, code = _both(_pooled_relu, x, w)
+    assert "max_pool2d_with_indices_kernel(x," in code  # the pooling reads x
+    for g, e in zip(got, want):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_a_relu_read_elsewhere_or_returned_indices_keep_the_order() -> None:
+    x, w = _leaf(1, 2, 6, 6), _leaf(1, 2, 3, 3, seed=1)
+
+    def relu_read_twice(x: yg.Tensor, w: yg.Tensor) -> yg.Tensor:
+        r = x.relu()
+        return (yg.nn.functional.max_pool2d(r, 2) * w).sum() + r.sum()
+
+    def indices_returned(x: yg.Tensor) -> tuple:
+        return yg.nn.functional.max_pool2d(x.relu(), 2, return_indices=True)
+
+    got, want, code = _both(relu_read_twice, x, w)
+    assert "max_pool2d_with_indices_kernel(relu," in code
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-14)
+    compiled = yg.compile(indices_returned)
+    values, indices = compiled(x)
+    assert "max_pool2d_with_indices_kernel(relu," in compiled.code
+    want_values, want_indices = indices_returned(x)
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+
+
 def test_a_square_doubles_one_product_and_alpha_one_is_no_call() -> None:
     x = _leaf(6)
     got, want, code = _both(lambda x: ((x * x) - x).sum(), x)

@@ -181,3 +181,33 @@ def test_grid_sample_refuses_an_unknown_mode_as_torch() -> None:
             lib.nn.functional.grid_sample(
                 lib.zeros(1, 1, 2, 2), lib.zeros(1, 1, 1, 2), mode="area"
             )
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("max_pool2d", (2,)),
+        ("max_pool2d", (3, 1, 1)),
+        ("max_pool3d", (2,)),
+        ("adaptive_max_pool2d", (3,)),
+        ("adaptive_max_pool3d", (2,)),
+    ],
+)
+def test_max_pooling_keeps_the_first_zeros_sign_as_torch(
+    name: str, args: tuple
+) -> None:
+    """A window whose maximum is a zero of both signs gives its first one (what
+    np.maximum returns there is either), with torch's index."""
+    rng = np.random.default_rng(5)
+    dims = 3 if name.endswith("3d") else 2
+    shape = (2, 3) + (6,) * dims
+    x = rng.choice(np.array([-0.0, 0.0, -1.0]), size=shape)
+    want = getattr(torch.nn.functional, name)(
+        torch.tensor(x), *args, return_indices=True
+    )
+    got = getattr(yg.nn.functional, name)(yg.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+    np.testing.assert_array_equal(
+        np.signbit(got[0].numpy()), np.signbit(want[0].numpy())
+    )
