@@ -23,6 +23,7 @@ from yamlgrad.runtime.ops import (
     convolutions,
     elementwise,
     gamma,
+    gates,
     grid_sampling,
     indexing,
     linalg,
@@ -17676,7 +17677,7 @@ def glu(input: Any, dim: Any = -1) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.glu_kernel(self_, dim))
+        result = Tensor._make(gates.glu_kernel(self_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("glu", kernel_failure, self=self_, dim=dim)
     if grad_fn is not None:
@@ -17703,7 +17704,7 @@ def hardshrink(input: Any, lambd: Any = 0.5) -> Tensor:
         grad_fn._saved_lambd = lambd
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.hardshrink_kernel(self_, lambd))
+        result = Tensor._make(gates.hardshrink_kernel(self_, lambd))
     except ValueError as kernel_failure:
         raise kernel_error("hardshrink", kernel_failure, self=self_, lambd=lambd)
     if grad_fn is not None:
@@ -17732,7 +17733,7 @@ def softshrink(input: Any, lambd: Any = 0.5) -> Tensor:
         grad_fn._saved_lambd = lambd
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.softshrink_kernel(self_, lambd))
+        result = Tensor._make(gates.softshrink_kernel(self_, lambd))
     except ValueError as kernel_failure:
         raise kernel_error("softshrink", kernel_failure, self=self_, lambd=lambd)
     if grad_fn is not None:
@@ -17762,7 +17763,7 @@ def threshold_default(input: Any, threshold: Any, value: Any) -> Tensor:
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_threshold = threshold
     try:
-        result = Tensor._make(activations.threshold_kernel(self_, threshold, value))
+        result = Tensor._make(gates.threshold_kernel(self_, threshold, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "threshold", kernel_failure, self=self_, threshold=threshold, value=value
@@ -17799,7 +17800,7 @@ def threshold_(input: Any, threshold: Any, value: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, activations.threshold_kernel(self_, threshold, value))
+        write_inplace(self, gates.threshold_kernel(self_, threshold, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "threshold_", kernel_failure, self=self_, threshold=threshold, value=value
@@ -23693,26 +23694,7 @@ NUMPY_ONLY_REASONS.update(
         "channel_shuffle": "kernel not yet ported to the array API",
         "col2im": "kernel not yet ported to the array API",
         "im2col": "kernel not yet ported to the array API",
-        "gelu": "kernel not yet ported to the array API",
-        "silu": "kernel not yet ported to the array API",
-        "mish": "kernel not yet ported to the array API",
-        "softplus": "kernel not yet ported to the array API",
-        "elu": "kernel not yet ported to the array API",
-        "celu": "kernel not yet ported to the array API",
-        "leaky_relu": "kernel not yet ported to the array API",
-        "hardtanh": "kernel not yet ported to the array API",
-        "hardswish": "kernel not yet ported to the array API",
-        "hardsigmoid": "kernel not yet ported to the array API",
-        "log_sigmoid_forward": "kernel not yet ported to the array API",
-        "glu": "kernel not yet ported to the array API",
-        "hardshrink": "kernel not yet ported to the array API",
-        "softshrink": "kernel not yet ported to the array API",
-        "threshold": "kernel not yet ported to the array API",
-        "hardtanh_": "kernel not yet ported to the array API",
-        "silu_": "kernel not yet ported to the array API",
-        "mish_": "kernel not yet ported to the array API",
-        "hardswish_": "kernel not yet ported to the array API",
-        "hardsigmoid_": "kernel not yet ported to the array API",
+        "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
         "smooth_l1_loss": "kernel not yet ported to the array API",
         "huber_loss": "kernel not yet ported to the array API",
         "binary_cross_entropy": "kernel not yet ported to the array API",

@@ -189,6 +189,8 @@ class _TensorNamespace:
     def concatenate(arrays: Sequence[Any], axis: int = 0) -> Any:
         return ops.cat(list(arrays), axis)
 
+    concat = concatenate  # the array API's name
+
     @staticmethod
     def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return ops.diagonal(x, offset, axis1, axis2)
