@@ -18,10 +18,6 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import (
     _SAME_WIDTH,
-    _abs,
-    _any_tensor,
-    _constant,
-    _data,
     _dim,
     _select,
     _special,
@@ -429,13 +425,6 @@ def _nn_log1p(x: Any) -> Any:
 
 def _nn_relu(x: Any) -> Any:
     return array_namespace(x).relu(x)
-
-
-def _nn_factor(condition: Any, like: Any) -> Any:
-    """A 0/1 constant of `like`'s dtype where `condition` (computed from raw data)
-    holds: it selects a branch and has no derivative."""
-    dtype = _data(like).dtype
-    return _constant(np.asarray(condition, dtype=dtype), like)
 
 
 def _nn_softplus(x: Any) -> Any:
