@@ -23692,8 +23692,5 @@ NUMPY_ONLY_REASONS.update(
         "col2im": "kernel not yet ported to the array API",
         "im2col": "kernel not yet ported to the array API",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
-        "multi_margin_loss": "kernel not yet ported to the array API",
-        "multilabel_margin_loss_forward": "kernel not yet ported to the array API",
-        "soft_margin_loss": "kernel not yet ported to the array API",
     }
 )

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.activations import (
@@ -22,7 +21,7 @@ from yamlgrad.runtime.ops.activations import (
     _nn_sigmoid,
     _nn_softplus,
 )
-from yamlgrad.runtime.ops.common import _raw, _sizes
+from yamlgrad.runtime.ops.common import _constant_like, _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import log, sign
 from yamlgrad.runtime.ops.reductions import mean_reduce, sum_reduce
 from yamlgrad.runtime.ops.shapes import reshape
@@ -303,12 +302,6 @@ def _nll_loss(
     return xp.astype(total, x.dtype), total_weight
 
 
-def _constant_next_to(array: Any, grad: Any) -> Any:
-    """An array of constants next to `grad`: a Tensor outside any graph for a
-    Tensor gradient, else the array (of any backend) itself."""
-    return constant_tensor(array) if isinstance(grad, Tensor) else array
-
-
 def _nn_reduced_grad(grad: Any, reduction: int, numel: int) -> Any:
     """A loss's output gradient per element: itself for "none", spread evenly
     for "mean" (broadcasting does the expansion), as it is for "sum"."""
@@ -430,7 +423,7 @@ def nll_loss_backward(
             coefficient = xp.where(coefficient != 0, coefficient / total, 0.0)
     if x.ndim > 1:
         coefficient = xp.moveaxis(coefficient, -1, 1)
-    coefficient = _constant_next_to(coefficient, grad)
+    coefficient = _constant_like(grad, coefficient)
     if reduction == 0 and x.ndim > 1:
         grad = reshape(grad, (x.shape[0], 1) + tuple(x.shape[2:]))
     return grad * coefficient
