@@ -93,6 +93,14 @@ def _margin_shapes(x: Any, target: Any, weight: Any) -> tuple[int, int]:
     return n, c
 
 
+def _picked(xp: Any, rows: Any, labels: Any, hot: Any) -> Any:
+    """Each row's value at its label, as a column: numpy's fancy index, or the
+    one-hot rows' sum on a backend without one (and on Tensors, recorded)."""
+    if type(rows) is np.ndarray:
+        return rows[np.arange(rows.shape[0]), labels][:, None]
+    return xp.sum(xp.where(hot, rows, 0.0), axis=1, keepdims=True)
+
+
 def multi_margin_loss_kernel(
     x: Any, target: Any, p: float, margin: float, weight: Any, reduction: int
 ) -> Any:
@@ -107,12 +115,16 @@ def multi_margin_loss_kernel(
     labels = xp.reshape(target, (n,))
     if _checks_values(labels) and bool(xp.any((labels < 0) | (labels >= c))):
         raise IndexError("target out of range")
-    hot = labels[:, None] == xp.arange(c)
-    z = margin - xp.sum(xp.where(hot, rows, 0.0), axis=1, keepdims=True) + rows
+    hot = None if xp is np else labels[:, None] == xp.arange(c)
+    z = margin - _picked(xp, rows, labels, hot) + rows
     hinge = xp.where(z > 0, z, 0.0) ** p
     if weight is not None:
         hinge = hinge * xp.take(weight, labels)[:, None]
-    loss = xp.astype(xp.sum(xp.where(hot, 0.0, hinge), axis=1) / c, x.dtype)
+    if xp is np:
+        hinge[np.arange(n), labels] = 0  # its own array: no selection pass
+    else:
+        hinge = xp.where(hot, 0.0, hinge)
+    loss = xp.astype(xp.sum(hinge, axis=1) / c, x.dtype)
     if reduction == 0:
         return xp.reshape(loss, np.shape(target) if x.ndim > 1 else ())
     return apply_loss_reduction(loss, reduction)
@@ -133,12 +145,13 @@ def multi_margin_loss_backward(
     n, c = _margin_shapes(x, target, weight)
     xp, raw = array_namespace(grad, self), _raw_namespace(self, target)
     rows = xp.reshape(self, (n, c))
-    hot = raw.reshape(_raw(target), (n, 1)) == raw.arange(c)
-    z = margin - xp.sum(xp.where(hot, rows, 0.0), axis=1, keepdims=True) + rows
+    labels = raw.reshape(_raw(target), (n,))
+    hot = labels[:, None] == raw.arange(c)
+    z = margin - _picked(xp, rows, labels, hot) + rows
     active = (_raw(z) > 0) & ~hot
     scale = raw.full((n,), 1 / c, dtype=x.dtype)
     if weight is not None:
-        scale = scale * raw.take(_raw(weight), raw.reshape(_raw(target), (n,)))
+        scale = scale * raw.take(_raw(weight), labels)
     coefficient = xp.where(active, p * z ** (p - 1), 0.0) * _constant_like(
         rows, scale[:, None]
     )
