@@ -699,11 +699,15 @@ def _silu_floor(grad: Any, self: Any) -> Any:
 
 
 def _gelu_floor(grad: Any, self: Any, approximate: str = "none") -> Any:
-    cdf = _special().erf(self * _SQRT_HALF)
-    cdf += 1
-    cdf *= 0.5
+    # The exception to reuse: the exact form's cost is scipy's erf (about
+    # 15 ns an element in either dtype, against torch's vectorised one), and
+    # gelu's node saves only the input, as PyTorch's does, so its backward takes
+    # erf again. The floor takes it twice too, which is what bounds the op.
+    erf = _special().erf
+    out = self * (0.5 * (1 + erf(self * _SQRT_HALF)))
+    cdf = 0.5 * (1 + erf(self * _SQRT_HALF))
     pdf = np.exp(-0.5 * self * self) * _INV_SQRT_2PI
-    return self * cdf, (cdf + self * pdf) * grad
+    return out, (cdf + self * pdf) * grad
 
 
 def _softplus_floor(
@@ -744,6 +748,39 @@ def _tanh_floor(grad: Any, self: Any) -> Any:
     return t, (1 - t * t) * grad
 
 
+def _relu_floor(grad: Any, self: Any) -> Any:
+    return np.maximum(self, 0), grad * (self > 0)
+
+
+def _leaky_relu_floor(grad: Any, self: Any, negative_slope: float = 0.01) -> Any:
+    positive = self > 0
+    out = np.where(positive, self, self * negative_slope)
+    return out, np.where(positive, grad, grad * negative_slope)
+
+
+def _celu_floor(grad: Any, self: Any, alpha: float = 1.0) -> Any:
+    return _elu_floor(grad, self, alpha, 1.0, 1.0 / alpha)
+
+
+def _hardtanh_floor(
+    grad: Any, self: Any, min_val: float = -1, max_val: float = 1
+) -> Any:
+    inside = (self > min_val) & (self < max_val)
+    return np.clip(self, min_val, max_val), grad * inside
+
+
+def _mish_floor(grad: Any, self: Any) -> Any:
+    t = np.tanh(np.logaddexp(0, self))
+    s = 1 / (1 + np.exp(-self))
+    return self * t, (t + self * s * (1 - t * t)) * grad
+
+
+def _log_sigmoid_floor(grad: Any, self: Any) -> Any:
+    e = np.exp(-np.abs(self))
+    out = np.minimum(self, 0) - np.log1p(e)
+    return out, grad / (1 + np.exp(self))
+
+
 FLOORS = {
     "tanh": _tanh_floor,
     "sigmoid": _sigmoid_floor,
@@ -754,4 +791,10 @@ FLOORS = {
     "selu": _selu_floor,
     "hardsigmoid": _hardsigmoid_floor,
     "hardswish": _hardswish_floor,
+    "relu": _relu_floor,
+    "leaky_relu": _leaky_relu_floor,
+    "celu": _celu_floor,
+    "hardtanh": _hardtanh_floor,
+    "mish": _mish_floor,
+    "log_sigmoid_forward": _log_sigmoid_floor,
 }
