@@ -19,7 +19,6 @@ from yamlgrad.runtime.ops.activations import (
     elu_backward,
     elu_backward_result,
     gelu_backward,
-    glu_backward,
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
@@ -27,7 +26,6 @@ from yamlgrad.runtime.ops.activations import (
     log_sigmoid_backward,
     log_softmax_backward_data,
     mish_backward,
-    shrink_backward,
     sigmoid_backward,
     silu_backward,
     softmax_backward_data,
@@ -75,6 +73,7 @@ from yamlgrad.runtime.ops.elementwise import (
     zeros_like,
 )
 from yamlgrad.runtime.ops.gamma import mvlgamma_backward
+from yamlgrad.runtime.ops.gates import glu_backward, shrink_backward
 from yamlgrad.runtime.ops.grid_sampling import (
     affine_grid_generator_backward,
     grid_sampler_backward_grid,

@@ -23,6 +23,7 @@ from yamlgrad.runtime.ops import (
     convolutions,
     elementwise,
     gamma,
+    gates,
     grid_sampling,
     indexing,
     linalg,
@@ -17688,7 +17689,7 @@ def glu(input: Any, dim: Any = -1) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.glu_kernel(self_, dim))
+        result = Tensor._make(gates.glu_kernel(self_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("glu", kernel_failure, self=self_, dim=dim)
     if grad_fn is not None:
@@ -17715,7 +17716,7 @@ def hardshrink(input: Any, lambd: Any = 0.5) -> Tensor:
         grad_fn._saved_lambd = lambd
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.hardshrink_kernel(self_, lambd))
+        result = Tensor._make(gates.hardshrink_kernel(self_, lambd))
     except ValueError as kernel_failure:
         raise kernel_error("hardshrink", kernel_failure, self=self_, lambd=lambd)
     if grad_fn is not None:
@@ -17744,7 +17745,7 @@ def softshrink(input: Any, lambd: Any = 0.5) -> Tensor:
         grad_fn._saved_lambd = lambd
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(activations.softshrink_kernel(self_, lambd))
+        result = Tensor._make(gates.softshrink_kernel(self_, lambd))
     except ValueError as kernel_failure:
         raise kernel_error("softshrink", kernel_failure, self=self_, lambd=lambd)
     if grad_fn is not None:
@@ -17774,7 +17775,7 @@ def threshold_default(input: Any, threshold: Any, value: Any) -> Tensor:
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_threshold = threshold
     try:
-        result = Tensor._make(activations.threshold_kernel(self_, threshold, value))
+        result = Tensor._make(gates.threshold_kernel(self_, threshold, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "threshold", kernel_failure, self=self_, threshold=threshold, value=value
@@ -17811,7 +17812,7 @@ def threshold_(input: Any, threshold: Any, value: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, activations.threshold_kernel(self_, threshold, value))
+        write_inplace(self, gates.threshold_kernel(self_, threshold, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "threshold_", kernel_failure, self=self_, threshold=threshold, value=value
@@ -23616,41 +23617,10 @@ NUMPY_ONLY_REASONS.update(
         "max_pool3d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "max_unpool2d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
         "max_unpool3d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
-        "native_layer_norm": "kernel not yet ported to the array API",
-        "native_batch_norm": "kernel not yet ported to the array API",
-        "native_group_norm": "kernel not yet ported to the array API",
         "grid_sampler_2d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "grid_sampler_3d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
-        "gelu": "kernel not yet ported to the array API",
-        "silu": "kernel not yet ported to the array API",
-        "mish": "kernel not yet ported to the array API",
-        "softplus": "kernel not yet ported to the array API",
-        "elu": "kernel not yet ported to the array API",
-        "celu": "kernel not yet ported to the array API",
-        "leaky_relu": "kernel not yet ported to the array API",
-        "hardtanh": "kernel not yet ported to the array API",
-        "hardswish": "kernel not yet ported to the array API",
-        "hardsigmoid": "kernel not yet ported to the array API",
-        "log_sigmoid_forward": "kernel not yet ported to the array API",
-        "glu": "kernel not yet ported to the array API",
-        "hardshrink": "kernel not yet ported to the array API",
-        "softshrink": "kernel not yet ported to the array API",
-        "threshold": "kernel not yet ported to the array API",
-        "hardtanh_": "kernel not yet ported to the array API",
-        "silu_": "kernel not yet ported to the array API",
-        "mish_": "kernel not yet ported to the array API",
-        "hardswish_": "kernel not yet ported to the array API",
-        "hardsigmoid_": "kernel not yet ported to the array API",
-        "smooth_l1_loss": "kernel not yet ported to the array API",
-        "huber_loss": "kernel not yet ported to the array API",
-        "binary_cross_entropy": "kernel not yet ported to the array API",
-        "binary_cross_entropy_with_logits": "kernel not yet ported to the array API",
-        "nll_loss_forward": "kernel not yet ported to the array API",
-        "nll_loss2d_forward": "kernel not yet ported to the array API",
-        "multi_margin_loss": "kernel not yet ported to the array API",
-        "multilabel_margin_loss_forward": "kernel not yet ported to the array API",
-        "soft_margin_loss": "kernel not yet ported to the array API",
+        "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
     }
 )

@@ -2,8 +2,8 @@
 
 elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
 (gather/scatter, advanced indexing), convolutions, pooling2d and pooling (with the
-window arithmetic they share in windows), normalization, activations, losses,
-composites (bodies of composite entries), special (scipy.special's functions),
+window arithmetic they share in windows), normalization, activations, gates (glu
+and the thresholding activations), losses, composites (bodies of composite entries), special (scipy.special's functions),
 special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
 std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,

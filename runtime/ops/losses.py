@@ -17,12 +17,11 @@ from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.activations import (
-    _nn_factor,
     _nn_log1p,
     _nn_sigmoid,
     _nn_softplus,
 )
-from yamlgrad.runtime.ops.common import _constant, _data, _sizes
+from yamlgrad.runtime.ops.common import _constant_like, _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import log, sign
 from yamlgrad.runtime.ops.reductions import mean_reduce, sum_reduce
 from yamlgrad.runtime.ops.shapes import reshape
@@ -80,10 +79,11 @@ def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> A
     _check_reduction("smooth_l1_loss", reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = np.abs(x - target)
+    xp = backend.namespace_of(x, target)
+    diff = xp.abs(x - target)
     if beta == 0:
         return apply_loss_reduction(diff, reduction)
-    loss = np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+    loss = xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
     return apply_loss_reduction(loss, reduction)
 
 
@@ -91,40 +91,53 @@ def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
     """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    diff = np.abs(x - target)
-    loss = np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
-    return apply_loss_reduction(loss.astype(np.result_type(x), copy=False), reduction)
+    xp = backend.namespace_of(x, target)
+    diff = xp.abs(x - target)
+    loss = xp.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+    return apply_loss_reduction(xp.astype(loss, x.dtype, copy=False), reduction)
 
 
 def binary_cross_entropy_kernel(
     x: Any, target: Any, weight: Any, reduction: int
 ) -> Any:
     """-w * (t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100."""
-    if np.result_type(target) != x.dtype:
+    xp = backend.namespace_of(x, target)
+    if target.dtype != x.dtype:
         raise RuntimeError(
-            f"Found dtype {_st(np.result_type(target))} but expected {_st(x.dtype)}"
+            f"Found dtype {_st(target.dtype)} but expected {_st(x.dtype)}"
         )
     if np.shape(target) != np.shape(x):
         # PyTorch's CPU kernel iterates over squeeze(input) and squeeze(target):
         # sizes that broadcast only through a size-1 dim that squeeze drops fail
-        broadcast_pair(np.shape(np.squeeze(x)), np.shape(np.squeeze(target)))
-    _check_probabilities(x, target)
+        broadcast_pair(_squeezed(x), _squeezed(target))
+    _check_probabilities(xp, x, target)
     with np.errstate(divide="ignore"):
-        log_x = np.maximum(np.log(x), -100)
-        log_1mx = np.maximum(np.log1p(-x), -100)
+        log_x = xp.clip(xp.log(x), min=-100)
+        log_1mx = xp.clip(xp.log1p(-x), min=-100)
     loss = -(target * log_x + (1 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
-    return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+    return apply_loss_reduction(xp.astype(loss, x.dtype, copy=False), reduction)
 
 
-def _check_probabilities(x: Any, target: Any) -> None:
+def _squeezed(x: Any) -> tuple[int, ...]:
+    """x's shape without its size-1 dims (the shape of squeeze(x))."""
+    return tuple(s for s in np.shape(x) if s != 1)
+
+
+def _check_probabilities(xp: Any, x: Any, target: Any) -> None:
     """PyTorch's CPU kernel checks input then target element by element, so the
-    first element out of [0, 1] (or nan) names which one is wrong."""
-    inside_x = (x >= 0) & (x <= 1)
-    inside_t = (np.asarray(target) >= 0) & (np.asarray(target) <= 1)
-    if np.all(inside_x) and np.all(inside_t):
+    first element out of [0, 1] (or nan) names which one is wrong. The check
+    reads the values: a lazy backend skips it rather than compute them."""
+    if backend.is_lazy(x) or backend.is_lazy(target):
         return
+    if bool(xp.all((x >= 0) & (x <= 1))) and bool(
+        xp.all((target >= 0) & (target <= 1))
+    ):
+        return
+    x, target = backend.to_numpy(x), backend.to_numpy(target)
+    inside_x = (x >= 0) & (x <= 1)
+    inside_t = (target >= 0) & (target <= 1)
     inside_x, inside_t = np.broadcast_arrays(inside_x, inside_t)
     first = int(np.argmin((inside_x & inside_t).reshape(-1)))
     which = "input" if not inside_x.reshape(-1)[first] else "target"
@@ -142,7 +155,8 @@ def binary_cross_entropy_with_logits_kernel(
     _in_place_shape(np.shape(target), np.shape(x))
     if weight is not None:
         _in_place_shape(np.shape(target), np.shape(weight))
-    softplus_neg = np.logaddexp(0, -x)
+    xp = backend.namespace_of(x, target)
+    softplus_neg = _nn_softplus(-x)
     if pos_weight is not None:
         loss = (1 - target) * x + ((pos_weight - 1) * target + 1) * softplus_neg
     else:
@@ -150,8 +164,9 @@ def binary_cross_entropy_with_logits_kernel(
     if weight is not None:
         loss = loss * weight
     # PyTorch computes it in place into `1 - target`: the target's float dtype.
-    dtype = np.result_type(target) if np.result_type(target).kind == "f" else x.dtype
-    return apply_loss_reduction(loss.astype(dtype, copy=False), reduction)
+    floating = xp.isdtype(target.dtype, "real floating")
+    dtype = target.dtype if floating else x.dtype
+    return apply_loss_reduction(xp.astype(loss, dtype, copy=False), reduction)
 
 
 def _in_place_shape(out: tuple[int, ...], *others: tuple[int, ...]) -> None:
@@ -172,19 +187,29 @@ def nll_loss_positions(
 ) -> tuple[Any, Any, Any]:
     """For nll_loss over input [C], [N, C] or [N, C, d1, ...]: the input with the
     class dim last, the per-position class weights (0 where ignored) and the
-    targets with ignored ones replaced by class 0. Checks targets like PyTorch."""
+    targets with ignored ones replaced by class 0. Checks targets like PyTorch
+    (a lazy backend skips the check, which reads the values)."""
+    xp = backend.namespace_of(x, target)
     n_classes = x.shape[0] if x.ndim == 1 else x.shape[1]
-    moved = x if x.ndim == 1 else np.moveaxis(x, 1, -1)
-    target = np.asarray(target)
+    moved = x if x.ndim == 1 else xp.moveaxis(x, 1, -1)
+    target = np.asarray(target) if xp is np else target
     if x.ndim == 1:  # one target, given 0-d or as [t]
-        target = target.reshape(())
+        target = xp.reshape(target, ())
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= n_classes))
-    if np.any(bad):
-        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
-    safe = np.where(keep, target, 0)
-    w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight
-    return moved, np.where(keep, w[safe], 0).astype(x.dtype), safe
+    if not backend.is_lazy(bad) and bool(xp.any(bad)):
+        first = backend.to_numpy(target)[backend.to_numpy(bad)].flat[0]
+        raise IndexError(f"Target {int(first)} is out of bounds.")
+    safe = xp.where(keep, target, 0)
+    w = xp.ones(n_classes, dtype=x.dtype) if weight is None else weight
+    picked = xp.reshape(xp.take(w, xp.reshape(safe, (-1,))), safe.shape)
+    return moved, xp.astype(xp.where(keep, picked, 0), x.dtype), safe
+
+
+def _one_hot(xp: Any, index: Any, n: int) -> Any:
+    """index[..., None] == arange(n): each position's class as a bool row (what
+    take_along_axis and put_along_axis do, on backends without them)."""
+    return index[..., None] == xp.arange(n)
 
 
 def nll_loss_kernel(
@@ -210,7 +235,9 @@ def nll_loss_kernel(
         )
     n_classes = x.shape[-1]
     _check_nll_weight_dtype(x, weight)
-    if weight is not None and (np.ndim(weight) != 1 or np.size(weight) != n_classes):
+    if weight is not None and (
+        np.ndim(weight) != 1 or np.shape(weight)[0] != n_classes
+    ):
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or "
             f"no classes but got weight tensor of shape: {_sizes(np.shape(weight))}"
@@ -233,7 +260,7 @@ def nll_loss2d_kernel(
             f"of dimension: {x.ndim}"
         )
     _check_nll_weight_dtype(x, weight)
-    if weight is not None and np.size(weight) != x.shape[1]:
+    if weight is not None and math.prod(np.shape(weight)) != x.shape[1]:
         raise RuntimeError(
             "weight tensor should be defined either for all or no classes"
         )
@@ -246,28 +273,33 @@ def nll_loss2d_kernel(
 
 
 def _check_nll_weight_dtype(x: Any, weight: Any) -> None:
-    if weight is not None and np.result_type(weight) != x.dtype:
+    if weight is not None and weight.dtype != x.dtype:
         raise RuntimeError(
-            f"expected scalar type {_st(x.dtype)} but found {_st(np.result_type(weight))}"
+            f"expected scalar type {_st(x.dtype)} but found {_st(weight.dtype)}"
         )
 
 
 def _nll_loss(
     x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
 ) -> tuple[Any, Any]:
+    xp = backend.namespace_of(x, target)
     moved, w, safe = nll_loss_positions(x, target, weight, ignore_index)
-    picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
+    if xp is np:
+        picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
+    else:
+        hot = _one_hot(xp, safe, moved.shape[-1])
+        picked = xp.sum(xp.where(hot, moved, 0.0), axis=-1)
     losses = -w * picked
-    total_weight = np.asarray(np.sum(w), dtype=x.dtype)
+    total_weight = xp.astype(xp.sum(w), x.dtype)
     if reduction == 0 and x.ndim > 1:
-        return losses.astype(x.dtype, copy=False), np.zeros((), dtype=x.dtype)
+        return xp.astype(losses, x.dtype, copy=False), xp.zeros((), dtype=x.dtype)
     if reduction == 0:  # one unbatched target: its loss, and its weight
-        return np.asarray(losses, dtype=x.dtype), total_weight
-    total = np.sum(losses)
+        return xp.astype(losses, x.dtype), total_weight
+    total = xp.sum(losses)
     if reduction == 1:
         with np.errstate(invalid="ignore"):  # 0 / 0: every target ignored, as nan
             total = total / total_weight
-    return np.asarray(total, dtype=x.dtype), total_weight
+    return xp.astype(total, x.dtype), total_weight
 
 
 def _nn_reduced_grad(grad: Any, reduction: int, numel: int) -> Any:
@@ -290,8 +322,8 @@ def smooth_l1_loss_backward(
     diff = self - target
     if beta == 0:
         return g * sign(diff)
-    inside = _nn_factor(np.abs(_data(diff)) < beta, diff)
-    return g * (inside * diff * (1 / beta) + (1 - inside) * sign(diff))
+    xp = array_namespace(g, diff)
+    return g * xp.where(xp.abs(diff) < beta, diff * (1 / beta), sign(diff))
 
 
 def huber_loss_backward(
@@ -299,15 +331,15 @@ def huber_loss_backward(
 ) -> Any:
     """d where |d| <= delta, else delta * sign(d). PyTorch's backward kernel
     refuses a target of another dtype (its forward accepts one)."""
-    want, found = _data(self).dtype, _data(target).dtype
+    want, found = _raw(self).dtype, _raw(target).dtype
     if found != want:
         raise RuntimeError(
             f"Found dtype {scalar_type_name(found)} but expected {scalar_type_name(want)}"
         )
     g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
     diff = self - target
-    inside = _nn_factor(np.abs(_data(diff)) <= delta, diff)
-    return g * (inside * diff + (1 - inside) * delta * sign(diff))
+    xp = array_namespace(g, diff)
+    return g * xp.where(xp.abs(diff) <= delta, diff, delta * sign(diff))
 
 
 def _nn_weighted(value: Any, weight: Any) -> Any:
@@ -332,7 +364,7 @@ def binary_cross_entropy_target_backward(
 ) -> Any:
     """w * (log(1 - x) - log(x)), each log clamped at -100 as in the forward;
     "mean" divides by the target's element count, as PyTorch's."""
-    g = _nn_reduced_grad(grad, reduction, math.prod(np.shape(_data(target))))
+    g = _nn_reduced_grad(grad, reduction, math.prod(np.shape(target)))
     log_1mx = _nn_clamp_min(_nn_log1p(-self), -100)
     log_x = _nn_clamp_min(log(self), -100)
     return _nn_weighted(g * (log_1mx - log_x), weight)
@@ -374,20 +406,24 @@ def nll_loss_backward(
     """-w[t] at each position's target class (zero where ignored), divided by the
     total weight for "mean": a constant times the output gradient, so the input
     gradient is linear in `grad` and does not depend on the input."""
-    x = _data(self)
+    x = _raw(self)
+    xp = backend.namespace_of(x)
     _, w, safe = nll_loss_positions(
-        x, _data(target), _data(weight) if weight is not None else None, ignore_index
+        x, _raw(target), None if weight is None else _raw(weight), ignore_index
     )
-    coefficient = np.zeros(x.shape if x.ndim == 1 else np.moveaxis(x, 1, -1).shape)
-    np.put_along_axis(coefficient, safe[..., None], -w[..., None], axis=-1)
+    n_classes = x.shape[0] if x.ndim == 1 else x.shape[1]
+    if xp is np:
+        coefficient = np.zeros(safe.shape + (n_classes,), dtype=x.dtype)
+        np.put_along_axis(coefficient, safe[..., None], -w[..., None], axis=-1)
+    else:
+        coefficient = xp.where(_one_hot(xp, safe, n_classes), -w[..., None], 0.0)
     if reduction == 1:  # every target ignored: a nan loss, but zero gradients
-        total = np.sum(w)
-        coefficient = np.divide(
-            coefficient, total, out=np.zeros_like(coefficient), where=coefficient != 0
-        )
+        total = xp.sum(w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coefficient = xp.where(coefficient != 0, coefficient / total, 0.0)
     if x.ndim > 1:
-        coefficient = np.moveaxis(coefficient, -1, 1)
-    coefficient = _constant(coefficient.astype(x.dtype), grad)
+        coefficient = xp.moveaxis(coefficient, -1, 1)
+    coefficient = _constant_like(grad, coefficient)
     if reduction == 0 and x.ndim > 1:
         grad = reshape(grad, (x.shape[0], 1) + tuple(x.shape[2:]))
     return grad * coefficient

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.ops.common import _constant, _data, _sizes
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.ops.activations import _nn_softplus
+from yamlgrad.runtime.ops.common import _constant_like, _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import exp
 from yamlgrad.runtime.ops.losses import apply_loss_reduction
 from yamlgrad.runtime.ops.namespace import array_namespace
@@ -34,9 +36,23 @@ BACKWARD_HELPERS = (
 
 def soft_margin_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
     """log(1 + exp(-target * x)), reduced."""
-    x, target = np.asarray(x), np.asarray(target)
-    loss = np.logaddexp(0, -target * x).astype(x.dtype, copy=False)
+    xp = backend.namespace_of(x, target)
+    if xp is np:
+        x, target = np.asarray(x), np.asarray(target)
+    loss = xp.astype(_nn_softplus(-target * x), x.dtype, copy=False)
     return apply_loss_reduction(loss, reduction)
+
+
+def _raw_namespace(*values: Any) -> Any:
+    """The namespace of the raw arrays behind values (Tensors or arrays): where
+    a helper computes its constants (masks, one-hot rows)."""
+    return backend.namespace_of(*(_raw(v) for v in values if v is not None))
+
+
+def _checks_values(*arrays: Any) -> bool:
+    """Whether a check that reads values runs: not on a lazy array, whose values
+    are not computed until the user asks."""
+    return not any(backend.is_lazy(a) for a in arrays)
 
 
 def soft_margin_loss_backward(grad: Any, self: Any, target: Any, reduction: int) -> Any:
@@ -51,8 +67,8 @@ def soft_margin_loss_backward(grad: Any, self: Any, target: Any, reduction: int)
 
 def _margin_shapes(x: Any, target: Any, weight: Any) -> tuple[int, int]:
     """(N, C) after PyTorch's multi_margin_loss_shape_check."""
-    target = _data(target)
-    weight = None if weight is None else _data(weight)
+    target = _raw(target)
+    weight = None if weight is None else _raw(weight)
     ndim = np.ndim(x)
     shape = np.shape(x)
     n, c = (1, shape[0]) if ndim <= 1 else shape[:2]
@@ -65,16 +81,24 @@ def _margin_shapes(x: Any, target: Any, weight: Any) -> tuple[int, int]:
             "Expected non-empty vector or matrix with optional 0-dim batch size, "
             f"but got: {_sizes(shape)}"
         )
-    if np.ndim(target) > 1 or np.size(target) != n:
+    if np.ndim(target) > 1 or math.prod(np.shape(target)) != n:
         raise RuntimeError(
             f"inconsistent target size, expected {n} but got {_sizes(np.shape(target))}"
         )
-    if weight is not None and (np.ndim(weight) > 1 or np.size(weight) != c):
+    if weight is not None and (np.ndim(weight) > 1 or math.prod(np.shape(weight)) != c):
         raise RuntimeError(
             f"inconsistent weight size, expected {c} but got "
             f"{_sizes(np.shape(weight))}"
         )
     return n, c
+
+
+def _picked(xp: Any, rows: Any, labels: Any, hot: Any) -> Any:
+    """Each row's value at its label, as a column: numpy's fancy index, or the
+    one-hot rows' sum on a backend without one (and on Tensors, recorded)."""
+    if type(rows) is np.ndarray:
+        return rows[np.arange(rows.shape[0]), labels][:, None]
+    return xp.sum(xp.where(hot, rows, 0.0), axis=1, keepdims=True)
 
 
 def multi_margin_loss_kernel(
@@ -83,20 +107,26 @@ def multi_margin_loss_kernel(
     """The multi-class hinge loss of each row (PyTorch's MultiMarginLoss)."""
     if p not in (1, 2):
         raise RuntimeError("only p == 1 and p == 2 supported")
-    x = np.asarray(x)
+    xp = backend.namespace_of(x, target)
+    if xp is np:
+        x, target = np.asarray(x), np.asarray(target)
     n, c = _margin_shapes(x, target, weight)
-    rows = x.reshape(n, c)
-    target = np.asarray(target).reshape(n)
-    if np.any((target < 0) | (target >= c)):
+    rows = xp.reshape(x, (n, c))
+    labels = xp.reshape(target, (n,))
+    if _checks_values(labels) and bool(xp.any((labels < 0) | (labels >= c))):
         raise IndexError("target out of range")
-    z = margin - rows[np.arange(n), target][:, None] + rows
-    hinge = np.where(z > 0, z, 0) ** p
+    hot = None if xp is np else labels[:, None] == xp.arange(c)
+    z = margin - _picked(xp, rows, labels, hot) + rows
+    hinge = xp.where(z > 0, z, 0.0) ** p
     if weight is not None:
-        hinge = hinge * np.asarray(weight)[target][:, None]
-    hinge[np.arange(n), target] = 0
-    loss = (hinge.sum(axis=1) / c).astype(x.dtype)
+        hinge = hinge * xp.take(weight, labels)[:, None]
+    if xp is np:
+        hinge[np.arange(n), labels] = 0  # its own array: no selection pass
+    else:
+        hinge = xp.where(hot, 0.0, hinge)
+    loss = xp.astype(xp.sum(hinge, axis=1) / c, x.dtype)
     if reduction == 0:
-        return loss.reshape(np.shape(target)) if x.ndim > 1 else loss.reshape(())
+        return xp.reshape(loss, np.shape(target) if x.ndim > 1 else ())
     return apply_loss_reduction(loss, reduction)
 
 
@@ -111,26 +141,22 @@ def multi_margin_loss_backward(
 ) -> Any:
     """p z^(p-1) w_y / C for each violated class i (z = margin - x_y + x_i), and
     minus their sum for the target class."""
-    x = _data(self)
+    x = _raw(self)
     n, c = _margin_shapes(x, target, weight)
-    xp = array_namespace(grad, self)
+    xp, raw = array_namespace(grad, self), _raw_namespace(self, target)
     rows = xp.reshape(self, (n, c))
-    target = np.asarray(_data(target)).reshape(n)
-    picked = xp.gather(rows, 1, target[:, None])
-    z = margin - picked + rows
-    active = _data(z) > 0
-    active[np.arange(n), target] = False
-    scale = np.ones(n, dtype=x.dtype) / c
+    labels = raw.reshape(_raw(target), (n,))
+    hot = labels[:, None] == raw.arange(c)
+    z = margin - _picked(xp, rows, labels, hot) + rows
+    active = (_raw(z) > 0) & ~hot
+    scale = raw.full((n,), 1 / c, dtype=x.dtype)
     if weight is not None:
-        scale = scale * np.asarray(_data(weight))[target]
-    coefficient = xp.where(active, p * z ** (p - 1), 0.0) * _constant(
-        scale[:, None].astype(x.dtype), rows
+        scale = scale * raw.take(_raw(weight), labels)
+    coefficient = xp.where(active, p * z ** (p - 1), 0.0) * _constant_like(
+        rows, scale[:, None]
     )
-    onehot = np.zeros((n, c), dtype=x.dtype)
-    onehot[np.arange(n), target] = 1
-    rows_grad = coefficient - _constant(onehot, rows) * xp.sum(
-        coefficient, axis=1, keepdims=True
-    )
+    onehot = _constant_like(rows, raw.astype(hot, x.dtype))
+    rows_grad = coefficient - onehot * xp.sum(coefficient, axis=1, keepdims=True)
     per_row = grad / n if reduction == 1 else grad
     per_row = xp.reshape(per_row, (n, 1)) if reduction == 0 else per_row
     return xp.reshape(rows_grad * per_row, tuple(x.shape))
@@ -139,17 +165,14 @@ def multi_margin_loss_backward(
 # -- multilabel_margin_loss ------------------------------------------------------------
 
 
-def _is_target(target: np.ndarray, c: int) -> np.ndarray:
-    """1 for each class a row lists before its first -1, else 0."""
-    listed = np.zeros(target.shape, dtype=bool)
-    for row, labels in enumerate(target):
-        for label in labels:
-            if label < 0:
-                break
-            if label >= c:
-                raise RuntimeError(f"target index out of range, got {label}")
-            listed[row, label] = True
-    return listed
+def _is_target(xp: Any, target: Any, c: int) -> Any:
+    """True for each class a row lists before its first -1 (a label out of
+    range there is refused, where the values are at hand)."""
+    before = xp.cumulative_sum(xp.astype(target < 0, xp.int32), axis=1) == 0
+    if _checks_values(target) and bool(xp.any(before & (target >= c))):
+        labels = backend.to_numpy(target)[backend.to_numpy(before & (target >= c))]
+        raise RuntimeError(f"target index out of range, got {labels[0]}")
+    return xp.any((target[:, :, None] == xp.arange(c)) & before[:, :, None], axis=1)
 
 
 def _multilabel_rows(x: Any, target: Any) -> tuple[int, int]:
@@ -160,7 +183,10 @@ def _multilabel_rows(x: Any, target: Any) -> tuple[int, int]:
             f"but got: {_sizes(shape)}"
         )
     n, c = (1, shape[0] if shape else 1) if len(shape) <= 1 else shape
-    if np.shape(target) != (shape if shape else (1,)) and np.size(target) != n * c:
+    if (
+        np.shape(target) != (shape if shape else (1,))
+        and math.prod(np.shape(target)) != n * c
+    ):
         raise RuntimeError(
             f"inconsistent target size: {_sizes(np.shape(target))} for input of "
             f"size: {_sizes(shape)}"
@@ -171,16 +197,19 @@ def _multilabel_rows(x: Any, target: Any) -> tuple[int, int]:
 def multilabel_margin_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
     """(loss, is_target): sum over the listed classes j and the other classes i
     of max(0, 1 - (x_j - x_i)) / C per row."""
-    x = np.asarray(x)
+    xp = backend.namespace_of(x, target)
+    if xp is np:
+        x, target = np.asarray(x), np.asarray(target)
     n, c = _multilabel_rows(x, target)
-    rows = x.reshape(n, c)
-    listed = _is_target(np.asarray(target).reshape(n, c), c)
+    rows = xp.reshape(x, (n, c))
+    listed = _is_target(xp, xp.reshape(target, (n, c)), c)
     z = 1 - rows[:, :, None] + rows[:, None, :]
     pairs = listed[:, :, None] & ~listed[:, None, :]
-    loss = (np.where(pairs & (z > 0), z, 0).sum(axis=(1, 2)) / c).astype(x.dtype)
-    is_target = listed.astype(x.dtype).reshape(np.shape(target))
+    hinges = xp.sum(xp.where(pairs & (z > 0), z, 0.0), axis=(1, 2))
+    loss = xp.astype(hinges / c, x.dtype)
+    is_target = xp.reshape(xp.astype(listed, x.dtype), np.shape(target))
     if reduction == 0:
-        return loss.reshape(_shape_of_rows(x)), is_target
+        return xp.reshape(loss, _shape_of_rows(x)), is_target
     return apply_loss_reduction(loss, reduction), is_target
 
 
@@ -192,15 +221,17 @@ def multilabel_margin_loss_backward(
     grad: Any, self: Any, target: Any, reduction: int, is_target: Any
 ) -> Any:
     """-1/C per violated pair for the listed class j, +1/C for the other class i."""
-    x = _data(self)
+    x = _raw(self)
     n, c = _multilabel_rows(x, target)
-    rows = x.reshape(n, c)
-    listed = np.asarray(_data(is_target)).reshape(n, c) != 0
+    raw = _raw_namespace(self)
+    rows = raw.reshape(x, (n, c))
+    listed = raw.reshape(_raw(is_target), (n, c)) != 0
     z = 1 - rows[:, :, None] + rows[:, None, :]
-    active = (listed[:, :, None] & ~listed[:, None, :] & (z > 0)).astype(x.dtype)
-    coefficient = (active.sum(axis=1) - active.sum(axis=2)) / c
+    active = listed[:, :, None] & ~listed[:, None, :] & (z > 0)
+    active = raw.astype(active, x.dtype)
+    coefficient = (raw.sum(active, axis=1) - raw.sum(active, axis=2)) / c
     xp = array_namespace(grad, self)
     per_row = grad / n if reduction == 1 else grad
     per_row = xp.reshape(per_row, (n, 1)) if reduction == 0 else per_row
-    rows_grad = _constant(coefficient.astype(x.dtype), grad) * per_row
+    rows_grad = _constant_like(grad, raw.astype(coefficient, x.dtype)) * per_row
     return xp.reshape(rows_grad, tuple(x.shape))

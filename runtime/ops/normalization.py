@@ -7,14 +7,16 @@ double backward is exact.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
 from yamlgrad.runtime.errors import scalar_type_name as _st
-from yamlgrad.runtime.ops.common import _constant, _raw, _sizes
+from yamlgrad.runtime.ops.common import _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import rsqrt
 from yamlgrad.runtime.ops.reductions import _sum_keepdim, mean_reduce, var
 from yamlgrad.runtime.ops.shapes import expand, reshape
@@ -32,6 +34,13 @@ BACKWARD_HELPERS = (
 )
 
 
+def _kernel_input(input: Any) -> tuple[Any, Any]:
+    """(namespace, x): another backend's array as it is, anything else as an
+    ndarray with numpy."""
+    xp = backend.namespace_of(input)
+    return xp, (np.asarray(input) if xp is np else input)
+
+
 def native_layer_norm_kernel(
     input: Any,
     normalized_shape: tuple[int, ...],
@@ -41,7 +50,7 @@ def native_layer_norm_kernel(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(output, mean, rstd) over the trailing `normalized_shape` dims; mean and rstd
     keep those dims as size 1, as PyTorch's."""
-    x = np.asarray(input)
+    xp, x = _kernel_input(input)
     _check_norm_dtypes(x, (weight, bias))
     if not normalized_shape:
         raise RuntimeError(
@@ -65,15 +74,21 @@ def native_layer_norm_kernel(
     dims = tuple(range(axis, x.ndim))
     mean = mean_reduce(x, axis=dims, keepdims=True)
     centered = x - mean
-    rstd = 1.0 / np.sqrt(
+    rstd = 1.0 / xp.sqrt(
         mean_reduce(centered * centered, axis=dims, keepdims=True) + eps
     )
-    out = centered * rstd
+    out = centered  # the kernel's own array: scaled in place
+    out *= rstd
     if weight is not None:
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out.astype(x.dtype), mean.astype(x.dtype), rstd.astype(x.dtype)
+    return _in_dtype(xp, x.dtype, out, mean, rstd)
+
+
+def _in_dtype(xp: Any, dtype: Any, *arrays: Any) -> tuple[Any, ...]:
+    """Each array (a fresh one of the kernel's) in `dtype`, the input's."""
+    return tuple(xp.astype(a, dtype, copy=False) for a in arrays)
 
 
 def native_batch_norm_kernel(
@@ -90,7 +105,7 @@ def native_batch_norm_kernel(
     statistics over every dim but the channels (dim 1) and updates the running ones
     in place: `(1 - momentum) * running + momentum * batch`, with the unbiased
     variance. Evaluation uses the running ones and saves nothing (shape [0])."""
-    x = np.asarray(input)
+    xp, x = _kernel_input(input)
     if (running_mean is None) != (running_var is None):
         raise KernelValueError(
             "running_mean and running_var must either both be None or neither be None"
@@ -98,50 +113,57 @@ def native_batch_norm_kernel(
     _check_norm_dtypes(x, (weight, bias, running_mean, running_var))
     channels = x.shape[1] if x.ndim > 1 else 1
     for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
-        if stat is not None and np.size(stat) != channels:
+        if stat is not None and math.prod(np.shape(stat)) != channels:
             raise RuntimeError(
-                f"{name} should contain {channels} elements not {np.size(stat)}"
+                f"{name} should contain {channels} elements not "
+                f"{math.prod(np.shape(stat))}"
             )
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, channels) + (1,) * (x.ndim - 2)
     if training:
         mean = mean_reduce(x, axis=dims)
-        var = mean_reduce((x - mean.reshape(shape)) ** 2, axis=dims)
-        invstd = 1.0 / np.sqrt(var + eps)
-        count = x.size // channels
+        centered = x - xp.reshape(mean, shape)
+        var = mean_reduce(centered * centered, axis=dims)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        count = math.prod(x.shape) // channels
         if running_mean is not None:
-            running_mean *= 1 - momentum
-            running_mean += momentum * mean
-        if running_var is not None:
-            unbiased = var * count / max(count - 1, 1)
-            running_var *= 1 - momentum
-            running_var += momentum * unbiased
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * count / max(count - 1, 1), momentum)
         save_mean, save_invstd = mean, invstd
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError(
                 "running_mean and running_var must be defined in evaluation mode"
             )
-        mean = np.asarray(running_mean)
-        invstd = 1.0 / np.sqrt(np.asarray(running_var) + eps)
-        save_mean = save_invstd = np.zeros((0,), dtype=x.dtype)
-    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+        mean = running_mean if xp is not np else np.asarray(running_mean)
+        centered = x - xp.reshape(mean, shape)
+        invstd = 1.0 / xp.sqrt(running_var + eps)
+        save_mean = save_invstd = xp.zeros((0,), dtype=x.dtype)
+    out = centered  # the kernel's own array: scaled in place
+    out *= xp.reshape(invstd, shape)
     if weight is not None:
-        out = out * np.reshape(weight, shape)
+        out = out * xp.reshape(weight, shape)
     if bias is not None:
-        out = out + np.reshape(bias, shape)
-    return (
-        out.astype(x.dtype),
-        np.asarray(save_mean, dtype=x.dtype),
-        np.asarray(save_invstd, dtype=x.dtype),
-    )
+        out = out + xp.reshape(bias, shape)
+    return _in_dtype(xp, x.dtype, out, save_mean, save_invstd)
+
+
+def _update_running(running: Any, batch: Any, momentum: float) -> None:
+    """running = (1 - momentum) * running + momentum * batch, written into the
+    running statistic (the module's buffer): in place on an ndarray, by item
+    assignment on another backend (which rebinds a Dask array's graph)."""
+    if type(running) is np.ndarray:
+        running *= 1 - momentum
+        running += momentum * batch
+    else:
+        running[...] = (1 - momentum) * running + momentum * batch
 
 
 def _check_norm_dtypes(x: Any, params: tuple[Any, ...]) -> None:
     """The CPU norms' dtype rules: parameters whose first one has another dtype
     than the input are a "mixed" call, allowed only as float32 parameters of a
     float16 input; otherwise every parameter must have the input's dtype."""
-    defined = [np.result_type(p) for p in params if p is not None]
+    defined = [_dtype(p) for p in params if p is not None]
     if not defined:
         return
     if defined[0] != x.dtype:
@@ -161,6 +183,10 @@ def _check_norm_dtypes(x: Any, params: tuple[Any, ...]) -> None:
             )
 
 
+def _dtype(x: Any) -> Any:
+    return x.dtype if hasattr(x, "dtype") else np.result_type(x)
+
+
 def _check_group_norm(
     x: Any, weight: Any, bias: Any, n: int, c: int, hxw: int, group: int
 ) -> None:
@@ -174,19 +200,28 @@ def _check_group_norm(
             f"got input of shape {shape} and num_groups={group}"
         )
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and (np.ndim(p) != 1 or np.size(p) != c):
+        if p is not None and (np.ndim(p) != 1 or np.shape(p)[0] != c):
             shown = weight if weight is not None else p  # PyTorch prints weight's
             raise RuntimeError(
                 f"Expected {name} to be a vector of size equal to the number of "
                 f"channels in input, but got {name} of shape "
                 f"{_sizes(np.shape(shown))} and input of shape {shape}"
             )
-    if x.size != n * c * hxw:
+    if math.prod(x.shape) != n * c * hxw:
         raise RuntimeError(
             "Expected X.numel() == N * C * HxW to be true, but got false.  (Could "
             "this error message be improved?  If so, please report an enhancement "
             "request to PyTorch.)"
         )
+
+
+def _regroup(x: Any, shape: tuple[int, ...]) -> Any:
+    """x reshaped to `shape` (of x's first dim); a lazy array through (N, -1),
+    a merge then a split, as Dask's reshape takes no reshape that moves elements
+    across dims in one step."""
+    if backend.is_lazy(_raw(x)):
+        x = reshape(x, (shape[0], -1))
+    return reshape(x, shape)
 
 
 def native_group_norm_kernel(
@@ -201,23 +236,19 @@ def native_group_norm_kernel(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(output, mean, rstd): each sample's channels split into `group` groups,
     each normalised on its own; mean and rstd are [N, group]."""
-    x = np.asarray(input)
+    xp, x = _kernel_input(input)
     _check_norm_dtypes(x, (weight, bias))
     _check_group_norm(x, weight, bias, n, c, hxw, group)
-    grouped = x.reshape(n, group, -1)
+    grouped = _regroup(x, (n, group, -1))
     mean = mean_reduce(grouped, axis=-1)
     centered = grouped - mean[..., None]
-    rstd = 1.0 / np.sqrt(mean_reduce(centered * centered, axis=-1) + eps)
-    out = (centered * rstd[..., None]).reshape(n, c, -1)
+    rstd = 1.0 / xp.sqrt(mean_reduce(centered * centered, axis=-1) + eps)
+    out = _regroup(centered * rstd[..., None], (n, c, -1))
     if weight is not None:
-        out = out * np.reshape(weight, (1, c, 1))
+        out = out * xp.reshape(weight, (1, c, 1))
     if bias is not None:
-        out = out + np.reshape(bias, (1, c, 1))
-    return (
-        out.reshape(x.shape).astype(x.dtype),
-        mean.astype(x.dtype),
-        rstd.astype(x.dtype),
-    )
+        out = out + xp.reshape(bias, (1, c, 1))
+    return _in_dtype(xp, x.dtype, _regroup(out, x.shape), mean, rstd)
 
 
 # Normalisation backward helpers recompute the statistics from `input` with the
@@ -285,13 +316,20 @@ def native_batch_norm_backward(
     if training:
         grad_input, x_hat = _normalize_backward(grad, input, dims, eps, scale)
     else:
-        mean = reshape(_constant(_raw(running_mean), grad), shape)
-        invstd = rsqrt(reshape(_constant(_raw(running_var), grad), shape) + eps)
+        mean = reshape(_statistic(running_mean, grad), shape)
+        invstd = rsqrt(reshape(_statistic(running_var, grad), shape) + eps)
         x_hat = (input - mean) * invstd
         grad_input = grad * invstd if scale is None else grad * (invstd * scale)
     grad_weight = _sum_dims(grad * x_hat, dims) if grad_input_mask[1] else None
     grad_bias = _sum_dims(grad, dims) if grad_input_mask[2] else None
     return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def _statistic(running: Any, grad: Any) -> Any:
+    """A running statistic as a constant next to `grad`: a Tensor outside any
+    graph for a Tensor gradient, else the raw array (of any backend)."""
+    raw = _raw(running)
+    return constant_tensor(raw) if isinstance(grad, Tensor) else raw
 
 
 def native_group_norm_backward(
@@ -308,34 +346,34 @@ def native_group_norm_backward(
     """All three outputs are differentiable, as in PyTorch: the gradients of mean
     and rstd ([N, group]) flow into the input too."""
     grad, grad_mean, grad_rstd = (list(grads) + [None, None, None])[:3]
-    x = reshape(input, (n, group, -1))
+    x = _regroup(input, (n, group, -1))
     count = x.shape[-1]
     grad_input = None
     x_hat = None
     if grad is not None:
-        scale = None if weight is None else reshape(weight, (1, c, 1))
-        g = reshape(grad, (n, c, -1))
+        scale = None if weight is None else _regroup(weight, (1, c, 1))
+        g = _regroup(grad, (n, c, -1))
         g = g if scale is None else g * scale
         grad_input, x_hat = _normalize_backward(
-            reshape(g, (n, group, -1)), x, (2,), eps, None
+            _regroup(g, (n, group, -1)), x, (2,), eps, None
         )
     mean = _sum_keepdim(x, (2,)) / count
     centered = x - mean
     rstd = rsqrt(_sum_keepdim(centered * centered, (2,)) / count + eps)
     if grad_mean is not None:
-        term = expand(reshape(grad_mean, (n, group, 1)) / count, (n, group, count))
+        term = expand(_regroup(grad_mean, (n, group, 1)) / count, (n, group, count))
         grad_input = term if grad_input is None else grad_input + term
     if grad_rstd is not None:
-        term = reshape(grad_rstd, (n, group, 1)) * (-(rstd * rstd * rstd) / count)
+        term = _regroup(grad_rstd, (n, group, 1)) * (-(rstd * rstd * rstd) / count)
         term = term * centered
         grad_input = term if grad_input is None else grad_input + term
     if grad_input is not None:
-        grad_input = reshape(grad_input, input.shape)
+        grad_input = _regroup(grad_input, input.shape)
     grad_weight = grad_bias = None
     if grad is not None:
-        g3 = reshape(grad, (n, c, -1))
+        g3 = _regroup(grad, (n, c, -1))
         if grad_input_mask[1]:
-            x_hat3 = reshape(centered * rstd, (n, c, -1))
+            x_hat3 = _regroup(centered * rstd, (n, c, -1))
             grad_weight = _sum_dims(g3 * x_hat3, (0, 2))
         if grad_input_mask[2]:
             grad_bias = _sum_dims(g3, (0, 2))

@@ -128,3 +128,40 @@ def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None
             getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("size", [13, 20_007])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "F.hardswish(x)",
+        "F.hardsigmoid(x)",
+        "F.hardtanh(x)",
+        "F.hardtanh(x, -0.5, 1.5)",
+        "F.elu(x)",
+        "F.selu(x)",
+        "F.celu(x, 2.0)",
+        "F.leaky_relu(x, 0.2)",
+        "F.softplus(x)",
+        "F.relu(x)",
+    ],
+)
+def test_activation_gradients_at_nan_and_the_branch_edges(
+    call: str, dtype: str, size: int
+) -> None:
+    """The gradient at a nan input, at +-inf and at each branch's edge (-3 and
+    3, the clamp bounds, 0) is what PyTorch's vectorised kernels give (its
+    scalar loop, which takes only the few elements past the last full vector,
+    may answer otherwise at nan). Both sizes take yamlgrad's small and large
+    paths; torch runs on 20,000 elements, all in full vectors."""
+    edges = [NAN, INF, -INF, -4.0, -3.0, -2.5, -1.0, -0.5, 0.0, 1.0, 1.5, 3.0, 4.0]
+    grads = []
+    for lib, F, n in (
+        (yg, yg.nn.functional, size),
+        (torch, torch.nn.functional, 20_000),
+    ):
+        x = lib.tensor(np.resize(np.array(edges, dtype=dtype), n), requires_grad=True)
+        eval(call).backward(lib.ones_like(x))  # noqa: S307
+        grads.append(x.grad.numpy()[:13])
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=0)
