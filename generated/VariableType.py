@@ -1273,7 +1273,7 @@ def fmax(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmax(self_, other_))
+        result = Tensor._make(elementwise.fmax_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1344,7 +1344,7 @@ def fmin(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmin(self_, other_))
+        result = Tensor._make(elementwise.fmin_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1568,7 +1568,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.fmod(self_, other))
+        result = Tensor._make(elementwise.fmod_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1598,7 +1598,7 @@ def fmod_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmod(self_, other_))
+        result = Tensor._make(elementwise.fmod_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -2258,11 +2258,7 @@ def nan_to_num(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(
-            np.nan_to_num(
-                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-            )
-        )
+        result = Tensor._make(elementwise.nan_to_num_kernel(self_, nan, posinf, neginf))
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num",
@@ -2277,7 +2273,7 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.isfinite(self)
+            result_t = elementwise.where(elementwise.isfinite(self), self_t, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -2508,9 +2504,8 @@ def isfinite(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("isfinite", self_)
     try:
-        result = Tensor._make(xp.isfinite(self_))
+        result = Tensor._make(elementwise.isfinite(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isfinite", kernel_failure, self=self_)
     return result
@@ -2522,9 +2517,8 @@ def logical_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("logical_not", self_)
     try:
-        result = Tensor._make(xp.logical_not(self_))
+        result = Tensor._make(elementwise.logical_not(self_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_not", kernel_failure, self=self_)
     return result
@@ -2537,13 +2531,8 @@ def logical_xor(input: Any, other: Any) -> Tensor:
         return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_xor", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_xor(self_, other_))
+        result = Tensor._make(elementwise.logical_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2556,13 +2545,8 @@ def logical_and(input: Any, other: Any) -> Tensor:
         return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_and", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_and(self_, other_))
+        result = Tensor._make(elementwise.logical_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2575,13 +2559,8 @@ def logical_or(input: Any, other: Any) -> Tensor:
         return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_or", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_or(self_, other_))
+        result = Tensor._make(elementwise.logical_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_or", kernel_failure, self=self_, other=other_)
     return result
@@ -3229,14 +3208,13 @@ def exp2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("exp2", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(xp.exp2(self_))
+        result = Tensor._make(elementwise.exp2_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3432,7 +3410,7 @@ def asin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asin", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3459,7 +3437,7 @@ def acos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acos", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3592,7 +3570,7 @@ def asinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asinh", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3619,7 +3597,7 @@ def acosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acosh", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4897,13 +4875,12 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round_decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(xp.round(self_, decimals))
+        result = Tensor._make(elementwise.round_decimals(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
@@ -12753,7 +12730,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.fmod(self_, other))
+        write_inplace(self, elementwise.fmod_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("fmod_", kernel_failure, self=self_, other=other)
     result = self
@@ -12788,7 +12765,7 @@ def fmod__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.fmod(self_, other_))
+        write_inplace(self, elementwise.fmod_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmod_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12983,12 +12960,7 @@ def nan_to_num_(
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(
-            self,
-            np.nan_to_num(
-                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-            ),
-        )
+        write_inplace(self, elementwise.nan_to_num_kernel(self_, nan, posinf, neginf))
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num_",
@@ -13004,7 +12976,7 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.isfinite(original_self)
+            result_t = elementwise.where(elementwise.isfinite(original_self), self_t, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -13051,7 +13023,6 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round__decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13059,7 +13030,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, xp.round(self_, decimals))
+        write_inplace(self, elementwise.round_decimals(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_, decimals=decimals)
     result = self
@@ -13079,7 +13050,7 @@ def asin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asin_", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13111,7 +13082,7 @@ def acos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acos_", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13397,7 +13368,6 @@ def exp2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("exp2_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13406,7 +13376,7 @@ def exp2_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, xp.exp2(self_))
+        write_inplace(self, elementwise.exp2_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2_", kernel_failure, self=self_)
     result = self
@@ -23425,38 +23395,7 @@ OVERLOADS = {
 # reason `tensor_arg` gives when such an op receives another backend's array.
 NUMPY_ONLY_REASONS.update(
     {
-        "fmax": "numpy's fmax has no array API counterpart",
-        "fmin": "numpy's fmin has no array API counterpart",
-        "remainder": "kernel not yet ported to the array API",
-        "remainder": "backward helper not yet ported to the array API",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "fmod": "numpy's fmod has no array API counterpart",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
-        "xlogy": "kernel not yet ported to the array API",
         "frexp": "kernel not yet ported to the array API",
-        "logaddexp": "kernel not yet ported to the array API",
-        "logaddexp2": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "lerp": "kernel not yet ported to the array API",
-        "clamp": "kernel not yet ported to the array API",
-        "clamp": "kernel not yet ported to the array API",
-        "clamp_min": "kernel not yet ported to the array API",
-        "clamp_min": "kernel not yet ported to the array API",
-        "clamp_max": "kernel not yet ported to the array API",
-        "clamp_max": "kernel not yet ported to the array API",
-        "nan_to_num": "numpy's nan_to_num has no array API counterpart",
-        "isfinite": "kernel not yet ported to the array API",
-        "logical_not": "kernel not yet ported to the array API",
-        "logical_xor": "kernel not yet ported to the array API",
-        "logical_and": "kernel not yet ported to the array API",
-        "logical_or": "kernel not yet ported to the array API",
-        "exp2": "kernel not yet ported to the array API",
-        "asin": "backward helper not yet ported to the array API",
-        "acos": "backward helper not yet ported to the array API",
-        "asinh": "backward helper not yet ported to the array API",
-        "acosh": "backward helper not yet ported to the array API",
-        "logit": "kernel not yet ported to the array API",
         "erf": "kernel not yet ported to the array API",
         "erfc": "kernel not yet ported to the array API",
         "erfinv": "kernel not yet ported to the array API",
@@ -23465,15 +23404,12 @@ NUMPY_ONLY_REASONS.update(
         "digamma": "kernel not yet ported to the array API",
         "polygamma": "kernel not yet ported to the array API",
         "i0": "kernel not yet ported to the array API",
-        "sinc": "kernel not yet ported to the array API",
         "special_i0e": "kernel not yet ported to the array API",
         "special_i1": "kernel not yet ported to the array API",
         "special_i1e": "kernel not yet ported to the array API",
         "special_erfcx": "kernel not yet ported to the array API",
         "special_ndtri": "kernel not yet ported to the array API",
         "special_log_ndtr": "kernel not yet ported to the array API",
-        "special_entr": "kernel not yet ported to the array API",
-        "special_xlog1py": "kernel not yet ported to the array API",
         "special_airy_ai": "kernel not yet ported to the array API",
         "special_bessel_j0": "kernel not yet ported to the array API",
         "special_bessel_j1": "kernel not yet ported to the array API",
@@ -23497,7 +23433,6 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_u": "kernel not yet ported to the array API",
         "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
         "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
-        "special_spherical_bessel_j0": "kernel not yet ported to the array API",
         "max": "kernel not yet ported to the array API",
         "max": "backward helper not yet ported to the array API",
         "min": "kernel not yet ported to the array API",
@@ -23613,33 +23548,14 @@ NUMPY_ONLY_REASONS.update(
         "constant_pad_nd": "kernel not yet ported to the array API",
         "_reshape_alias": "kernel not yet ported to the array API",
         "alias": "kernel not yet ported to the array API",
-        "clamp_": "kernel not yet ported to the array API",
-        "clamp_min_": "kernel not yet ported to the array API",
-        "clamp_max_": "kernel not yet ported to the array API",
         "masked_fill_": "kernel not yet ported to the array API",
         "masked_fill_": "kernel not yet ported to the array API",
         "index_add_": "kernel not yet ported to the array API",
         "scatter_": "kernel not yet ported to the array API",
         "scatter_": "kernel not yet ported to the array API",
         "scatter_add_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "lerp_": "kernel not yet ported to the array API",
-        "remainder_": "kernel not yet ported to the array API",
-        "remainder_": "backward helper not yet ported to the array API",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "fmod_": "numpy's fmod has no array API counterpart",
-        "xlogy_": "kernel not yet ported to the array API",
-        "xlogy_": "kernel not yet ported to the array API",
-        "clamp_min_": "kernel not yet ported to the array API",
-        "clamp_max_": "kernel not yet ported to the array API",
-        "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
-        "logit_": "kernel not yet ported to the array API",
-        "asin_": "backward helper not yet ported to the array API",
-        "acos_": "backward helper not yet ported to the array API",
-        "exp2_": "kernel not yet ported to the array API",
         "erf_": "kernel not yet ported to the array API",
         "erfc_": "kernel not yet ported to the array API",
-        "sinc_": "kernel not yet ported to the array API",
         "addbmm_": "kernel not yet ported to the array API",
         "mvlgamma_": "kernel not yet ported to the array API",
         "renorm_": "kernel not yet ported to the array API",

@@ -105,9 +105,13 @@ def array_namespace(*values: Any) -> Any:
 
 
 def namespace_of(x: Any, *others: Any) -> Any:
-    """A kernel's namespace: numpy for a numpy array (one type check, the
-    numpy path's whole cost), else `array_namespace` of every value."""
-    if type(x) is _ndarray and not others:
+    """A kernel's namespace: numpy for numpy arrays, Python numbers and None (a
+    set lookup per value, the numpy path's whole cost), else `array_namespace`
+    of every value."""
+    if type(x) in NUMPY:
+        for other in others:
+            if type(other) not in NUMPY:
+                return array_namespace(x, *others)
         return np
     return array_namespace(x, *others)
 
