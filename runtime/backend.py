@@ -41,8 +41,8 @@ ERR_DEVICES = (
     "devices, {0} and {1}!"
 )
 ERR_NUMPY_ONLY = (
-    "{op}: not implemented for the {backend} backend: this op runs on numpy arrays "
-    "only ({reason}). Call .numpy() on its inputs first."
+    "{op}: not implemented for the {backend} backend: this op runs on {backends} "
+    "arrays only ({reason}). Call .numpy() on its inputs first."
 )
 
 
@@ -122,11 +122,15 @@ xp_of = array_namespace  # the generated wrappers' name for it
 # Why each numpy-only op runs on numpy only, by its op name (filled by
 # the generated wrappers' module from derivatives.yaml's `numpy_only_reason:`).
 NUMPY_ONLY_REASONS: dict[str, str] = {}
+# The ops among them that run on Dask too, block by block (`backends: [numpy,
+# dask]`), by op name and wrapper name (filled by the same module).
+DASK_BLOCKWISE: set[str] = set()
 
 
 def numpy_only(op: str, *values: Any) -> Any:
-    """numpy, when every array among `values` is a numpy array; else the error
-    of an op that runs on numpy only, with its reason."""
+    """numpy, when every array among `values` is a numpy array; Dask's namespace
+    for Dask arrays given to an op of `DASK_BLOCKWISE`; else the error of an op
+    that runs on numpy (and Dask) only, with its reason."""
     xp = array_namespace(*values)
     if xp is not np:
         first = next(
@@ -135,12 +139,34 @@ def numpy_only(op: str, *values: Any) -> Any:
             for item in (value if isinstance(value, (list, tuple)) else (value,))
             if _is_array(item)
         )
+        blockwise_too = op in DASK_BLOCKWISE
+        if blockwise_too and is_lazy(first):
+            return xp
         raise NotImplementedError(
             ERR_NUMPY_ONLY.format(
-                op=op, backend=_backend_name(first), reason=NUMPY_ONLY_REASONS.get(op)
+                op=op,
+                backend=_backend_name(first),
+                backends="numpy and Dask" if blockwise_too else "numpy",
+                reason=NUMPY_ONLY_REASONS.get(op),
             )
         )
     return np
+
+
+def blockwise(fn: Any, *args: Any, dtype: Any = None) -> Any:
+    """`fn(*args)` for an element-wise numpy function (a scipy.special ufunc, a
+    numpy kernel): called as is on numpy arrays and numbers; on Dask arrays,
+    called chunk by chunk, lazily (the operands broadcast and their chunks align
+    as in any element-wise op), giving `dtype` (by default the arrays' result
+    type). The one place a numpy-only function reaches Dask's arrays."""
+    lazy = [a for a in args if is_lazy(a)]
+    if not lazy:
+        return fn(*args)
+    from dask.array.core import elemwise
+
+    if dtype is None:
+        dtype = np.result_type(*(a.dtype for a in lazy))
+    return elemwise(fn, *args, dtype=dtype)
 
 
 def adopt(value: Any) -> Any:

@@ -91,12 +91,12 @@ def cast(x: Any, dtype: np.dtype | None) -> Any:
 
 def erf(x: Any) -> Any:
     """The error function, element-wise (scipy.special.erf), in x's float dtype."""
-    return _special().erf(x)
+    return backend.blockwise(_special().erf, x)
 
 
 def erfc(x: Any) -> Any:
     """1 - erf(x), without the cancellation for large x (scipy.special.erfc)."""
-    return _special().erfc(x)
+    return backend.blockwise(_special().erfc, x)
 
 
 def logit(x: Any, eps: float | None) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.ops.common import _data, _special, _xlog
+from yamlgrad.runtime.ops.common import _special, _xlog
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
     TENSOR_NAMESPACE,
@@ -73,7 +73,7 @@ def _unary(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
         if isinstance(x, Tensor):
             return getattr(TENSOR_NAMESPACE, name)(x)
-        return _special_fn(scipy_name)(x)
+        return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name}); the recorded op on a Tensor."
@@ -114,6 +114,10 @@ def polygamma(n: int, x: Any) -> Any:
         return TENSOR_NAMESPACE.polygamma(n, x)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return backend.blockwise(_polygamma, n, x)
+
+
+def _polygamma(n: int, x: Any) -> Any:
     value = _special().polygamma(n, x)
     dtype = np.asarray(x).dtype
     return value.astype(dtype, copy=False) if dtype.kind == "f" else value
@@ -141,7 +145,7 @@ def sinc(x: Any) -> Any:
 
 def _no_gradient(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
-        return _special_fn(scipy_name)(x)
+        return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name})."
@@ -166,6 +170,10 @@ special_scaled_modified_bessel_k1 = _no_gradient(
 
 def special_airy_ai(x: Any) -> Any:
     """The Airy function Ai (the first of scipy.special.airy's four values)."""
+    return backend.blockwise(_airy_ai, x)
+
+
+def _airy_ai(x: Any) -> Any:
     return _special().airy(x)[0]
 
 
@@ -188,7 +196,7 @@ def special_spherical_bessel_j0(x: Any) -> Any:
 
 
 def _eps(x: Any) -> float:
-    dtype = _data(x).dtype
+    dtype = np.dtype((x._data if isinstance(x, Tensor) else x).dtype)
     return float(np.finfo(dtype if dtype.kind == "f" else np.float64).eps)
 
 
