@@ -23506,7 +23506,6 @@ NUMPY_ONLY_REASONS.update(
         "unsafe_split_with_sizes": "kernel not yet ported to the array API",
         "split_with_sizes": "kernel not yet ported to the array API",
         "unbind": "kernel not yet ported to the array API",
-        "_to_copy": "kernel not yet ported to the array API",
         "flip": "kernel not yet ported to the array API",
         "tril": "kernel not yet ported to the array API",
         "triu": "kernel not yet ported to the array API",

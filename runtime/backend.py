@@ -153,6 +153,14 @@ def numpy_only(op: str, *values: Any) -> Any:
     return np
 
 
+def dtype_in(xp: Any, dtype: Any) -> Any:
+    """A dtype as namespace `xp` names it: a numpy dtype (what the wrappers
+    carry) by its name in `xp`; another backend's dtype as it is."""
+    if xp is np or not isinstance(dtype, (np.dtype, type)):
+        return dtype
+    return getattr(xp, np.dtype(dtype).name)
+
+
 def blockwise(fn: Any, *args: Any, dtype: Any = None) -> Any:
     """`fn(*args)` for an element-wise numpy function (a scipy.special ufunc, a
     numpy kernel): called as is on numpy arrays and numbers; on Dask arrays,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.autograd.input_metadata import to_dtype
+from yamlgrad.runtime.autograd import input_metadata
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
@@ -53,7 +53,7 @@ KERNELS = (
     "logical_or",
 )
 BACKWARD_HELPERS = (
-    "to_dtype",  # the autograd core's, re-exported for formulas
+    "to_dtype",  # the autograd core's, and the standard's astype off numpy
     "cos",
     "sin",
     "exp",
@@ -86,7 +86,21 @@ BACKWARD_HELPERS = (
 
 def cast(x: Any, dtype: np.dtype | None) -> Any:
     """A copy of `x` as `dtype` (a copy even when the dtype is unchanged)."""
-    return np.array(x, dtype=dtype, copy=True)
+    xp = backend.namespace_of(x)
+    if xp is np:
+        return np.array(x, dtype=dtype, copy=True)
+    if dtype is None:
+        return xp.asarray(x, copy=True)
+    return xp.astype(x, backend.dtype_in(xp, dtype), copy=True)
+
+
+def to_dtype(x: Any, dtype: Any) -> Any:
+    """x as `dtype`, copied only when its dtype differs (recorded on a Tensor):
+    the autograd core's to_dtype, and the standard's astype on other backends."""
+    if backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        return xp.astype(x, backend.dtype_in(xp, dtype), copy=False)
+    return input_metadata.to_dtype(x, dtype)
 
 
 def erf(x: Any) -> Any:

@@ -332,7 +332,10 @@ def ndim_of(value: Any) -> int:
 
 
 def dtype_of(value: Any) -> np.dtype:
-    return value.dtype if type(value) is np.ndarray else np.asarray(value).dtype
+    """An array's dtype (a lazy one's without computing it), a number's numpy's."""
+    if type(value) is np.ndarray or hasattr(value, "dtype"):
+        return value.dtype
+    return np.asarray(value).dtype
 
 
 def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:
