@@ -2145,7 +2145,7 @@ class ClampMaxBackward1(Node):
 class NanToNumBackward0(Node):
     """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
 
-    self: grad * isfinite(self)
+    self: where(isfinite(self), grad, 0)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2157,7 +2157,7 @@ class NanToNumBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * isfinite(self_)
+            grad_inputs[0] = where(isfinite(self_), grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -53,7 +53,13 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, numpy_only, xp_of
+from yamlgrad.runtime.backend import (
+    DASK_BLOCKWISE,
+    NUMPY,
+    NUMPY_ONLY_REASONS,
+    numpy_only,
+    xp_of,
+)
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
@@ -1091,8 +1097,8 @@ def div_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div.Tensor_mode", "input", 1)
-    other_ = tensor_arg(other, "div.Tensor_mode", "other", 2)
+    self_ = tensor_arg(self, "div", "input", 1)
+    other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -1137,7 +1143,7 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div.Scalar_mode", "input", 1)
+    self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_, other = promote_operands(self_, other)
@@ -1275,7 +1281,7 @@ def fmax(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmax(self_, other_))
+        result = Tensor._make(elementwise.fmax_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1346,7 +1352,7 @@ def fmin(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmin(self_, other_))
+        result = Tensor._make(elementwise.fmin_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1503,7 +1509,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Scalar", "elementwise", remainder_Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder.Scalar", "input", 1)
+    self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1531,8 +1537,8 @@ def remainder_Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder.Tensor", "elementwise", remainder_Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder.Tensor", "input", 1)
-    other_ = tensor_arg(other, "remainder.Tensor", "other", 2)
+    self_ = tensor_arg(self, "remainder", "input", 1)
+    other_ = tensor_arg(other, "remainder", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1562,7 +1568,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
-    self_ = tensor_arg(self, "fmod.Scalar", "input", 1)
+    self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -1570,7 +1576,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(np.fmod(self_, other))
+        result = Tensor._make(elementwise.fmod_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
@@ -1588,8 +1594,8 @@ def fmod_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
-    self_ = tensor_arg(self, "fmod.Tensor", "input", 1)
-    other_ = tensor_arg(other, "fmod.Tensor", "other", 2)
+    self_ = tensor_arg(self, "fmod", "input", 1)
+    other_ = tensor_arg(other, "fmod", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1600,7 +1606,7 @@ def fmod_Tensor(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(np.fmod(self_, other_))
+        result = Tensor._make(elementwise.fmod_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -1619,8 +1625,8 @@ def xlogy_Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy.Tensor", "input", 1)
-    other_ = tensor_arg(other, "xlogy.Tensor", "other", 2)
+    self_ = tensor_arg(self, "xlogy", "input", 1)
+    other_ = tensor_arg(other, "xlogy", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1657,7 +1663,7 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
             "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
         )
     self = scalar_arg(self, "xlogy", "input", 1)
-    other_ = tensor_arg(other, "xlogy.Scalar_Self", "other", 2)
+    other_ = tensor_arg(other, "xlogy", "other", 2)
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1686,7 +1692,7 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy.Scalar_Other", "input", 1)
+    self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -1885,8 +1891,8 @@ def lerp_Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp.Scalar", "input", 1)
-    end_ = tensor_arg(end, "lerp.Scalar", "end", 2)
+    self_ = tensor_arg(self, "lerp", "input", 1)
+    end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -1913,9 +1919,9 @@ def lerp_Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp.Tensor", "input", 1)
-    end_ = tensor_arg(end, "lerp.Tensor", "end", 2)
-    weight_ = tensor_arg(weight, "lerp.Tensor", "weight", 3)
+    self_ = tensor_arg(self, "lerp", "input", 1)
+    end_ = tensor_arg(end, "lerp", "end", 2)
+    weight_ = tensor_arg(weight, "lerp", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -2047,9 +2053,9 @@ def clamp_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min, max):
         return interpose("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
-    self_ = tensor_arg(self, "clamp.Tensor", "input", 1)
-    min_ = optional_tensor_arg(min, "clamp.Tensor", "min", 2)
-    max_ = optional_tensor_arg(max, "clamp.Tensor", "max", 3)
+    self_ = tensor_arg(self, "clamp", "input", 1)
+    min_ = optional_tensor_arg(min, "clamp", "min", 2)
+    max_ = optional_tensor_arg(max, "clamp", "max", 3)
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -2156,8 +2162,8 @@ def clamp_min_Tensor(input: Any, min: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, min):
         return interpose("clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min)
-    self_ = tensor_arg(self, "clamp_min.Tensor", "input", 1)
-    min_ = tensor_arg(min, "clamp_min.Tensor", "min", 2)
+    self_ = tensor_arg(self, "clamp_min", "input", 1)
+    min_ = tensor_arg(min, "clamp_min", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -2215,8 +2221,8 @@ def clamp_max_Tensor(input: Any, max: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, max):
         return interpose("clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max)
-    self_ = tensor_arg(self, "clamp_max.Tensor", "input", 1)
-    max_ = tensor_arg(max, "clamp_max.Tensor", "max", 2)
+    self_ = tensor_arg(self, "clamp_max", "input", 1)
+    max_ = tensor_arg(max, "clamp_max", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -2260,11 +2266,7 @@ def nan_to_num(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(
-            np.nan_to_num(
-                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-            )
-        )
+        result = Tensor._make(elementwise.nan_to_num_kernel(self_, nan, posinf, neginf))
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num",
@@ -2279,7 +2281,7 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.isfinite(self)
+            result_t = elementwise.where(elementwise.isfinite(self), self_t, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -2510,9 +2512,8 @@ def isfinite(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("isfinite", self_)
     try:
-        result = Tensor._make(xp.isfinite(self_))
+        result = Tensor._make(elementwise.isfinite(self_))
     except ValueError as kernel_failure:
         raise kernel_error("isfinite", kernel_failure, self=self_)
     return result
@@ -2524,9 +2525,8 @@ def logical_not(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("logical_not", self_)
     try:
-        result = Tensor._make(xp.logical_not(self_))
+        result = Tensor._make(elementwise.logical_not(self_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_not", kernel_failure, self=self_)
     return result
@@ -2539,13 +2539,8 @@ def logical_xor(input: Any, other: Any) -> Tensor:
         return interpose("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_xor", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_xor(self_, other_))
+        result = Tensor._make(elementwise.logical_xor(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_xor", kernel_failure, self=self_, other=other_)
     return result
@@ -2558,13 +2553,8 @@ def logical_and(input: Any, other: Any) -> Tensor:
         return interpose("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_and", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_and(self_, other_))
+        result = Tensor._make(elementwise.logical_and(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_and", kernel_failure, self=self_, other=other_)
     return result
@@ -2577,13 +2567,8 @@ def logical_or(input: Any, other: Any) -> Tensor:
         return interpose("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(other_) in NUMPY
-        else numpy_only("logical_or", self_, other_)
-    )
     try:
-        result = Tensor._make(xp.logical_or(self_, other_))
+        result = Tensor._make(elementwise.logical_or(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("logical_or", kernel_failure, self=self_, other=other_)
     return result
@@ -3231,14 +3216,13 @@ def exp2(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("exp2", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(xp.exp2(self_))
+        result = Tensor._make(elementwise.exp2_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3434,7 +3418,7 @@ def asin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asin", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3461,7 +3445,7 @@ def acos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acos", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3594,7 +3578,7 @@ def asinh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asinh", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3621,7 +3605,7 @@ def acosh(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acosh", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4897,15 +4881,14 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round.decimals", "elementwise", round_decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round.decimals", "input", 1)
+    self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(xp.round(self_, decimals))
+        result = Tensor._make(elementwise.round_decimals(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
@@ -12328,8 +12311,8 @@ def div__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
             other,
             rounding_mode,
         )
-    self_ = tensor_arg(self, "div_.Tensor_mode", "input", 1)
-    other_ = tensor_arg(other, "div_.Tensor_mode", "other", 2)
+    self_ = tensor_arg(self, "div_", "input", 1)
+    other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
@@ -12490,8 +12473,8 @@ def lerp__Scalar(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end):
         return interpose("lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight)
-    self_ = tensor_arg(self, "lerp_.Scalar", "input", 1)
-    end_ = tensor_arg(end, "lerp_.Scalar", "end", 2)
+    self_ = tensor_arg(self, "lerp_", "input", 1)
+    end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end):
@@ -12521,9 +12504,9 @@ def lerp__Tensor(input: Any, end: Any, weight: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, end, weight):
         return interpose("lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight)
-    self_ = tensor_arg(self, "lerp_.Tensor", "input", 1)
-    end_ = tensor_arg(end, "lerp_.Tensor", "end", 2)
-    weight_ = tensor_arg(weight, "lerp_.Tensor", "weight", 3)
+    self_ = tensor_arg(self, "lerp_", "input", 1)
+    end_ = tensor_arg(end, "lerp_", "end", 2)
+    weight_ = tensor_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -12689,7 +12672,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
         )
-    self_ = tensor_arg(self, "remainder_.Scalar", "input", 1)
+    self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12720,8 +12703,8 @@ def remainder__Tensor(input: Any, other: Any) -> Tensor:
         return interpose(
             "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
         )
-    self_ = tensor_arg(self, "remainder_.Tensor", "input", 1)
-    other_ = tensor_arg(other, "remainder_.Tensor", "other", 2)
+    self_ = tensor_arg(self, "remainder_", "input", 1)
+    other_ = tensor_arg(other, "remainder_", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12756,7 +12739,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
-    self_ = tensor_arg(self, "fmod_.Scalar", "input", 1)
+    self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
     self_, other = promote_operands(self_, other)
     grad_fn = None
@@ -12766,7 +12749,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, np.fmod(self_, other))
+        write_inplace(self, elementwise.fmod_kernel(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("fmod_", kernel_failure, self=self_, other=other)
     result = self
@@ -12785,8 +12768,8 @@ def fmod__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
-    self_ = tensor_arg(self, "fmod_.Tensor", "input", 1)
-    other_ = tensor_arg(other, "fmod_.Tensor", "other", 2)
+    self_ = tensor_arg(self, "fmod_", "input", 1)
+    other_ = tensor_arg(other, "fmod_", "other", 2)
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12801,7 +12784,7 @@ def fmod__Tensor(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.fmod(self_, other_))
+        write_inplace(self, elementwise.fmod_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("fmod_", kernel_failure, self=self_, other=other_)
     result = self
@@ -12821,8 +12804,8 @@ def xlogy__Tensor(input: Any, other: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, other):
         return interpose("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
-    self_ = tensor_arg(self, "xlogy_.Tensor", "input", 1)
-    other_ = tensor_arg(other, "xlogy_.Tensor", "other", 2)
+    self_ = tensor_arg(self, "xlogy_", "input", 1)
+    other_ = tensor_arg(other, "xlogy_", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -12863,7 +12846,7 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
         return interpose(
             "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
         )
-    self_ = tensor_arg(self, "xlogy_.Scalar_Other", "input", 1)
+    self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
@@ -12904,8 +12887,8 @@ def clamp_min__Tensor(input: Any, min: Any) -> Tensor:
         return interpose(
             "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
         )
-    self_ = tensor_arg(self, "clamp_min_.Tensor", "input", 1)
-    min_ = tensor_arg(min, "clamp_min_.Tensor", "min", 2)
+    self_ = tensor_arg(self, "clamp_min_", "input", 1)
+    min_ = tensor_arg(min, "clamp_min_", "min", 2)
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -12942,8 +12925,8 @@ def clamp_max__Tensor(input: Any, max: Any) -> Tensor:
         return interpose(
             "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
         )
-    self_ = tensor_arg(self, "clamp_max_.Tensor", "input", 1)
-    max_ = tensor_arg(max, "clamp_max_.Tensor", "max", 2)
+    self_ = tensor_arg(self, "clamp_max_", "input", 1)
+    max_ = tensor_arg(max, "clamp_max_", "max", 2)
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -12996,12 +12979,7 @@ def nan_to_num_(
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(
-            self,
-            np.nan_to_num(
-                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-            ),
-        )
+        write_inplace(self, elementwise.nan_to_num_kernel(self_, nan, posinf, neginf))
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num_",
@@ -13017,7 +12995,7 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.isfinite(original_self)
+            result_t = elementwise.where(elementwise.isfinite(original_self), self_t, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -13062,9 +13040,8 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         return interpose(
             "round_.decimals", "elementwise", round__decimals, self, decimals
         )
-    self_ = tensor_arg(self, "round_.decimals", "input", 1)
+    self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
-    xp = np if type(self_) in NUMPY else numpy_only("round_.decimals", self_)
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -13072,7 +13049,7 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, xp.round(self_, decimals))
+        write_inplace(self, elementwise.round_decimals(self_, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round_", kernel_failure, self=self_, decimals=decimals)
     result = self
@@ -13092,7 +13069,7 @@ def asin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("asin_", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13124,7 +13101,7 @@ def acos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("acos_", self_)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13410,7 +13387,6 @@ def exp2_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
-    xp = np if type(self_) in NUMPY else numpy_only("exp2_", self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -13419,7 +13395,7 @@ def exp2_(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
-        write_inplace(self, xp.exp2(self_))
+        write_inplace(self, elementwise.exp2_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("exp2_", kernel_failure, self=self_)
     result = self
@@ -23441,82 +23417,44 @@ OVERLOADS = {
 # `numpy_only` gives when the overload receives another backend's array.
 NUMPY_ONLY_REASONS.update(
     {
-        "div.Tensor_mode": "kernel not yet ported to the array API",
-        "div.Scalar_mode": "kernel not yet ported to the array API",
-        "fmax": "numpy's fmax has no array API counterpart",
-        "fmin": "numpy's fmin has no array API counterpart",
-        "remainder.Scalar": "kernel not yet ported to the array API",
-        "remainder.Tensor": "backward helper not yet ported to the array API",
-        "fmod.Scalar": "numpy's fmod has no array API counterpart",
-        "fmod.Tensor": "numpy's fmod has no array API counterpart",
-        "xlogy.Tensor": "kernel not yet ported to the array API",
-        "xlogy.Scalar_Self": "kernel not yet ported to the array API",
-        "xlogy.Scalar_Other": "kernel not yet ported to the array API",
-        "frexp.Tensor": "kernel not yet ported to the array API",
-        "logaddexp": "kernel not yet ported to the array API",
-        "logaddexp2": "kernel not yet ported to the array API",
-        "lerp.Scalar": "kernel not yet ported to the array API",
-        "lerp.Tensor": "kernel not yet ported to the array API",
-        "clamp.Tensor": "kernel not yet ported to the array API",
-        "clamp": "kernel not yet ported to the array API",
-        "clamp_min": "kernel not yet ported to the array API",
-        "clamp_min.Tensor": "kernel not yet ported to the array API",
-        "clamp_max": "kernel not yet ported to the array API",
-        "clamp_max.Tensor": "kernel not yet ported to the array API",
-        "nan_to_num": "numpy's nan_to_num has no array API counterpart",
-        "isfinite": "kernel not yet ported to the array API",
-        "logical_not": "kernel not yet ported to the array API",
-        "logical_xor": "kernel not yet ported to the array API",
-        "logical_and": "kernel not yet ported to the array API",
-        "logical_or": "kernel not yet ported to the array API",
-        "exp2": "kernel not yet ported to the array API",
-        "asin": "backward helper not yet ported to the array API",
-        "acos": "backward helper not yet ported to the array API",
-        "asinh": "backward helper not yet ported to the array API",
-        "acosh": "backward helper not yet ported to the array API",
-        "logit": "kernel not yet ported to the array API",
-        "erf": "kernel not yet ported to the array API",
-        "erfc": "kernel not yet ported to the array API",
-        "erfinv": "kernel not yet ported to the array API",
-        "lgamma": "kernel not yet ported to the array API",
-        "mvlgamma": "kernel not yet ported to the array API",
-        "digamma": "kernel not yet ported to the array API",
-        "polygamma": "kernel not yet ported to the array API",
-        "i0": "kernel not yet ported to the array API",
-        "sinc": "kernel not yet ported to the array API",
-        "special_i0e": "kernel not yet ported to the array API",
-        "special_i1": "kernel not yet ported to the array API",
-        "special_i1e": "kernel not yet ported to the array API",
-        "special_erfcx": "kernel not yet ported to the array API",
-        "special_ndtri": "kernel not yet ported to the array API",
-        "special_log_ndtr": "kernel not yet ported to the array API",
-        "special_entr": "kernel not yet ported to the array API",
-        "special_xlog1py": "kernel not yet ported to the array API",
-        "special_airy_ai": "kernel not yet ported to the array API",
-        "special_bessel_j0": "kernel not yet ported to the array API",
-        "special_bessel_j1": "kernel not yet ported to the array API",
-        "special_bessel_y0": "kernel not yet ported to the array API",
-        "special_bessel_y1": "kernel not yet ported to the array API",
-        "special_chebyshev_polynomial_t": "kernel not yet ported to the array API",
-        "special_chebyshev_polynomial_u": "kernel not yet ported to the array API",
-        "special_chebyshev_polynomial_v": "kernel not yet ported to the array API",
-        "special_chebyshev_polynomial_w": "kernel not yet ported to the array API",
-        "special_hermite_polynomial_h": "kernel not yet ported to the array API",
-        "special_hermite_polynomial_he": "kernel not yet ported to the array API",
-        "special_laguerre_polynomial_l": "kernel not yet ported to the array API",
-        "special_legendre_polynomial_p": "kernel not yet ported to the array API",
-        "special_modified_bessel_i0": "kernel not yet ported to the array API",
-        "special_modified_bessel_i1": "kernel not yet ported to the array API",
-        "special_modified_bessel_k0": "kernel not yet ported to the array API",
-        "special_modified_bessel_k1": "kernel not yet ported to the array API",
-        "special_scaled_modified_bessel_k0": "kernel not yet ported to the array API",
-        "special_scaled_modified_bessel_k1": "kernel not yet ported to the array API",
-        "special_shifted_chebyshev_polynomial_t": "kernel not yet ported to the array API",
-        "special_shifted_chebyshev_polynomial_u": "kernel not yet ported to the array API",
-        "special_shifted_chebyshev_polynomial_v": "kernel not yet ported to the array API",
-        "special_shifted_chebyshev_polynomial_w": "kernel not yet ported to the array API",
-        "special_spherical_bessel_j0": "kernel not yet ported to the array API",
-        "round.decimals": "kernel not yet ported to the array API",
+        "frexp.Tensor": "needs frexp (a float's exponent field), which the array API lacks",
+        "erf": "scipy.special function with no array API counterpart",
+        "erfc": "scipy.special function with no array API counterpart",
+        "erfinv": "scipy.special function with no array API counterpart",
+        "lgamma": "scipy.special function with no array API counterpart",
+        "mvlgamma": "a sum of scipy.special's gammaln, which has no array API counterpart",
+        "digamma": "scipy.special function with no array API counterpart",
+        "polygamma": "scipy.special function with no array API counterpart",
+        "i0": "scipy.special function with no array API counterpart",
+        "special_i0e": "scipy.special function with no array API counterpart",
+        "special_i1": "scipy.special function with no array API counterpart",
+        "special_i1e": "scipy.special function with no array API counterpart",
+        "special_erfcx": "scipy.special function with no array API counterpart",
+        "special_ndtri": "scipy.special function with no array API counterpart",
+        "special_log_ndtr": "scipy.special function with no array API counterpart",
+        "special_airy_ai": "scipy.special function with no array API counterpart",
+        "special_bessel_j0": "scipy.special function with no array API counterpart",
+        "special_bessel_j1": "scipy.special function with no array API counterpart",
+        "special_bessel_y0": "scipy.special function with no array API counterpart",
+        "special_bessel_y1": "scipy.special function with no array API counterpart",
+        "special_chebyshev_polynomial_t": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_chebyshev_polynomial_u": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_hermite_polynomial_h": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_hermite_polynomial_he": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_laguerre_polynomial_l": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_legendre_polynomial_p": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_modified_bessel_i0": "scipy.special function with no array API counterpart",
+        "special_modified_bessel_i1": "scipy.special function with no array API counterpart",
+        "special_modified_bessel_k0": "scipy.special function with no array API counterpart",
+        "special_modified_bessel_k1": "scipy.special function with no array API counterpart",
+        "special_scaled_modified_bessel_k0": "scipy.special function with no array API counterpart",
+        "special_scaled_modified_bessel_k1": "scipy.special function with no array API counterpart",
+        "special_shifted_chebyshev_polynomial_t": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_shifted_chebyshev_polynomial_u": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
+        "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
         "nansum": "numpy's nansum has no array API counterpart",
         "renorm": "kernel not yet ported to the array API",
         "cummax": "a running maximum (numpy's ufunc.accumulate) has no array API counterpart",
@@ -23555,7 +23493,6 @@ NUMPY_ONLY_REASONS.update(
         "linalg_qr": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
-        "_to_copy": "kernel not yet ported to the array API",
         "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
         "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
@@ -23569,31 +23506,10 @@ NUMPY_ONLY_REASONS.update(
         "masked_scatter": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
         "masked_select": "output shape depends on the data",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
-        "clamp_": "kernel not yet ported to the array API",
-        "clamp_min_": "kernel not yet ported to the array API",
-        "clamp_max_": "kernel not yet ported to the array API",
         "fill.Tensor": "kernel not yet ported to the array API",
-        "div_.Tensor_mode": "kernel not yet ported to the array API",
-        "lerp_.Scalar": "kernel not yet ported to the array API",
-        "lerp_.Tensor": "kernel not yet ported to the array API",
-        "remainder_.Scalar": "kernel not yet ported to the array API",
-        "remainder_.Tensor": "backward helper not yet ported to the array API",
-        "fmod_.Scalar": "numpy's fmod has no array API counterpart",
-        "fmod_.Tensor": "numpy's fmod has no array API counterpart",
-        "xlogy_.Tensor": "kernel not yet ported to the array API",
-        "xlogy_.Scalar_Other": "kernel not yet ported to the array API",
-        "clamp_min_.Tensor": "kernel not yet ported to the array API",
-        "clamp_max_.Tensor": "kernel not yet ported to the array API",
-        "nan_to_num_": "numpy's nan_to_num has no array API counterpart",
-        "logit_": "kernel not yet ported to the array API",
-        "round_.decimals": "kernel not yet ported to the array API",
-        "asin_": "backward helper not yet ported to the array API",
-        "acos_": "backward helper not yet ported to the array API",
-        "exp2_": "kernel not yet ported to the array API",
-        "erf_": "kernel not yet ported to the array API",
-        "erfc_": "kernel not yet ported to the array API",
-        "sinc_": "kernel not yet ported to the array API",
-        "mvlgamma_": "kernel not yet ported to the array API",
+        "erf_": "scipy.special function with no array API counterpart",
+        "erfc_": "scipy.special function with no array API counterpart",
+        "mvlgamma_": "a sum of scipy.special's gammaln, which has no array API counterpart",
         "renorm_": "kernel not yet ported to the array API",
         "index_put_": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
@@ -23622,5 +23538,52 @@ NUMPY_ONLY_REASONS.update(
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
+    }
+)
+
+# The ops among them whose numpy kernels also run on Dask, chunk by chunk
+# (`backends: [numpy, dask]`), by their names with the overload.
+DASK_BLOCKWISE.update(
+    {
+        "erf",
+        "erfc",
+        "erfinv",
+        "lgamma",
+        "mvlgamma",
+        "digamma",
+        "polygamma",
+        "i0",
+        "special_i0e",
+        "special_i1",
+        "special_i1e",
+        "special_erfcx",
+        "special_ndtri",
+        "special_log_ndtr",
+        "special_airy_ai",
+        "special_bessel_j0",
+        "special_bessel_j1",
+        "special_bessel_y0",
+        "special_bessel_y1",
+        "special_chebyshev_polynomial_t",
+        "special_chebyshev_polynomial_u",
+        "special_chebyshev_polynomial_v",
+        "special_chebyshev_polynomial_w",
+        "special_hermite_polynomial_h",
+        "special_hermite_polynomial_he",
+        "special_laguerre_polynomial_l",
+        "special_legendre_polynomial_p",
+        "special_modified_bessel_i0",
+        "special_modified_bessel_i1",
+        "special_modified_bessel_k0",
+        "special_modified_bessel_k1",
+        "special_scaled_modified_bessel_k0",
+        "special_scaled_modified_bessel_k1",
+        "special_shifted_chebyshev_polynomial_t",
+        "special_shifted_chebyshev_polynomial_u",
+        "special_shifted_chebyshev_polynomial_v",
+        "special_shifted_chebyshev_polynomial_w",
+        "erf_",
+        "erfc_",
+        "mvlgamma_",
     }
 )

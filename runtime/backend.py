@@ -41,8 +41,8 @@ ERR_DEVICES = (
     "devices, {0} and {1}!"
 )
 ERR_NUMPY_ONLY = (
-    "{op}: not implemented for the {backend} backend: this op runs on numpy arrays "
-    "only ({reason}). Call .numpy() on its inputs first."
+    "{op}: not implemented for the {backend} backend: this op runs on {backends} "
+    "arrays only ({reason}). Call .numpy() on its inputs first."
 )
 
 
@@ -105,9 +105,13 @@ def array_namespace(*values: Any) -> Any:
 
 
 def namespace_of(x: Any, *others: Any) -> Any:
-    """A kernel's namespace: numpy for a numpy array (one type check, the
-    numpy path's whole cost), else `array_namespace` of every value."""
-    if type(x) is _ndarray and not others:
+    """A kernel's namespace: numpy for numpy arrays, Python numbers and None (a
+    set lookup per value, the numpy path's whole cost), else `array_namespace`
+    of every value."""
+    if type(x) in NUMPY:
+        for other in others:
+            if type(other) not in NUMPY:
+                return array_namespace(x, *others)
         return np
     return array_namespace(x, *others)
 
@@ -119,11 +123,15 @@ xp_of = array_namespace  # the generated wrappers' name for it
 # (`max.dim`; filled by the generated wrappers' module from derivatives.yaml's
 # `numpy_only_reason:`).
 NUMPY_ONLY_REASONS: dict[str, str] = {}
+# The ops among them that run on Dask too, block by block (`backends: [numpy,
+# dask]`), by their names with the overload (filled by the same module).
+DASK_BLOCKWISE: set[str] = set()
 
 
 def numpy_only(op: str, *values: Any) -> Any:
-    """numpy, when every array among `values` is a numpy array; else the error
-    of an op that runs on numpy only, with its reason."""
+    """numpy, when every array among `values` is a numpy array; Dask's namespace
+    for Dask arrays given to an op of `DASK_BLOCKWISE`; else the error of an op
+    that runs on numpy (and Dask) only, with its reason."""
     xp = array_namespace(*values)
     if xp is not np:
         first = next(
@@ -132,12 +140,42 @@ def numpy_only(op: str, *values: Any) -> Any:
             for item in (value if isinstance(value, (list, tuple)) else (value,))
             if _is_array(item)
         )
+        blockwise_too = op in DASK_BLOCKWISE
+        if blockwise_too and is_lazy(first):
+            return xp
         raise NotImplementedError(
             ERR_NUMPY_ONLY.format(
-                op=op, backend=_backend_name(first), reason=NUMPY_ONLY_REASONS.get(op)
+                op=op,
+                backend=_backend_name(first),
+                backends="numpy and Dask" if blockwise_too else "numpy",
+                reason=NUMPY_ONLY_REASONS.get(op),
             )
         )
     return np
+
+
+def dtype_in(xp: Any, dtype: Any) -> Any:
+    """A dtype as namespace `xp` names it: a numpy dtype (what the wrappers
+    carry) by its name in `xp`; another backend's dtype as it is."""
+    if xp is np or not isinstance(dtype, (np.dtype, type)):
+        return dtype
+    return getattr(xp, np.dtype(dtype).name)
+
+
+def blockwise(fn: Any, *args: Any, dtype: Any = None) -> Any:
+    """`fn(*args)` for an element-wise numpy function (a scipy.special ufunc, a
+    numpy kernel): called as is on numpy arrays and numbers; on Dask arrays,
+    called chunk by chunk, lazily (the operands broadcast and their chunks align
+    as in any element-wise op), giving `dtype` (by default the arrays' result
+    type). The one place a numpy-only function reaches Dask's arrays."""
+    lazy = [a for a in args if is_lazy(a)]
+    if not lazy:
+        return fn(*args)
+    from dask.array.core import elemwise
+
+    if dtype is None:
+        dtype = np.result_type(*(a.dtype for a in lazy))
+    return elemwise(fn, *args, dtype=dtype)
 
 
 def adopt(value: Any) -> Any:

@@ -747,7 +747,7 @@ def _load_entry(
     e = _Entry(entry, display, str(func))
     covered = _load_covered(e, func)
     composite = entry.get("composite")
-    numpy_only = _load_backends(e)
+    numpy_only, backends = _load_backends(e)
     forward = _load_forward(e, func, covered, kernel_helpers, bool(numpy_only))
     derivatives, non_differentiable = _load_formulas(e, func, covered, formula_helpers)
     # PyTorch's rule: a tensor input with no key at all is not differentiable and
@@ -804,25 +804,35 @@ def _load_entry(
         forward_derivatives=forward_derivatives,
         structure=tuple(structure.items()),
         numpy_only=numpy_only,
+        backends=backends,
     )
 
 
-def _load_backends(e: _Entry) -> str:
-    """`backends: [numpy]` with its `numpy_only_reason:`: the reason ("" for an
-    entry that runs on every array API backend)."""
+# What `backends:` may say: numpy only, or numpy and Dask (its chunks run the
+# numpy kernel one by one, through runtime/backend.py's `blockwise`).
+_RESTRICTED_BACKENDS = (("numpy",), ("numpy", "dask"))
+
+
+def _load_backends(e: _Entry) -> tuple[str, tuple[str, ...]]:
+    """`backends: [numpy]` (or `[numpy, dask]`) with its `numpy_only_reason:`:
+    the reason and the backends (("", ()) for an entry that runs on every
+    array API backend)."""
     backends = e.entry.get("backends")
     reason = e.entry.get("numpy_only_reason")
     if backends is None:
         if reason is not None:
             raise e.error("numpy_only_reason", "a reason without 'backends: [numpy]'")
-        return ""
-    if not isinstance(backends, list) or list(backends) != ["numpy"]:
-        message = "'backends' takes [numpy], for an op that runs on numpy only"
+        return "", ()
+    if not isinstance(backends, list) or tuple(backends) not in _RESTRICTED_BACKENDS:
+        message = (
+            "'backends' takes [numpy], for an op that runs on numpy only, or "
+            "[numpy, dask], for one whose numpy kernel also runs on Dask's chunks"
+        )
         raise e.error("backends", message)
     if not isinstance(reason, str) or not reason.strip():
         message = "'backends: [numpy]' needs 'numpy_only_reason': why, in a few words"
         raise e.error("backends", message)
-    return reason.strip()
+    return reason.strip(), tuple(backends)
 
 
 def _names_in(expression: str) -> set[str]:

@@ -612,6 +612,14 @@ class DifferentiabilityInfo:
     # Why the op runs on numpy arrays only (`backends: [numpy]`); "" when its
     # kernel names the array namespace `xp` and runs on every backend.
     numpy_only: str = ""
+    # The backends such an op runs on: ("numpy",), or ("numpy", "dask") when Dask
+    # runs its numpy kernel chunk by chunk; () for every backend.
+    backends: tuple[str, ...] = ()
+
+    @property
+    def runs_on_dask_blockwise(self) -> bool:
+        """`backends: [numpy, dask]`: Dask runs the numpy kernel chunk by chunk."""
+        return "dask" in self.backends
 
     @property
     def forward_kind(self) -> str:

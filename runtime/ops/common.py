@@ -8,6 +8,7 @@ without an import cycle; a helper lands here only when two families need it.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -157,6 +158,20 @@ def _select(keep: Any, a: Any, b: Any) -> Any:
     np.multiply(out, keep, out=out)  # a ^ b where keep, else 0
     out ^= b_bits
     return out.view(b.dtype)
+
+
+def _xlog(xp: Any, x: Any, y: Any, log: Any) -> Any:
+    """x * log(y) with 0 where x is 0 unless y is nan (torch's xlogy, and
+    xlog1py with log1p), in the standard's names; x or y may be a number."""
+    like = y if isinstance(x, (int, float)) else x
+    x, y = (
+        v if hasattr(v, "dtype") else xp.asarray(v, dtype=like.dtype) for v in (x, y)
+    )
+    if x.dtype == xp.bool:  # a mask as the factor (xlog1py's backward)
+        x = xp.astype(x, y.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        product = x * log(y)
+    return xp.where(xp.isnan(y), math.nan, xp.where(x == 0, 0.0, product))
 
 
 def _special() -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.autograd.input_metadata import to_dtype
+from yamlgrad.runtime.autograd import input_metadata
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
@@ -24,6 +24,7 @@ from yamlgrad.runtime.ops.common import (
     _raw,
     _select,
     _special,
+    _xlog,
 )
 
 KERNELS = (
@@ -37,11 +38,22 @@ KERNELS = (
     "xlogy",
     "divide",
     "remainder_kernel",
+    "fmod_kernel",
+    "fmax_kernel",
+    "fmin_kernel",
+    "nan_to_num_kernel",
+    "exp2_kernel",
+    "round_decimals",
     "logaddexp_kernel",
     "logaddexp2_kernel",
+    "isfinite",
+    "logical_not",
+    "logical_xor",
+    "logical_and",
+    "logical_or",
 )
 BACKWARD_HELPERS = (
-    "to_dtype",  # the autograd core's, re-exported for formulas
+    "to_dtype",  # the autograd core's, and the standard's astype off numpy
     "cos",
     "sin",
     "exp",
@@ -74,25 +86,40 @@ BACKWARD_HELPERS = (
 
 def cast(x: Any, dtype: np.dtype | None) -> Any:
     """A copy of `x` as `dtype` (a copy even when the dtype is unchanged)."""
-    return np.array(x, dtype=dtype, copy=True)
+    xp = backend.namespace_of(x)
+    if xp is np:
+        return np.array(x, dtype=dtype, copy=True)
+    if dtype is None:
+        return xp.asarray(x, copy=True)
+    return xp.astype(x, backend.dtype_in(xp, dtype), copy=True)
+
+
+def to_dtype(x: Any, dtype: Any) -> Any:
+    """x as `dtype`, copied only when its dtype differs (recorded on a Tensor):
+    the autograd core's to_dtype, and the standard's astype on other backends."""
+    if backend.is_foreign(x):
+        xp = backend.namespace_of(x)
+        return xp.astype(x, backend.dtype_in(xp, dtype), copy=False)
+    return input_metadata.to_dtype(x, dtype)
 
 
 def erf(x: Any) -> Any:
     """The error function, element-wise (scipy.special.erf), in x's float dtype."""
-    return _special().erf(x)
+    return backend.blockwise(_special().erf, x)
 
 
 def erfc(x: Any) -> Any:
     """1 - erf(x), without the cancellation for large x (scipy.special.erfc)."""
-    return _special().erfc(x)
+    return backend.blockwise(_special().erfc, x)
 
 
 def logit(x: Any, eps: float | None) -> Any:
     """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (unclamped when eps is None
     or negative, as in PyTorch). logit(1) is inf and logit(x > 1) nan, silently."""
-    z = x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps)
-    if np.ndim(z) == 0 or np.asarray(z).dtype.kind != "f":
-        return np.log(z / (1 - z))
+    xp = backend.namespace_of(x)
+    z = x if eps is None or eps < 0 else xp.clip(x, eps, 1 - eps)
+    if xp is not np or np.ndim(z) == 0 or np.asarray(z).dtype.kind != "f":
+        return xp.log(z / (1 - z))
     out = np.subtract(1, z, out=np.empty_like(z))  # three passes in one array
     np.divide(z, out, out=out)
     return np.log(out, out=out)
@@ -107,11 +134,12 @@ def clamp(x: Any, low: Any, high: Any) -> Any:
         raise RuntimeError(
             "torch.clamp: At least one of 'min' or 'max' must not be None"
         )
+    xp = backend.namespace_of(x, low, high)
     out = x
     if low is not None:
-        out = np.maximum(out, low)
+        out = xp.maximum(out, low)
     if high is not None:
-        out = np.minimum(out, high)
+        out = xp.minimum(out, high)
     return out
 
 
@@ -120,26 +148,38 @@ def lerp(start: Any, end: Any, weight: Any) -> Any:
     |weight| < 0.5 and from `end` otherwise, so that weight 1 gives exactly end.
     No promotion: `end` and a tensor `weight` must have `start`'s dtype (a 0-d
     weight binds as a Scalar, as in PyTorch)."""
-    dtype = np.result_type(start)
+    xp = backend.namespace_of(start, end, weight)
+    dtype = start.dtype
     for name, value in (("end", end), ("weight", weight)):
-        if type(value) is np.ndarray and value.dtype != dtype:
+        if not isinstance(value, (int, float)) and value.dtype != dtype:
             if name == "weight" and value.ndim == 0:
-                weight = value.astype(dtype)
+                weight = xp.astype(value, dtype)
                 continue
             raise RuntimeError(
                 f"expected dtype {_tm(dtype)} for `{name}` but got dtype "
                 f"{_tm(value.dtype)}"
             )
-    diff = np.subtract(end, start)
+    diff = end - start
     if isinstance(weight, (int, float)):  # a Scalar weight keeps start's dtype
         return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-    small = np.abs(weight) < 0.5
-    return np.where(small, start + weight * diff, end - diff * np.subtract(1, weight))
+    small = xp.abs(weight) < 0.5
+    if xp is not np or np.ndim(diff) == 0:
+        return xp.where(small, start + weight * diff, end - diff * (1 - weight))
+    # On numpy: each branch in one buffer of its own, selected by bit patterns.
+    low = weight * diff
+    low += start
+    high = np.subtract(1, weight, out=np.empty_like(low))
+    high *= diff
+    np.subtract(end, high, out=high)
+    return _select(small, low, high)
 
 
 def _xlogy(x: Any, y: Any) -> Any:
     """x * log(y), with 0 where x is 0 (even where log(y) is -inf) unless y is
     nan, as torch.xlogy: scipy.special.xlogy, in the operands' float dtype."""
+    xp = backend.namespace_of(x, y)
+    if xp is not np:
+        return _xlog(xp, x, y, xp.log)
     dtype = np.result_type(x, y, 0.0)
     return _special().xlogy(np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype))
 
@@ -147,24 +187,42 @@ def _xlogy(x: Any, y: Any) -> Any:
 def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
     """`div` with PyTorch's rounding modes: None (true division), "trunc" (toward
     zero) or "floor" (toward -inf, as Python's `//`)."""
+    xp = backend.namespace_of(a, b)
     if rounding_mode is None:
-        return np.true_divide(a, b)
+        return xp.divide(a, b)
     if rounding_mode == "trunc":
+        if xp is not np:
+            return _trunc_divide(xp, a, b)
         dtype = np.result_type(a, b)
         quotient = np.trunc(np.true_divide(a, b))
         return quotient if dtype.kind == "f" else quotient.astype(dtype)
     if rounding_mode == "floor":
-        return np.floor_divide(a, b)
+        return xp.floor_divide(a, b)
     raise RuntimeError(
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
     )
 
 
+def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
+    """a / b rounded toward zero in the standard's names: trunc of the quotient
+    for floats; for integers the floor quotient, plus one where the division is
+    inexact and the signs differ."""
+    quotient = xp.floor_divide(a, b)
+    if xp.isdtype(quotient.dtype, "real floating"):
+        return xp.trunc(xp.divide(a, b))
+    inexact = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return quotient + xp.astype(inexact, quotient.dtype)
+
+
 def remainder_kernel(a: Any, b: Any) -> Any:
     """a - b * floor(a / b), with b's sign, as PyTorch's: fmod(a, b), plus b where
     that is nonzero and its sign differs from b's (np.remainder's float loop does
-    the same element by element, several times slower)."""
+    the same element by element, several times slower); the standard's
+    remainder (the same definition) on other backends."""
+    xp = backend.namespace_of(a, b)
+    if xp is not np:
+        return xp.remainder(a, b)
     if np.result_type(a, b).kind != "f":
         return np.remainder(a, b)
     mod = np.asarray(np.fmod(a, b))  # a 0-d result too, for the passes' out=
@@ -178,19 +236,95 @@ def remainder_kernel(a: Any, b: Any) -> Any:
     return _select(fix, np.add(mod, b), mod)
 
 
+def fmod_kernel(a: Any, b: Any) -> Any:
+    """a - b * trunc(a / b), with a's sign (C's fmod): numpy's fmod; on other
+    backends |a| mod |b| (exact, as fmod is) given a's sign."""
+    xp = backend.namespace_of(a, b)
+    if xp is np:
+        return np.fmod(a, b)
+    magnitude = xp.remainder(xp.abs(a), abs(b))
+    if xp.isdtype(magnitude.dtype, "real floating"):
+        return xp.copysign(magnitude, a)
+    return xp.where(a < 0, -magnitude, magnitude)
+
+
+def fmax_kernel(a: Any, b: Any) -> Any:
+    """max(a, b), ignoring a nan operand (nan only where both are): numpy's fmax."""
+    return _ignoring_nan(a, b, np.fmax, "maximum")
+
+
+def fmin_kernel(a: Any, b: Any) -> Any:
+    """min(a, b), ignoring a nan operand (nan only where both are): numpy's fmin."""
+    return _ignoring_nan(a, b, np.fmin, "minimum")
+
+
+def _ignoring_nan(a: Any, b: Any, np_fn: Any, name: str) -> Any:
+    xp = backend.namespace_of(a, b)
+    if xp is np:
+        return np_fn(a, b)
+    extreme = getattr(xp, name)(a, b)
+    return xp.where(xp.isnan(a), b, xp.where(xp.isnan(b), a, extreme))
+
+
+def nan_to_num_kernel(
+    x: Any, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """x with nan, +inf and -inf replaced (by 0 and the dtype's largest and
+    lowest finite values unless given): numpy's nan_to_num, or three selections."""
+    xp = backend.namespace_of(x)
+    nan = 0.0 if nan is None else nan
+    if xp is np:
+        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+    if not xp.isdtype(x.dtype, "real floating"):
+        return xp.asarray(x, copy=True)
+    info = xp.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    x = xp.where(x == math.inf, posinf, xp.where(x == -math.inf, neginf, x))
+    return xp.where(xp.isnan(x), nan, x)
+
+
+def exp2_kernel(x: Any) -> Any:
+    """2 ** x: numpy's exp2; a power of 2.0 on backends whose standard lacks exp2."""
+    xp = backend.namespace_of(x)
+    return np.exp2(x) if xp is np else 2.0**x
+
+
+def round_decimals(x: Any, decimals: int) -> Any:
+    """x rounded half to even at `decimals` decimal places (left of the point for
+    a negative count): numpy's round, or its scaling by 10**|decimals| around
+    the standard's round."""
+    xp = backend.namespace_of(x)
+    if xp is np:
+        return np.round(x, decimals)
+    if decimals == 0 or not xp.isdtype(x.dtype, "real floating"):
+        return xp.round(x)
+    scale = 10.0 ** abs(decimals)
+    return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
+
+
 def logaddexp_kernel(a: Any, b: Any) -> Any:
     """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)), PyTorch's
     formula; a + b where a - b is nan (both inf of one sign, or a nan)."""
-    return _logaddexp(a, b, np.exp, 1.0)
+    return _logaddexp(a, b, False)
 
 
 def logaddexp2_kernel(a: Any, b: Any) -> Any:
     """log2(2**a + 2**b) as max(a, b) + log1p(2**-|a - b|) / log(2)."""
-    return _logaddexp(a, b, np.exp2, 1 / math.log(2))
+    return _logaddexp(a, b, True)
 
 
-def _logaddexp(a: Any, b: Any, power: Any, scale: float) -> Any:
-    """Five vectorised passes where numpy's logaddexp loops element by element."""
+def _logaddexp(a: Any, b: Any, base2: bool) -> Any:
+    """Five vectorised passes where numpy's logaddexp loops element by element;
+    the same formula in the standard's names on other backends."""
+    scale = 1 / math.log(2) if base2 else 1.0
+    xp = backend.namespace_of(a, b)
+    if xp is not np:
+        d = -xp.abs(a - b)
+        term = xp.log1p(2.0 ** d if base2 else xp.exp(d))
+        out = xp.maximum(a, b) + (term * scale if base2 else term)
+        return xp.where(xp.isnan(d), a + b, out)
+    power = np.exp2 if base2 else np.exp
     out = np.asarray(np.maximum(a, b))
     d = np.asarray(np.subtract(a, b))
     undefined = np.isnan(d)
@@ -239,7 +373,8 @@ cosh = _unary(np.cosh, "cosh")
 
 
 def _rsqrt(x: Any) -> Any:
-    return np.reciprocal(np.sqrt(x))
+    xp = backend.namespace_of(x)
+    return xp.reciprocal(xp.sqrt(x))
 
 
 rsqrt = _unary(_rsqrt, "rsqrt")
@@ -295,7 +430,11 @@ def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> A
 
 def _mask(np_fn: Any, name: str) -> Any:
     def helper(*values: Any) -> Any:
-        out = np_fn(*(_raw(v) for v in values))
+        raws = [_raw(v) for v in values]
+        if all(type(r) in backend.NUMPY or isinstance(r, np.generic) for r in raws):
+            out = np_fn(*raws)
+        else:
+            out = _standard_mask(name, raws)
         return Tensor._make(out) if _any_tensor(*values) else out
 
     helper.__name__ = helper.__qualname__ = name
@@ -306,10 +445,33 @@ def _mask(np_fn: Any, name: str) -> Any:
     return helper
 
 
+def _standard_mask(name: str, raws: list[Any]) -> Any:
+    """A mask on another backend, where the standard takes only bool operands for
+    the logical functions and only numbers for isnan and isfinite: an operand
+    counts as true where it is nonzero, and a bool is finite and not nan."""
+    xp = backend.array_namespace(*raws)
+    if name.startswith("logical_"):
+        return getattr(xp, name)(*(r if _is_bool(xp, r) else r != 0 for r in raws))
+    (x,) = raws
+    if _is_bool(xp, x):
+        return xp.ones_like(x) if name == "isfinite" else xp.zeros_like(x)
+    return getattr(xp, name)(x)
+
+
+def _is_bool(xp: Any, value: Any) -> bool:
+    return isinstance(value, bool) or getattr(value, "dtype", None) == xp.bool
+
+
 isnan = _mask(np.isnan, "isnan")
 
 
 isfinite = _mask(np.isfinite, "isfinite")
+
+
+logical_not = _mask(np.logical_not, "logical_not")
+
+
+logical_xor = _mask(np.logical_xor, "logical_xor")
 
 
 logical_and = _mask(np.logical_and, "logical_and")
@@ -377,15 +539,15 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
     and 0 outside; without eps, inside [0, 1] and nan outside. PyTorch's
     infinitely_differentiable_logit_backward, used in both modes."""
     low, high, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
-    if not _any_tensor(grad, self) and np.shape(grad) == np.shape(self) != ():
+    if type(grad) is type(self) is np.ndarray and grad.shape == self.shape != ():
         # On ndarrays: the quotient in one array of its own, and the elements
         # outside the range (none, in the usual case) overwritten.
         value = np.subtract(1, self, out=np.empty(np.shape(self), np.result_type(grad)))
         value *= self
         np.divide(grad, value, out=value)
-        inside = np.greater_equal(self, low)
-        inside &= self <= high
-        if not inside.all():
+        if self.min() < low or self.max() > high:  # two reductions, no masks
+            inside = np.greater_equal(self, low)
+            inside &= self <= high
             value[~inside] = outside
         return value
     with np.errstate(divide="ignore", invalid="ignore"):

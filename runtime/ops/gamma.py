@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _special
 from yamlgrad.runtime.ops.special import digamma
 
@@ -29,8 +30,13 @@ def _float(x: Any) -> np.ndarray:
 def mvlgamma_kernel(x: Any, p: int) -> Any:
     """log of the multivariate gamma function of dimension p:
     p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2)."""
-    x = _float(x)
     _check_mvlgamma(p)
+    dtype = x.dtype if x.dtype.kind == "f" else np.float32
+    return backend.blockwise(_mvlgamma, x, p, dtype=dtype)
+
+
+def _mvlgamma(x: Any, p: int) -> Any:
+    x = _float(x)
     total = np.full(x.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=x.dtype)
     for i in range(p):
         total += _special().gammaln(x - i / 2).astype(x.dtype, copy=False)

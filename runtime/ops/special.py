@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.ops.common import _data, _special
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.ops.common import _special, _xlog
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
     TENSOR_NAMESPACE,
@@ -72,7 +73,7 @@ def _unary(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
         if isinstance(x, Tensor):
             return getattr(TENSOR_NAMESPACE, name)(x)
-        return _special_fn(scipy_name)(x)
+        return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name}); the recorded op on a Tensor."
@@ -93,7 +94,17 @@ special_i1e = _unary("special_i1e", "i1e", "exp(-|x|) * I1(x)")
 special_erfcx = _unary("special_erfcx", "erfcx", "exp(x**2) * erfc(x)")
 special_ndtri = _unary("special_ndtri", "ndtri", "The inverse of the normal CDF")
 special_log_ndtr = _unary("special_log_ndtr", "log_ndtr", "log of the normal CDF")
-special_entr = _unary("special_entr", "entr", "-x * log(x), 0 at 0, -inf below")
+
+
+def special_entr(x: Any) -> Any:
+    """-x * log(x), 0 at 0, -inf below (scipy.special.entr); the same selections
+    in the standard's names on other backends."""
+    xp = backend.namespace_of(x)
+    if xp is np:
+        return _special().entr(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = -x * xp.log(x)
+    return xp.where(x < 0, -math.inf, xp.where(x == 0, 0.0, inside))
 
 
 def polygamma(n: int, x: Any) -> Any:
@@ -103,6 +114,10 @@ def polygamma(n: int, x: Any) -> Any:
         return TENSOR_NAMESPACE.polygamma(n, x)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return backend.blockwise(_polygamma, n, x)
+
+
+def _polygamma(n: int, x: Any) -> Any:
     value = _special().polygamma(n, x)
     dtype = np.asarray(x).dtype
     return value.astype(dtype, copy=False) if dtype.kind == "f" else value
@@ -112,17 +127,25 @@ def special_xlog1py(x: Any, y: Any) -> Any:
     """x * log1p(y), 0 where x is 0 (unless y is nan); the recorded op on Tensors."""
     if isinstance(x, Tensor) or isinstance(y, Tensor):
         return TENSOR_NAMESPACE.special_xlog1py(x, y)
+    xp = backend.namespace_of(x, y)
+    if xp is not np:
+        return _xlog(xp, x, y, xp.log1p)
     return _special().xlog1py(x, y)
 
 
 def sinc(x: Any) -> Any:
     """sin(pi x) / (pi x), 1 at 0 (numpy's sinc), in x's float dtype."""
-    return np.sinc(x)
+    xp = backend.namespace_of(x)
+    if xp is np:
+        return np.sinc(x)
+    pi_x = x * math.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(x == 0, 1.0, xp.sin(pi_x) / pi_x)
 
 
 def _no_gradient(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
-        return _special_fn(scipy_name)(x)
+        return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name})."
@@ -147,6 +170,10 @@ special_scaled_modified_bessel_k1 = _no_gradient(
 
 def special_airy_ai(x: Any) -> Any:
     """The Airy function Ai (the first of scipy.special.airy's four values)."""
+    return backend.blockwise(_airy_ai, x)
+
+
+def _airy_ai(x: Any) -> Any:
     return _special().airy(x)[0]
 
 
@@ -158,18 +185,18 @@ _SPHERICAL_J0_SERIES += (1 / 120, -1 / 6)
 def special_spherical_bessel_j0(x: Any) -> Any:
     """sin(x) / x, by its Taylor series below |x| = 0.5 (as PyTorch's kernel), 0
     at +-inf; in x's dtype."""
-    x = np.asarray(x)
+    xp = backend.namespace_of(x)
     with np.errstate(all="ignore"):
         x2 = x * x
         series = _SPHERICAL_J0_SERIES[0]
         for coefficient in _SPHERICAL_J0_SERIES[1:]:
             series = coefficient + x2 * series
-        out = np.where(np.abs(x) < 0.5, 1 + x2 * series, np.sin(x) / x)
-    return np.where(np.isinf(x), 0, out).astype(x.dtype, copy=False)
+        out = xp.where(xp.abs(x) < 0.5, 1 + x2 * series, xp.sin(x) / x)
+    return xp.where(xp.isinf(x), 0.0, out)
 
 
 def _eps(x: Any) -> float:
-    dtype = _data(x).dtype
+    dtype = np.dtype((x._data if isinstance(x, Tensor) else x).dtype)
     return float(np.finfo(dtype if dtype.kind == "f" else np.float64).eps)
 
 

@@ -15,10 +15,13 @@ Computations stay in x's float dtype (the wrapper promotes x and n first).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from yamlgrad.runtime import backend
 
 KERNELS = (
     "special_chebyshev_polynomial_t",
@@ -43,12 +46,18 @@ Edges = Sequence[tuple[Any, Any]]
 _HERMITE_LIMIT = {np.dtype(np.float32): 128, np.dtype(np.float64): 512}
 
 
+def _float_dtype(x: Any, n: Any) -> np.dtype:
+    """x's dtype when it is a float, else the float type of x and n together."""
+    if x.dtype.kind == "f":
+        return x.dtype
+    return np.result_type(x.dtype, getattr(n, "dtype", np.int64), np.float32)
+
+
 def _operands(x: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
     """x as a float array and n as int64 degrees, broadcast to one shape."""
     x = np.asarray(x)
     n = np.asarray(n)
-    dtype = np.result_type(x, n, np.float32) if x.dtype.kind != "f" else x.dtype
-    x, n = np.broadcast_arrays(x.astype(dtype, copy=False), n)
+    x, n = np.broadcast_arrays(x.astype(_float_dtype(x, n), copy=False), n)
     with np.errstate(invalid="ignore"):
         n = np.where(np.isfinite(n), np.trunc(n), -1) if n.dtype.kind == "f" else n
         degrees = np.clip(n, -1, 2**62).astype(np.int64)
@@ -80,6 +89,13 @@ def _evaluate(
 
 
 def _polynomial(x: Any, n: Any, rule: Callable[..., np.ndarray]) -> np.ndarray:
+    """p_n(x) by `rule`; on Dask arrays chunk by chunk (each chunk runs the
+    recurrence to its own largest degree)."""
+    kernel = functools.partial(_numpy_polynomial, rule=rule)
+    return backend.blockwise(kernel, x, n, dtype=_float_dtype(x, n))
+
+
+def _numpy_polynomial(x: Any, n: Any, rule: Callable[..., np.ndarray]) -> np.ndarray:
     x, n = _operands(x, n)
     with np.errstate(all="ignore"):
         return rule(x, n, n.astype(x.dtype))

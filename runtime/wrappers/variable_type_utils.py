@@ -334,8 +334,9 @@ def ndim_of(value: Any) -> int:
 
 
 def dtype_of(value: Any) -> np.dtype:
-    if type(value) is np.ndarray or backend.is_foreign(value):
-        return value.dtype  # another backend's dtype, without computing the array
+    """An array's dtype (a lazy one's without computing it), a number's numpy's."""
+    if type(value) is np.ndarray or hasattr(value, "dtype"):
+        return value.dtype
     return np.asarray(value).dtype
 
 

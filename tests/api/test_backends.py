@@ -21,7 +21,9 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as F
-from support import INFOS, build_args, op_id, python_names, sample_inputs, wrapper
+from support import INFOS, build_args, call, op_id, python_names, sample_inputs, wrapper
+from yamlgrad.runtime import backend
+from yamlgrad.tools.model import DifferentiabilityInfo
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -142,12 +144,65 @@ def test_mixed_backends_raise_pytorch_same_device_error() -> None:
 
 def test_numpy_only_op_says_why_on_dask() -> None:
     _, _, _, X, _, _ = _problem()
-    with pytest.raises(NotImplementedError, match="fmax: not implemented for the dask"):
-        yg.fmax(X, X)
+    match = "masked_select: not implemented for the dask backend: this op runs on numpy"
+    with pytest.raises(NotImplementedError, match=match):
+        yg.masked_select(X, X > 0)
+
+
+BLOCKWISE = tuple(i for i in INFOS if i.runs_on_dask_blockwise and not i.inplace)
+
+
+@pytest.mark.parametrize("info", BLOCKWISE, ids=op_id)
+def test_blockwise_entry_runs_lazily_on_dask_chunks(
+    info: DifferentiabilityInfo,
+) -> None:
+    """An entry marked `backends: [numpy, dask]`: its samples, forward and
+    backward, on Dask arrays of small chunks build a graph without computing,
+    and give numpy's values, dtypes and gradients."""
+    rng = np.random.default_rng(0)
+    for sample in info.samples:
+        kwargs, _ = sample_inputs(info, sample, rng, np.float32)
+        results = []
+        for convert in (yg.tensor, _chunked):
+            tensors = {k: convert(v) for k, v in kwargs.items() if _is_array(v)}
+            leaves = [tensors[d.var_name] for d in info.derivatives]
+            for leaf in leaves:
+                leaf.requires_grad_()
+            with Computes() as computes:
+                out = call(info, kwargs, tensors)
+                if leaves:
+                    out.sum().backward()
+            results.append((out, [leaf.grad for leaf in leaves], computes.count))
+        (want, want_grads, _), (got, got_grads, computes) = results
+        assert computes == 0 and backend.is_lazy(got._data)
+        values = yg.compute(got, *got_grads)
+        assert values[0].dtype == want.dtype
+        for g, w in zip(values, [want, *want_grads]):
+            np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-6)
+
+
+def _is_array(value: object) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def _chunked(value: np.ndarray) -> yg.Tensor:
+    return yg.from_dask(da.from_array(value, chunks=2))
+
+
+def test_blockwise_entry_refuses_array_api_strict_with_its_reason() -> None:
+    xps = pytest.importorskip("array_api_strict")
+    x = yg.as_tensor(xps.asarray([0.5, 1.0]))
+    with pytest.raises(NotImplementedError, match="runs on numpy and Dask arrays"):
+        yg.erf(x)
 
 
 NUMPY_ONLY = tuple(
-    i for i in INFOS if i.numpy_only and i.composite is None and i.samples
+    i
+    for i in INFOS
+    if i.numpy_only
+    and not i.runs_on_dask_blockwise
+    and i.composite is None
+    and i.samples
 )
 
 

@@ -1252,12 +1252,17 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         assert row.startswith(f"| `{info.func}` |")
         if info.op is not None:
             assert f"| {info.op}" in row
-    # Then the entries marked `backends: [numpy]`, each with its reason.
+    # Then the entries marked `backends: [numpy]` (or `[numpy, dask]`), each
+    # with its backends and its reason.
     rows = [line for line in numpy_only.splitlines() if line.startswith("| `")]
     reasons = [
-        (i.func, i.numpy_only.replace("|", "\\|")) for i in infos if i.numpy_only
+        (i.func, ", ".join(i.backends), i.numpy_only.replace("|", "\\|"))
+        for i in infos
+        if i.numpy_only
     ]
-    assert reasons and rows == [f"| `{func}` | {why} |" for func, why in reasons]
+    assert reasons and rows == [
+        f"| `{func}` | {backends} | {why} |" for func, backends, why in reasons
+    ]
     # Then PyTorch's ops left out, each with its reason, from not_covered.yaml.
     listed = load_not_covered(NOT_COVERED_PATH)
     rows = [line for line in left_out.splitlines() if line.startswith("| `")]

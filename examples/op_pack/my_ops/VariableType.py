@@ -25,7 +25,13 @@ from yamlgrad.runtime.wrappers.binding import (
     schema_names,
 )
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.backend import NUMPY, NUMPY_ONLY_REASONS, numpy_only, xp_of
+from yamlgrad.runtime.backend import (
+    DASK_BLOCKWISE,
+    NUMPY,
+    NUMPY_ONLY_REASONS,
+    numpy_only,
+    xp_of,
+)
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
