@@ -238,8 +238,9 @@ def grad(
 def _captured(g: Any) -> Tensor:
     """A gradient `grad` hands out: an expanded gradient (a sum's) stays the
     expanded view, as PyTorch's does, so an in-place op on it raises; any other
-    read-only array is copied."""
-    if isinstance(g, Tensor) or any(
+    read-only array is copied. Another backend's array is handed out as it
+    is (it has no strides; a lazy one stays lazy)."""
+    if isinstance(g, Tensor) or type(g) is not np.ndarray or any(
         stride == 0 and size > 1 for stride, size in zip(g.strides, g.shape)
     ):
         return g if isinstance(g, Tensor) else Tensor._make(g)

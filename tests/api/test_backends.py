@@ -72,6 +72,15 @@ def test_lstsq_backward_builds_one_graph_and_computes_once() -> None:
     np.testing.assert_allclose(grad.numpy(), want_grad, rtol=0, atol=1e-10)
 
 
+def test_autograd_grad_hands_out_lazy_gradients() -> None:
+    x, y, w, X, Y, W = _problem()
+    with Computes() as counter:
+        loss = ((X @ W - Y) ** 2).mean()
+        (grad,) = yg.autograd.grad(loss, W)
+        assert counter.count == 0 and backend.is_lazy(grad._data)
+    np.testing.assert_allclose(grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
+
+
 def test_gradients_accumulate_lazily() -> None:
     x, y, w, X, Y, W = _problem()
     with Computes() as counter:
