@@ -6,6 +6,8 @@ makes a float32 tensor, as in PyTorch (`get_default_dtype`); an int makes int64.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -86,11 +88,22 @@ strided = layout("strided")
 
 
 def from_numpy(np_dtype: np.dtype) -> dtype:
-    """The yamlgrad dtype of a numpy dtype; TypeError for one yamlgrad does not have."""
+    """The yamlgrad dtype of a numpy dtype, or of another array library's dtype
+    by its name (array_api_strict's `array_api_strict.float64`); TypeError for
+    one yamlgrad does not have."""
+    if not isinstance(np_dtype, np.dtype):
+        np_dtype = _numpy_dtype_named(str(np_dtype).rsplit(".", 1)[-1])
     try:
         return _BY_NUMPY[np_dtype]
     except KeyError:
         raise TypeError(f"yamlgrad has no dtype for numpy {np_dtype}") from None
+
+
+def _numpy_dtype_named(name: str) -> Any:
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return name  # not a numpy name: from_numpy's TypeError says so
 
 
 def to_numpy(value: object) -> np.dtype:
