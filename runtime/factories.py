@@ -576,6 +576,7 @@ def randint(
     shape = _size((bound["size"],))
     np_dtype = _np_dtype(dtype, dtypes.int64)
     low, high = bound.get("low", 0), bound["high"]
+
     def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return _randint_array(rng, low, high, shape, np_dtype)
 
@@ -596,6 +597,7 @@ def randint_like(
     if high is None:
         low, high = 0, low
     np_dtype = _like_dtype(input, dtype)
+
     def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return _randint_array(rng, low, high, shape, np_dtype)
 

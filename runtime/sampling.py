@@ -28,6 +28,7 @@ from yamlgrad.runtime.wrappers.randomness import per_sample, vmap_randomness
 
 __all__ = ["normal"]
 
+
 def _batchable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn`, which reads its tensors' ndarrays, made to run under vmap: given a
     batched tensor (one without storage of its own) it runs once per sample

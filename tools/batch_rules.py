@@ -29,7 +29,9 @@ def rule_names() -> tuple[str, ...]:
     return _names[0]
 
 
-def load_batch_rule(value: Any, func: FunctionSchema, fail: Callable[[str], NoReturn]) -> str:
+def load_batch_rule(
+    value: Any, func: FunctionSchema, fail: Callable[[str], NoReturn]
+) -> str:
     """The key's value, checked (`fail` raises with the key's file:line)."""
     if not isinstance(value, str):
         fail("'batch_rule' must be the name of a batching rule")
@@ -42,9 +44,7 @@ def load_batch_rule(value: Any, func: FunctionSchema, fail: Callable[[str], NoRe
             fail(f"batch_rule {m['name']!r} takes no arguments")
         return m["name"]
     args = [a.strip() for a in (m["args"] or "").split(",") if a.strip()]
-    integers = {
-        a.name for a in func.arguments if a.type.base in ("int", "SymInt")
-    }
+    integers = {a.name for a in func.arguments if a.type.base in ("int", "SymInt")}
     if not args or any(a not in integers for a in args):
         fail("batch_rule dims(...) names the op's integer dim arguments")
     return f"dims({', '.join(args)})"

@@ -36,7 +36,9 @@ from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
-from yamlgrad.runtime.autograd import forward_ad  # noqa: E402 - `yg.autograd.forward_ad`
+from yamlgrad.runtime.autograd import (
+    forward_ad,
+)  # noqa: E402 - `yg.autograd.forward_ad`
 from yamlgrad.runtime.autograd.function import (
     Function,
     once_differentiable,
@@ -208,7 +210,13 @@ def grad(
         retain_graph = create_graph
     if is_grads_batched:
         return _grad_batched(
-            outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads
+            outs,
+            ins,
+            grads,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
         )
     input_edges = [_input_edge(t) for t in ins]
     roots = _root_edges(outs)
@@ -240,8 +248,10 @@ def _captured(g: Any) -> Tensor:
     expanded view, as PyTorch's does, so an in-place op on it raises; any other
     read-only array is copied. Another backend's array is handed out as it
     is (it has no strides; a lazy one stays lazy)."""
-    if isinstance(g, Tensor) or type(g) is not np.ndarray or any(
-        stride == 0 and size > 1 for stride, size in zip(g.strides, g.shape)
+    if (
+        isinstance(g, Tensor)
+        or type(g) is not np.ndarray
+        or any(stride == 0 and size > 1 for stride, size in zip(g.strides, g.shape))
     ):
         return g if isinstance(g, Tensor) else Tensor._make(g)
     return _to_tensor(g)

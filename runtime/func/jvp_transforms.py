@@ -62,7 +62,6 @@ from yamlgrad.runtime.func.eager_transforms import (
 from yamlgrad.runtime.func.pytree import tree_flatten, tree_map, tree_unflatten
 from yamlgrad.runtime.func.vmap import vmap
 
-
 JVP_API = "jvp(f, primals, tangents)"
 
 
@@ -129,9 +128,7 @@ def jvp(
     """
     flat_primals, flat_tangents, spec = _check_jvp_arguments(primals, tangents)
     if forward_ad.STATE.level >= 0:
-        return _jvp_by_double_backward(
-            func, flat_primals, flat_tangents, spec, has_aux
-        )
+        return _jvp_by_double_backward(func, flat_primals, flat_tangents, spec, has_aux)
     with forward_ad.dual_level():
         duals = [_make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
         output, aux = _split_aux(
@@ -151,7 +148,10 @@ def jvp(
 
 
 def _jvp_by_double_backward(
-    func: Callable[..., Any], flat_primals: list, flat_tangents: list, spec: Any,
+    func: Callable[..., Any],
+    flat_primals: list,
+    flat_tangents: list,
+    spec: Any,
     has_aux: bool,
 ) -> tuple:
     """jvp inside an open dual level: J v as the vjp of `u -> J^T u` with seed v."""
@@ -234,7 +234,9 @@ def _columns(
     basis = ops.reshape(factories.eye(n, dtype=x.dtype), (n, *x.shape))
 
     def push(t: Tensor) -> Any:
-        tangents = [t if i == k else factories.zeros_like(p) for i, p in enumerate(diff)]
+        tangents = [
+            t if i == k else factories.zeros_like(p) for i, p in enumerate(diff)
+        ]
         return jvp(of_diff, tuple(diff), tuple(tangents), has_aux=has_aux)
 
     out, tangent_out, *extra = vmap(push, randomness=randomness)(basis)

@@ -68,7 +68,9 @@ def different_batch() -> tuple[int, int] | None:
     return level, size
 
 
-def draw_rng(generator: Generator | None, *, per_sample: bool = False) -> np.random.Generator:
+def draw_rng(
+    generator: Generator | None, *, per_sample: bool = False
+) -> np.random.Generator:
     """The numpy generator behind `generator` (the default one for None).
     `per_sample`: the caller draws a batch dim of its own ("different")."""
     if vmap_randomness:

@@ -253,7 +253,9 @@ RANDOM_OPS: dict[str, Callable[[ModuleType, Any], Any]] = {
 def random_outcome(lib: ModuleType, name: str, randomness: str) -> Any:
     x = lib.zeros(4, 16, dtype=lib.float64)  # wide enough that draws differ
     try:
-        out = lib.func.vmap(lambda t: RANDOM_OPS[name](lib, t), randomness=randomness)(x)
+        out = lib.func.vmap(lambda t: RANDOM_OPS[name](lib, t), randomness=randomness)(
+            x
+        )
     except RuntimeError as error:
         return torch_text(error)
     rows = out.numpy()

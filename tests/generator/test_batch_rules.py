@@ -27,7 +27,9 @@ OWN = tuple(i for i in INFOS if i.composite is None)
 RULED = tuple(
     i
     for i in OWN
-    if i.batch_rule not in ("", "fallback") and i.samples and not i.inplace
+    if i.batch_rule not in ("", "fallback")
+    and i.samples
+    and not i.inplace
     and not i.random
 )
 

@@ -56,9 +56,7 @@ FLOAT_NO_GRADIENT = tuple(
 NON_DIFFERENTIABLE = tuple(
     i
     for i in NON_DIFFERENTIABLE
-    if i not in FLOOR_DIVIDE
-    and i not in RANDOM_NO_NODE
-    and i not in FLOAT_NO_GRADIENT
+    if i not in FLOOR_DIVIDE and i not in RANDOM_NO_NODE and i not in FLOAT_NO_GRADIENT
 )
 COMPARISON_ENTRIES = tuple(
     i for i in NON_DIFFERENTIABLE if len(i.func.tensor_arguments) == 2
