@@ -115,6 +115,35 @@ def test_optimizer_step_persists_parameters() -> None:
     np.testing.assert_allclose(W.detach().numpy(), w, atol=1e-10)
 
 
+def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> None:
+    """Under detect_anomaly() the backward computes nothing; the NaN check runs
+    on the gradient's chunks when they are computed, with anomaly mode's error."""
+    x, y, w, X, Y, W = _problem()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        anomaly = yg.autograd.detect_anomaly()
+    with Computes() as counter:
+        with anomaly:
+            ((X @ W - Y) ** 2).mean().backward()
+        assert counter.count == 0
+        (grad,) = yg.compute(W.grad)
+        assert counter.count == 1
+    np.testing.assert_allclose(grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
+    v = yg.from_dask(da.from_array(np.array([1.0, 0.0, 2.0, 3.0]), chunks=2))
+    v.requires_grad_()
+    with Computes() as counter, anomaly, np.errstate(invalid="ignore"):
+        (v / v).sum().backward()
+        assert counter.count == 0
+    with (
+        pytest.warns(UserWarning, match="Error detected in DivBackward0"),
+        pytest.raises(RuntimeError) as e,
+        np.errstate(invalid="ignore"),
+    ):
+        yg.compute(v.grad)
+    assert (
+        str(e.value) == "Function 'DivBackward0' returned nan values in its 1th output."
+    )
+
+
 def test_repr_device_and_transfer_compute_nothing_until_asked() -> None:
     _, _, w, X, Y, W = _problem()
     with Computes() as counter:
