@@ -144,6 +144,18 @@ def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> Non
     )
 
 
+def test_a_mean_gradient_broadcast_over_many_rows_stays_chunked() -> None:
+    """Dask's broadcast_to makes a stretched dim one chunk, whatever its size:
+    a mean's gradient over a 40 GiB X's rows would be one array of 8 bytes a
+    row. yamlgrad's chunks it by Dask's chunk size instead."""
+    with dask.config.set({"array.chunk-size": "1KiB"}):
+        x = yg.from_dask(da.ones((1000, 1), chunks=(100, 1))).requires_grad_()
+        x.mean().backward()
+        rows = x.grad._data.chunks[0]
+    assert len(rows) > 1 and max(rows) * 8 <= 1024
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1000, 1), 1e-3))
+
+
 def test_repr_device_and_transfer_compute_nothing_until_asked() -> None:
     _, _, w, X, Y, W = _problem()
     with Computes() as counter:
