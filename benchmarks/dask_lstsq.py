@@ -45,8 +45,7 @@ import yamlgrad as yg
 
 _MIB = 2**20
 # The X chunk files opened by this process's loader (the threaded scheduler's).
-_X_LOADS = [0]
-_LOCK = threading.Lock()
+_X_LOADS: list[str] = []
 
 
 class Sampler:
@@ -89,8 +88,10 @@ class Sampler:
             self.peak_anon, anon
         )
 
-    @property
-    def disk_read(self) -> int:
+    def read_now(self) -> int:
+        """The bytes read so far, while the children still run: once one is
+        reaped, the kernel adds what it read to its parent's counters too."""
+        self.sample()
         return sum(last - first for first, last in self._read.values())
 
     def _run(self) -> None:
@@ -147,25 +148,24 @@ def evict(paths: list[Path]) -> None:
                 os.close(fd)
 
 
-def _count_x_load() -> None:
+def _count_x_load(path: Path) -> None:
     """One X chunk opened: counted on the worker that opened it (a cluster's),
-    else in this process."""
+    else in this process. (A list's append needs no lock, and a lock would
+    keep the loader from being pickled to the workers.)"""
     try:
         import distributed
 
         worker = distributed.get_worker()
     except (ImportError, ValueError):
-        with _LOCK:
-            _X_LOADS[0] += 1
+        _X_LOADS.append(path.name)
         return
-    with _LOCK:
-        worker.x_loads = getattr(worker, "x_loads", 0) + 1
+    worker.__dict__.setdefault("x_loads", []).append(path.name)
 
 
 def load(path: Path) -> np.ndarray:
     """A chunk file, memory-mapped (its pages are read as they are touched)."""
     if path.name.startswith("X_"):
-        _count_x_load()
+        _count_x_load(path)
     return np.load(path, mmap_mode="r")
 
 
@@ -231,16 +231,17 @@ def _row(label: str, got: dict[str, Any], sampler: Sampler, n: int) -> str:
     return (
         f"| {label} | {got['seconds']:.2f} | {size / 1e9 / got['seconds']:.2f} | "
         f"{sampler.peak_rss / _MIB:.0f} | {sampler.peak_anon / _MIB:.0f} | "
-        f"{got['x_loads'] / n:g} | {sampler.disk_read / size:.2f} | {got['tasks']} |"
+        f"{got['x_loads'] / n:g} | {got['disk_read'] / size:.2f} | {got['tasks']} |"
     )
 
 
 def run_local(paths: list[Path], w: np.ndarray) -> tuple[dict[str, Any], str]:
     """The step on Dask's threaded scheduler, in this process."""
-    _X_LOADS[0] = 0
+    _X_LOADS.clear()
     with Sampler() as sampler:
         got = yamlgrad_step(paths, w)
-    got.update(paths=paths, x_loads=_X_LOADS[0])
+        got["disk_read"] = sampler.read_now()
+    got.update(paths=paths, x_loads=len(_X_LOADS))
     return got, _row("threads, this process", got, sampler, len(paths))
 
 
@@ -263,7 +264,10 @@ def run_cluster(
             distributed.Client(cluster) as client,
         ):
             got = yamlgrad_step(paths, w)
-            loads = client.run(lambda dask_worker: getattr(dask_worker, "x_loads", 0))
+            got["disk_read"] = sampler.read_now()  # (see Sampler.read_now)
+            loads = client.run(
+                lambda dask_worker: len(getattr(dask_worker, "x_loads", []))
+            )
     got.update(paths=paths, x_loads=sum(loads.values()))
     return got, _row(f"LocalCluster, {workers} x {limit}", got, sampler, len(paths))
 
