@@ -254,3 +254,16 @@ def persist(*arrays: Any) -> tuple[Any, ...]:
     for i, value in zip(lazy, values):
         out[i] = value
     return tuple(out)
+
+
+def _checked_block(block: Any, failed: Any, fail: Any) -> Any:
+    if failed(block):
+        fail()
+    return block
+
+
+def check_when_computed(array: Any, failed: Any, fail: Any) -> Any:
+    """A lazy array with a check of its values that runs on each chunk as it is
+    computed: `fail()` (which raises) where `failed(chunk)`. A data-dependent
+    check on a lazy backend, deferred rather than computing the array now."""
+    return array.map_blocks(_checked_block, failed, fail, dtype=array.dtype)

@@ -20,6 +20,8 @@ import traceback
 import warnings
 from typing import Any
 
+from yamlgrad.runtime import backend
+
 WARN_ENABLED = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and "
     "should only be enabled for debugging."
@@ -109,18 +111,17 @@ def nan_message(name: str, index: int) -> str:
     return f"Function '{name}' returned nan values in its {index}th output."
 
 
-def _raise_on_nan(block: Any, name: str, index: int, metadata: dict | None) -> Any:
-    """A computed chunk of a node's output, as is; its NaN, the anomaly error."""
-    if block.dtype.kind in "fc" and (block != block).any():
-        warn_failed_node(name, metadata)
-        raise RuntimeError(nan_message(name, index))
-    return block
+def _has_nan(block: Any) -> bool:
+    return block.dtype.kind in "fc" and bool((block != block).any())
 
 
 def nan_check_deferred(array: Any, node: Any, index: int) -> Any:
     """A lazy gradient that `node` returned as its `index`th output, with the NaN
     check run on each of its chunks when they are computed."""
-    metadata = {"traceback_": (node._metadata or {}).get("traceback_", [])}
-    return array.map_blocks(
-        _raise_on_nan, node.name(), index, metadata, dtype=array.dtype
-    )
+    name, stack = node.name(), (node._metadata or {}).get("traceback_", [])
+
+    def fail() -> None:
+        warn_failed_node(name, {"traceback_": stack})
+        raise RuntimeError(nan_message(name, index))
+
+    return backend.check_when_computed(array, _has_nan, fail)

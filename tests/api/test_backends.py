@@ -144,6 +144,31 @@ def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> Non
     )
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_on_dask_computes_nothing_and_defers_its_check(
+    norm_type: float,
+) -> None:
+    x, y, w, X, Y, W = _problem()
+    ((X @ W - Y) ** 2).mean().backward()
+    V = yg.tensor(w).requires_grad_()
+    ((yg.tensor(x) @ V - yg.tensor(y)) ** 2).mean().backward()
+    want = yg.nn.utils.clip_grad_norm_([V], 0.01, norm_type)
+    with Computes() as counter:
+        total = yg.nn.utils.clip_grad_norm_([W], 0.01, norm_type, True)
+        assert counter.count == 0
+    total, grad = yg.compute(total, W.grad)
+    np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grad.numpy(), V.grad.numpy(), rtol=1e-12)
+    p = yg.from_dask(da.from_array(np.array([1.0, np.inf]), chunks=1))
+    p.requires_grad_()
+    (p * p).sum().backward()
+    with Computes() as counter:
+        total = yg.nn.utils.clip_grad_norm_([p], 1.0, norm_type, True)
+        assert counter.count == 0
+    with pytest.raises(RuntimeError, match="non-finite, so it cannot be clipped"):
+        yg.compute(total)
+
+
 def test_a_mean_gradient_broadcast_over_many_rows_stays_chunked() -> None:
     """Dask's broadcast_to makes a stretched dim one chunk, whatever its size:
     a mean's gradient over a 40 GiB X's rows would be one array of 8 bytes a
