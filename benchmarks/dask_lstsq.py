@@ -50,7 +50,8 @@ _X_LOADS: list[str] = []
 
 class Sampler:
     """Sampled every `interval` seconds over this process and its children
-    while in the `with` block: the peak of their summed VmRSS and RssAnon, and
+    while in the `with` block: the peak of their summed VmRSS and RssAnon, the
+    peak VmRSS of any one of them (a worker's, against its memory limit), and
     the bytes they fetched from storage (`read_bytes` of /proc/<pid>/io, which
     counts a memory-mapped page read from disk, not one found in the cache)."""
 
@@ -59,7 +60,7 @@ class Sampler:
 
         self.me = psutil.Process()
         self.interval = interval
-        self.peak_rss = self.peak_anon = 0
+        self.peak_rss = self.peak_anon = self.peak_one = 0
         self._read: dict[int, list[int]] = {}  # pid: [first, last] read_bytes
         self._stop = threading.Event()
 
@@ -82,6 +83,7 @@ class Sampler:
         for pid in pids:
             kib = self._fields(f"/proc/{pid}/status", ("VmRSS", "RssAnon"))
             rss, anon = rss + kib[0] * 1024, anon + kib[1] * 1024
+            self.peak_one = max(self.peak_one, kib[0] * 1024)
             (read,) = self._fields(f"/proc/{pid}/io", ("read_bytes",))
             self._read.setdefault(pid, [read, read])[1] = read
         self.peak_rss, self.peak_anon = max(self.peak_rss, rss), max(
@@ -231,6 +233,7 @@ def _row(label: str, got: dict[str, Any], sampler: Sampler, n: int) -> str:
     return (
         f"| {label} | {got['seconds']:.2f} | {size / 1e9 / got['seconds']:.2f} | "
         f"{sampler.peak_rss / _MIB:.0f} | {sampler.peak_anon / _MIB:.0f} | "
+        f"{sampler.peak_one / _MIB:.0f} | "
         f"{got['x_loads'] / n:g} | {got['disk_read'] / size:.2f} | {got['tasks']} |"
     )
 
@@ -274,8 +277,8 @@ def run_cluster(
 
 HEADER = (
     "| scheduler | step (s) | X read (GB/s) | peak RSS (MiB) | peak anon RSS (MiB) "
-    "| passes over X (chunk loads) | read from disk (x X's size) | tasks |\n"
-    "|---|---|---|---|---|---|---|---|"
+    "| largest process's peak RSS (MiB) | passes over X (chunk loads) "
+    "| read from disk (x X's size) | tasks |\n|---|---|---|---|---|---|---|---|---|"
 )
 
 
