@@ -70,8 +70,40 @@ def _namespace_of_type(array: Any) -> Any:
             import array_api_compat
 
             xp = array_api_compat.array_namespace(array)
+            if is_lazy(array):
+                xp = _LazyNamespace(xp)
         _NAMESPACES[kind] = xp
     return xp
+
+
+class _LazyNamespace:
+    """Dask's namespace (array-api-compat's), with `broadcast_to` chunking the
+    dims it creates or stretches by Dask's chunk size (`array.chunk-size`)
+    where Dask's own makes each one chunk, of whatever size. A mean's gradient
+    broadcast over the rows of a 40 GiB X is then computed chunk by chunk, not
+    as one array of 8 bytes per row."""
+
+    def __init__(self, xp: Any) -> None:
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        setattr(self, name, value)
+        return value
+
+    def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
+        from dask.array.core import normalize_chunks
+
+        shape = tuple(shape)
+        lead = len(shape) - x.ndim
+        if lead < 0:
+            return self._xp.broadcast_to(x, shape)  # (its error)
+        chunks = ("auto",) * lead + tuple(
+            "auto" if size == 1 and want != 1 else chunk
+            for chunk, size, want in zip(x.chunks, x.shape, shape[lead:])
+        )
+        chunks = normalize_chunks(chunks, shape, dtype=x.dtype)
+        return self._xp.broadcast_to(x, shape, chunks=chunks)
 
 
 def device_name(array: Any) -> str:
@@ -261,3 +293,16 @@ def persist(*arrays: Any) -> tuple[Any, ...]:
     for i, value in zip(lazy, values):
         out[i] = value
     return tuple(out)
+
+
+def _checked_block(block: Any, failed: Any, fail: Any) -> Any:
+    if failed(block):
+        fail()
+    return block
+
+
+def check_when_computed(array: Any, failed: Any, fail: Any) -> Any:
+    """A lazy array with a check of its values that runs on each chunk as it is
+    computed: `fail()` (which raises) where `failed(chunk)`. A data-dependent
+    check on a lazy backend, deferred rather than computing the array now."""
+    return array.map_blocks(_checked_block, failed, fail, dtype=array.dtype)

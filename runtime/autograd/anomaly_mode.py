@@ -6,6 +6,11 @@ backward, first warns `Error detected in PowBackward0. Traceback of forward call
 that caused the error:` with that stack. With `check_nan`, a backward output
 containing NaN raises `Function 'DivBackward0' returned nan values in its 1th
 output.`. Off by default: it costs a stack capture per node.
+
+A lazy array (Dask's) is not computed to look for NaN: the gradient gets the
+check as a step of its own graph, run on each chunk as it is computed, which
+warns and raises the same error from `yg.compute` (so a backward under
+`detect_anomaly()` still computes nothing).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import threading
 import traceback
 import warnings
 from typing import Any
+
+from yamlgrad.runtime import backend
 
 WARN_ENABLED = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and "
@@ -102,3 +109,19 @@ def warn_failed_node(name: str, metadata: dict | None) -> None:
 
 def nan_message(name: str, index: int) -> str:
     return f"Function '{name}' returned nan values in its {index}th output."
+
+
+def _has_nan(block: Any) -> bool:
+    return block.dtype.kind in "fc" and bool((block != block).any())
+
+
+def nan_check_deferred(array: Any, node: Any, index: int) -> Any:
+    """A lazy gradient that `node` returned as its `index`th output, with the NaN
+    check run on each of its chunks when they are computed."""
+    name, stack = node.name(), (node._metadata or {}).get("traceback_", [])
+
+    def fail() -> None:
+        warn_failed_node(name, {"traceback_": stack})
+        raise RuntimeError(nan_message(name, index))
+
+    return backend.check_when_computed(array, _has_nan, fail)

@@ -326,7 +326,15 @@ def _call_with_anomaly_checks(
     if anomaly_mode.state.check_nan:
         for i, g in enumerate(outputs):
             data = g if raw or g is None else g._data
-            if data is not None and np.isnan(data).any():
+            if data is None:
+                continue
+            if backend.is_lazy(data):  # checked as its chunks are computed
+                data = anomaly_mode.nan_check_deferred(data, fn, i)
+                if raw:
+                    outputs[i] = data
+                else:
+                    g._data = data
+            elif np.isnan(data).any():
                 anomaly_mode.warn_failed_node(fn.name(), fn._metadata)
                 raise RuntimeError(anomaly_mode.nan_message(fn.name(), i))
     return outputs

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -24,6 +25,13 @@ __all__ = [
 
 def _listed(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+ERR_NONFINITE = (
+    "The total norm of order {} for gradients from `parameters` is non-finite, so "
+    "it cannot be clipped. To disable this error and scale the gradients by the "
+    "non-finite norm anyway, set `error_if_nonfinite=False`"
+)
 
 
 def clip_grad_norm_(
@@ -40,23 +48,49 @@ def clip_grad_norm_(
         return Tensor._make(np.zeros((), dtype=np.float32))
     norm_type = float(norm_type)
     arrays = [g._data for g in grads]
+    if any(backend.is_lazy(a) for a in arrays):
+        return _clip_lazily(grads, max_norm, norm_type, error_if_nonfinite)
     if math.isinf(norm_type):
         total = max(float(np.abs(a).max(initial=0.0)) for a in arrays)
     else:
         per = [np.sum(np.abs(a.astype(np.float64)) ** norm_type) for a in arrays]
         total = float(np.sum(per)) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` is "
-            "non-finite, so it cannot be clipped. To disable this error and scale "
-            "the gradients by the non-finite norm anyway, set "
-            "`error_if_nonfinite=False`"
-        )
+        raise RuntimeError(ERR_NONFINITE.format(norm_type))
     coefficient = min(max_norm / (total + 1e-6), 1.0)
     with no_grad():
         for g in grads:
             g.mul_(coefficient)
     return Tensor._make(np.asarray(total, dtype=arrays[0].dtype))
+
+
+def _nonfinite(block: Any) -> bool:
+    return not bool(np.all(np.isfinite(block)))
+
+
+def _clip_lazily(
+    grads: list[Tensor], max_norm: float, norm_type: float, error_if_nonfinite: bool
+) -> Tensor:
+    """clip_grad_norm_ on lazy gradients (Dask's): the norm and the scaling stay
+    in the graph, and the non-finite check runs when the norm is computed."""
+    arrays = [g._data for g in grads]
+    xp = backend.array_namespace(*arrays)
+    if math.isinf(norm_type):
+        total = xp.max(xp.stack([xp.max(xp.abs(a)) for a in arrays]))
+    else:
+        per = [xp.sum(xp.abs(xp.astype(a, xp.float64)) ** norm_type) for a in arrays]
+        total = xp.sum(xp.stack(per)) ** (1.0 / norm_type)
+    if error_if_nonfinite:
+
+        def fail() -> None:
+            raise RuntimeError(ERR_NONFINITE.format(norm_type))
+
+        total = backend.check_when_computed(total, _nonfinite, fail)
+    coefficient = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    with no_grad():
+        for g in grads:
+            g.mul_(Tensor._make(xp.astype(coefficient, g._data.dtype)))
+    return Tensor._make(xp.astype(total, arrays[0].dtype))
 
 
 def clip_grad_value_(

@@ -9,6 +9,7 @@ does not up-cast a float32 tensor (PyTorch's "wrapped number" rule); its edge is
 
 from __future__ import annotations
 
+import math
 import operator
 from collections import namedtuple
 from typing import Any
@@ -687,8 +688,11 @@ def _rebind(self: Tensor, value: Any) -> None:
         )
     data = self._data
     xp = backend.namespace_of(data, value)
-    value = xp.broadcast_to(xp.asarray(value, dtype=data.dtype), tuple(data.shape))
-    self._data = value
+    value = xp.asarray(value, dtype=data.dtype)
+    if value.shape != data.shape and math.prod(value.shape) == math.prod(data.shape):
+        self._data = value  # a metadata-only op (squeeze_): the new shape
+    else:
+        self._data = xp.broadcast_to(value, tuple(data.shape))
     self.version_counter.bump()
 
 

@@ -128,6 +128,72 @@ def test_optimizer_step_persists_parameters() -> None:
     np.testing.assert_allclose(W.detach().numpy(), w, atol=1e-10)
 
 
+def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> None:
+    """Under detect_anomaly() the backward computes nothing; the NaN check runs
+    on the gradient's chunks when they are computed, with anomaly mode's error."""
+    x, y, w, X, Y, W = _problem()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        anomaly = yg.autograd.detect_anomaly()
+    with Computes() as counter:
+        with anomaly:
+            ((X @ W - Y) ** 2).mean().backward()
+        assert counter.count == 0
+        (grad,) = yg.compute(W.grad)
+        assert counter.count == 1
+    np.testing.assert_allclose(grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
+    v = yg.from_dask(da.from_array(np.array([1.0, 0.0, 2.0, 3.0]), chunks=2))
+    v.requires_grad_()
+    with Computes() as counter, anomaly, np.errstate(invalid="ignore"):
+        (v / v).sum().backward()
+        assert counter.count == 0
+    with (
+        pytest.warns(UserWarning, match="Error detected in DivBackward0"),
+        pytest.raises(RuntimeError) as e,
+        np.errstate(invalid="ignore"),
+    ):
+        yg.compute(v.grad)
+    assert (
+        str(e.value) == "Function 'DivBackward0' returned nan values in its 1th output."
+    )
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_on_dask_computes_nothing_and_defers_its_check(
+    norm_type: float,
+) -> None:
+    x, y, w, X, Y, W = _problem()
+    ((X @ W - Y) ** 2).mean().backward()
+    V = yg.tensor(w).requires_grad_()
+    ((yg.tensor(x) @ V - yg.tensor(y)) ** 2).mean().backward()
+    want = yg.nn.utils.clip_grad_norm_([V], 0.01, norm_type)
+    with Computes() as counter:
+        total = yg.nn.utils.clip_grad_norm_([W], 0.01, norm_type, True)
+        assert counter.count == 0
+    total, grad = yg.compute(total, W.grad)
+    np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grad.numpy(), V.grad.numpy(), rtol=1e-12)
+    p = yg.from_dask(da.from_array(np.array([1.0, np.inf]), chunks=1))
+    p.requires_grad_()
+    (p * p).sum().backward()
+    with Computes() as counter:
+        total = yg.nn.utils.clip_grad_norm_([p], 1.0, norm_type, True)
+        assert counter.count == 0
+    with pytest.raises(RuntimeError, match="non-finite, so it cannot be clipped"):
+        yg.compute(total)
+
+
+def test_a_mean_gradient_broadcast_over_many_rows_stays_chunked() -> None:
+    """Dask's broadcast_to makes a stretched dim one chunk, whatever its size:
+    a mean's gradient over a 40 GiB X's rows would be one array of 8 bytes a
+    row. yamlgrad's chunks it by Dask's chunk size instead."""
+    with dask.config.set({"array.chunk-size": "1KiB"}):
+        x = yg.from_dask(da.ones((1000, 1), chunks=(100, 1))).requires_grad_()
+        x.mean().backward()
+        rows = x.grad._data.chunks[0]
+    assert len(rows) > 1 and max(rows) * 8 <= 1024
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1000, 1), 1e-3))
+
+
 def test_repr_device_and_transfer_compute_nothing_until_asked() -> None:
     _, _, w, X, Y, W = _problem()
     with Computes() as counter:

@@ -1,0 +1,179 @@
+"""Every entry not marked `backends: [numpy]`, through its public op on Dask arrays.
+
+For each YAML sample (float64), every array argument becomes a Dask array (two
+chunks along its first dim where it has two or more rows) in a tensor made by
+`yg.from_dask`; the entry's generated function runs on them, and a backward
+with a Dask cotangent follows. A scheduler callback counts the graphs Dask
+runs: the forward and the backward must run none (nothing computes until
+asked). Then one `yg.compute` evaluates the outputs and every gradient, which
+must agree with the same calls on numpy tensors. Random ops (their draws come
+from a numpy Generator) are left out. An entry that runs another entry marked
+numpy-only (a composite's body, a kernel or a backward helper calling it) gets
+that entry's refusal and is skipped, naming it: it runs here once that entry is
+ported. The few entries whose kernels do not run lazily are expected failures,
+each with its cause (KERNEL_CAUSES).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from support import INFOS, op_id
+from yamlgrad.generated import VariableType
+from yamlgrad.runtime.backend import ERR_NUMPY_ONLY
+from yamlgrad.testing import (
+    build_args,
+    float_outputs,
+    inplace_safe,
+    python_names,
+    sample_inputs,
+    slot_array,
+    structured,
+    wrapper,
+)
+from yamlgrad.tools.model import DifferentiabilityInfo
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+ON_DASK = tuple(i for i in INFOS if not i.numpy_only and not i.random)
+NUMPY_ONLY = {i.func.name: i.numpy_only for i in INFOS if i.numpy_only}
+
+# Entries that pass on array_api_strict (eager) but not on Dask (lazy), each for
+# a cause in its kernel or backward helper, with the error that shows it.
+_COMPUTES = "computes: a kernel reads values"
+KERNEL_CAUSES = {
+    "prod": (AssertionError, f"{_COMPUTES} (prod_backward's zero test)"),
+    "prod_dim_int": (AssertionError, f"{_COMPUTES} (prod_backward's zero test)"),
+    "einsum": (AssertionError, f"{_COMPUTES} (shapes.viewable: np.asarray)"),
+    "elu_": (AssertionError, f"{_COMPUTES} (activations._float_type: np.asarray)"),
+    "celu_": (AssertionError, f"{_COMPUTES} (activations._float_type: np.asarray)"),
+    "threshold_": (RuntimeError, "the kernel returns a numpy array for a Dask one"),
+    "leaky_relu_": (NotImplementedError, "its backward helper writes into out="),
+    "linear": (AttributeError, "linear_by_rank reads the numpy-only .flags"),
+    "reshape": (NotImplementedError, "Dask reshapes evenly split chunks only"),
+    "repeat_interleave_Tensor": (
+        NotImplementedError,
+        "a data-dependent shape: Dask repeats by a Python int only",
+    ),
+    "repeat_interleave_self_Tensor": (
+        NotImplementedError,
+        "a data-dependent shape: Dask repeats by a Python int only",
+    ),
+}
+
+
+def _entries() -> list[Any]:
+    return [
+        (
+            pytest.param(
+                i,
+                marks=pytest.mark.xfail(
+                    raises=KERNEL_CAUSES[op_id(i)][0],
+                    reason=KERNEL_CAUSES[op_id(i)][1],
+                ),
+            )
+            if op_id(i) in KERNEL_CAUSES
+            else i
+        )
+        for i in ON_DASK
+    ]
+
+
+class Computes(dask.callbacks.Callback):
+    """Counts the graphs the local scheduler runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk: object) -> None:
+        self.count += 1
+
+
+def _lazy(array: np.ndarray) -> Any:
+    """A Dask array over `array`: two chunks along dim 0 where it has two rows."""
+    chunks = tuple(
+        -(-n // 2) if d == 0 and n > 1 else max(n, 1) for d, n in enumerate(array.shape)
+    )
+    return da.from_array(array, chunks=chunks)
+
+
+def _run(
+    info: DifferentiabilityInfo,
+    kwargs: dict[str, Any],
+    slots: list[str],
+    make: Any,
+    cotangents: list[np.ndarray] | None,
+) -> tuple[list[yg.Tensor], list[yg.Tensor | None]]:
+    """The entry's outputs on tensors made by `make`, and the gradients of its
+    differentiable inputs after a backward with `cotangents` (made alike)."""
+    leaves = {s: make(slot_array(kwargs, s)).requires_grad_() for s in slots}
+    args = structured(info, inplace_safe(info, build_args(kwargs, leaves, make)))
+    outputs = float_outputs(wrapper(info, VariableType)(**python_names(args)), info)
+    live = [i for i, o in enumerate(outputs) if o.requires_grad]
+    if live and cotangents is not None:
+        yg.autograd.backward(
+            [outputs[i] for i in live], [make(cotangents[i]) for i in live]
+        )
+    return outputs, [leaves[s].grad for s in slots]
+
+
+def _numpy_tensor(array: np.ndarray) -> yg.Tensor:
+    return yg.tensor(array)
+
+
+def _dask_tensor(array: np.ndarray) -> yg.Tensor:
+    return yg.from_dask(_lazy(array))
+
+
+def _skip_if_blocked(info: DifferentiabilityInfo, error: NotImplementedError) -> None:
+    """An entry that runs another entry marked numpy-only (its composite
+    body, a kernel or a backward helper calling it) gets that entry's refusal:
+    it runs on Dask once that one is ported."""
+    op = str(error).partition(":")[0]
+    refusal = ERR_NUMPY_ONLY.format(op=op, backend="dask", reason=NUMPY_ONLY.get(op))
+    if op != info.func.name and op in NUMPY_ONLY and str(error) == refusal:
+        pytest.skip(f"runs {op}, which is marked numpy-only: {NUMPY_ONLY[op]}")
+
+
+@pytest.mark.parametrize("info", _entries(), ids=op_id)
+def test_entry_on_dask_computes_once_and_matches_numpy(
+    info: DifferentiabilityInfo,
+) -> None:
+    rng = np.random.default_rng(0)
+    for index, sample in enumerate(info.samples):
+        where = f"{info.func} sample {index}"
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        want, want_grads = _run(info, kwargs, slots, _numpy_tensor, None)
+        cotangents = [rng.standard_normal(o.shape) for o in want]
+        want, want_grads = _run(info, kwargs, slots, _numpy_tensor, cotangents)
+        with Computes() as counter:
+            try:
+                got, got_grads = _run(info, kwargs, slots, _dask_tensor, cotangents)
+            except NotImplementedError as error:
+                _skip_if_blocked(info, error)
+                raise
+            assert counter.count == 0, f"{where}: the forward or backward computed"
+            values = yg.compute(*got, *got_grads)
+            assert counter.count <= 1, f"{where}: computed in {counter.count} passes"
+        for what, g, w in zip(
+            [f"output {i}" for i in range(len(want))] + [f"grad {s}" for s in slots],
+            values,
+            [*want, *want_grads],
+        ):
+            if w is None:
+                assert g is None, f"{where}: {what}"
+                continue
+            assert g is not None, f"{where}: {what} is missing"
+            np.testing.assert_allclose(
+                g.detach().numpy(),
+                w.detach().numpy(),
+                rtol=1e-10,
+                atol=1e-12,
+                err_msg=f"{where}: {what}",
+            )
