@@ -540,10 +540,13 @@ def sum_backward(
 def mean_backward(
     grad: Any, sizes: tuple[int, ...], dim: tuple[int, ...] | None, keepdim: bool
 ) -> Any:
-    """sum_backward divided by how many elements each mean averaged."""
+    """sum_backward of the gradient divided by how many elements each mean
+    averaged: divided before it is expanded, so the result stays a broadcast
+    view (one division per mean, not per element; on Dask, no array of the
+    input's size is formed)."""
     kept = _keepdim_shape(sizes, dim)
     count = math.prod(sizes) // max(math.prod(kept), 1) if sizes else 1
-    return sum_backward(grad, sizes, dim, keepdim) / count
+    return sum_backward(grad / count, sizes, dim, keepdim)
 
 
 def value_selecting_reduction_backward(
