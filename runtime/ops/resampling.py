@@ -154,7 +154,8 @@ def _pad_kernel(x: Any, padding: tuple[int, ...], nd: int, mode: str) -> np.ndar
     indices = _pad_indices(tuple(x.shape), padding, nd, mode)
     if numpy and min(padding) >= 0:  # np.pad copies x once, fills the borders
         widths = [(0, 0)] * (x.ndim - nd) + _pad_pairs(padding, nd)
-        return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
+        # (np.pad keeps a transposed input's layout; the op's result is C-ordered.)
+        return np.ascontiguousarray(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]))
     xp = backend.namespace_of(x)
     for axis, index in zip(range(x.ndim - nd, x.ndim), indices):
         x = xp.take(x, array_like(index, x), axis=axis)

@@ -518,3 +518,13 @@ def test_masked_select_saves_its_input_as_torch() -> None:
             y.sum().backward()
         messages.append(str(error.value).split(":")[0])
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_pad_of_a_transposed_input_is_contiguous_as_torch_s(mode: str) -> None:
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(0).standard_normal((5, 3, 2))
+    ours = yg.nn.functional.pad(yg.tensor(data).T, (2, 1), mode=mode)
+    theirs = torch.nn.functional.pad(torch.tensor(data).T, (2, 1), mode=mode)
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
