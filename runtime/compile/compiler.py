@@ -26,6 +26,7 @@ from yamlgrad.runtime.compile.codegen import (
 )
 from yamlgrad.runtime.compile.graph import Graph, Value
 from yamlgrad.runtime.compile.memory import reuse_buffers
+from yamlgrad.runtime.compile.packing import pack
 from yamlgrad.runtime.compile.passes import optimize
 
 _TEMPLATES = os.path.join(
@@ -71,6 +72,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
     passes of runtime/compile/passes.py, which change it in place)."""
     optimize(graph)
     namespace = Namespace(values=dict(base_namespace()))
+    pack(graph, set(namespace.values) | {"forward", "backward"})
     builder = None
     if graph.requires_grad:
         builder = BackwardBuilder(graph, namespace)

@@ -699,8 +699,17 @@ def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> 
 def cat_tensors_backward(
     grad: Any, sizes: list[tuple[int, ...]], dim: int
 ) -> list[Any]:
-    """Split the gradient of `cat` back into one piece per input."""
+    """Split the gradient of `cat` back into one piece per input (pieces of one
+    size along dim 0 of an ndarray: views from one reshape, not a slice each)."""
     dim = _wrap_dim(dim, len(grad.shape))
+    if (
+        type(grad) is np.ndarray
+        and dim == 0
+        and sizes
+        and len(sizes[0]) == grad.ndim
+        and sizes.count(sizes[0]) == len(sizes)
+    ):
+        return list(grad.reshape((len(sizes), *sizes[0])))
     pieces, start = [], 0
     for size in sizes:
         length = size[dim] if len(size) > dim else 0

@@ -1,0 +1,377 @@
+"""Horizontal packing: many small identical calls of a traced graph as one call.
+
+A graph of size-1 values (micrograd's scalar MLP) records hundreds of calls of
+the same few entries, each a numpy call on a one-element array. Here the graph
+is level-scheduled (a call's level is one past the deepest of its operands'), and
+in each level the element-wise calls (`batch_rule: elementwise` in
+derivatives.yaml) of the same entry, on operands of one small shape and dtype,
+with the same non-tensor arguments, form a group. A group of at least
+`MIN_GROUP` calls becomes one call of the same entry on packed operands: each
+member's value is a row block of one array, its members concatenated along dim
+0. The rewritten graph is made of derivatives.yaml entries only, so the forward
+runs each entry's kernel and the backward its formulas, as for any graph:
+
+* `cat` packs the graph's inputs that packed groups read, once per call; its
+  backward hands each input a view of the packed gradient;
+* an operand is the packed value of an earlier group itself, a `slice` of it
+  (rows in an arithmetic progression: contiguous or strided, a view), a `cat` of
+  unpacked values, or an `index_select` on the `cat` of the packed values it
+  reads (precomputed indices; its backward sums the gradients of a value read
+  several times);
+* a Python number given for a tensor operand that differs between members
+  becomes a constant vector, one entry per row, in the operands' dtype;
+* a member that an unpacked call, an output or a write-back reads is taken out
+  of its packed value again (`split`, or `slice` for one member).
+
+Values that are not small (more than `MAX_ELEMENTS` elements), 0-d, or read by
+calls that do not pack are left alone: a graph of big arrays is unchanged.
+Replay (double backward) runs the rewritten graph's calls as eager ops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.compile.graph import CONSTANT, OP, Call, Const, Graph, Value
+
+# A group pays from this many calls: one packed call and its operand gathers
+# cost about what four numpy calls on size-1 arrays do (benchmarks/run.py, 6).
+MIN_GROUP = 4
+# Members of more elements than this are not packed: past it the copies of the
+# gathers cost more than the calls they save.
+MAX_ELEMENTS = 64
+# How many member names a packed call's comment lists.
+_LISTED = 6
+
+
+@dataclass
+class _Rewrite:
+    """The state of one rewrite: the new calls and where each member lives."""
+
+    graph: Graph
+    used: set[str]
+    calls: list[Call] = field(default_factory=list)
+    # A member value -> (its packed value, its row block).
+    where: dict[Value, tuple[Value, int]] = field(default_factory=dict)
+    unpacked: set[Value] = field(default_factory=set)  # needed as itself
+
+    def fresh(self, base: str) -> str:
+        n = 0
+        name = base
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
+
+    def value(self, base: str, example: np.ndarray, requires_grad: bool) -> Value:
+        name = self.fresh(base)
+        return Value(
+            name, OP, example.shape, example.dtype, requires_grad, example=example
+        )
+
+
+def pack(graph: Graph, reserved: Any = ()) -> bool:
+    """Pack the graph's groups of small identical calls, in place; False when
+    no group pays (the graph is then unchanged)."""
+    levels = _levels(graph)
+    groups = _groups(graph, levels)
+    if not any(len(g) >= MIN_GROUP for g in groups if _packable(g[0])):
+        return False
+    used = set(reserved) | {v.name for v in _all_values(graph)}
+    rewrite = _Rewrite(graph, used)
+    rewrite.unpacked = _needed_unpacked(graph, groups)
+    _pack_inputs(rewrite, groups)
+    for group in groups:
+        if len(group) >= MIN_GROUP and _packable(group[0]):
+            _emit_group(rewrite, group, levels[id(group[0])])
+        else:
+            rewrite.calls += group
+    graph.calls = rewrite.calls
+    return True
+
+
+# -- scheduling --------------------------------------------------------------------
+
+
+def _levels(graph: Graph) -> dict[int, int]:
+    """Each call's level (by id): one past the deepest producer of its operands."""
+    depth: dict[Value, int] = {}
+    levels: dict[int, int] = {}
+    for call in graph.calls:
+        level = 1 + max((depth.get(v, 0) for v in _values(call.args)), default=0)
+        levels[id(call)] = level
+        for o in call.outputs:
+            if o is not None:
+                depth[o] = level
+    return levels
+
+
+def _groups(graph: Graph, levels: dict[int, int]) -> list[list[Call]]:
+    """The calls by level; in a level, the packable calls of one key together
+    (in the order of their first member), every other call alone."""
+    by_level: dict[int, dict[Any, list[Call]]] = {}
+    for call in graph.calls:
+        key = _key(call) if _packable(call) else None
+        bucket = by_level.setdefault(levels[id(call)], {})
+        bucket.setdefault(key if key is not None else id(call), []).append(call)
+    groups: list[list[Call]] = []
+    for level in sorted(by_level):
+        groups += by_level[level].values()
+    return groups
+
+
+def _packable(call: Call) -> bool:
+    """An element-wise call of one output on same-shaped small operands."""
+    if call.detach or call.info.inplace or call.info.output_kind != "single":
+        return False
+    out = call.outputs[0]
+    if out is None or not out.shape or math.prod(out.shape) > MAX_ELEMENTS:
+        return False
+    if call.info.batch_rule != "elementwise":
+        return False
+    tensors = {a.name for a in call.info.func.arguments if a.is_tensor}
+    found = False
+    for name, arg in call.args.items():
+        if isinstance(arg, list):
+            return False
+        if isinstance(arg, Value):
+            if arg.shape != out.shape or arg.dtype.kind != "f":
+                return False
+            found = True
+        elif name in tensors and not _number(arg.value):
+            return False
+    return found
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _key(call: Call) -> tuple[Any, ...]:
+    """What the members of one group share: the entry, the operands' shapes and
+    dtypes, every non-tensor argument; a number for a tensor varies."""
+    tensors = {a.name for a in call.info.func.arguments if a.is_tensor}
+    parts: list[Any] = [id(call.info), id(call.node_info), call.outputs[0].shape]
+    parts.append(tuple(sorted((k, str(d)) for k, d in call.casts.items())))
+    for name, arg in call.args.items():
+        if isinstance(arg, Value):
+            parts.append((name, arg.dtype))
+        elif name in tensors:
+            parts.append((name, "number"))
+        else:
+            parts.append((name, repr(arg.value)))
+    return tuple(parts)
+
+
+# -- what stays unpacked -----------------------------------------------------------
+
+
+def _needed_unpacked(graph: Graph, groups: list[list[Call]]) -> set[Value]:
+    """The values some unpacked call, output or write-back reads as themselves."""
+    needed = set(graph.outputs) | {final for _, final in graph.writebacks}
+    for group in groups:
+        if len(group) >= MIN_GROUP and _packable(group[0]):
+            continue
+        for call in group:
+            needed.update(_values(call.args))
+    return needed
+
+
+def _pack_inputs(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
+    """One `cat` of the graph's inputs that packed groups read, per shape and
+    dtype (in the graph's order)."""
+    read: set[Value] = set()
+    for group in groups:
+        if len(group) >= MIN_GROUP and _packable(group[0]):
+            for call in group:
+                read.update(v for v in _values(call.args) if v.kind != OP)
+    sources = rewrite.graph.sources + rewrite.graph.constants
+    kinds: dict[Any, list[Value]] = {}
+    for v in sources:
+        if v in read:
+            kinds.setdefault((v.shape, v.dtype), []).append(v)
+    for members in kinds.values():
+        if len(members) < MIN_GROUP:
+            continue
+        packed = _cat(rewrite, members, "packed_inputs", "the inputs packed")
+        for i, v in enumerate(members):
+            rewrite.where[v] = (packed, i)
+
+
+# -- one group ----------------------------------------------------------------------
+
+
+def _emit_group(rewrite: _Rewrite, group: list[Call], level: int) -> None:
+    first = group[0]
+    tensors = {a.name for a in first.info.func.arguments if a.is_tensor}
+    args: dict[str, Any] = {}
+    for name, arg in first.args.items():
+        if isinstance(arg, Value):
+            args[name] = _gather(rewrite, [c.args[name] for c in group], name)
+        elif name in tensors and len({repr(c.args[name]) for c in group}) > 1:
+            args[name] = _scalars(rewrite, group, name)
+        else:
+            args[name] = arg
+    members = [c.outputs[0] for c in group]
+    example = np.concatenate([m.example for m in members])
+    base = f"packed_{members[0].name}"
+    out = rewrite.value(base, example, any(m.requires_grad for m in members))
+    where = f"level {level}, {_listed(members)}; first at {first.where}"
+    call = Call(
+        first.info, first.node_info, first.wrapper, args, [out], first.casts, where
+    )
+    rewrite.calls.append(call)
+    for i, m in enumerate(members):
+        rewrite.where[m] = (out, i)
+    _unpack(rewrite, out, members)
+
+
+def _listed(members: list[Value]) -> str:
+    names = [m.name for m in members]
+    if len(names) > _LISTED:
+        names = names[: _LISTED - 1] + ["...", names[-1]]
+    return f"{len(members)} calls packed: {', '.join(names)}"
+
+
+def _scalars(rewrite: _Rewrite, group: list[Call], name: str) -> Value:
+    """The numbers the members give for a tensor operand, one per row."""
+    out = group[0].outputs[0]
+    dtype = next(v.dtype for v in _values(group[0].args))
+    rows = out.shape[0]
+    numbers = np.repeat(np.array([c.args[name].value for c in group], dtype), rows)
+    example = numbers.reshape((-1,) + (1,) * (len(out.shape) - 1))
+    example.flags.writeable = False
+    value = Value(
+        rewrite.fresh(f"{name}_numbers"), CONSTANT, example.shape, dtype, False
+    )
+    value.example = example
+    rewrite.graph.constants.append(value)
+    return value
+
+
+def _gather(rewrite: _Rewrite, members: list[Value], what: str) -> Value:
+    """One packed operand: the members' rows, in order (see the module docstring)."""
+    places = [rewrite.where.get(m, (m, 0)) for m in members]
+    sources = list(dict.fromkeys(p for p, _ in places))
+    rows = members[0].shape[0]
+    if len(sources) == 1:
+        source = sources[0]
+        blocks = [i for _, i in places]
+        step = blocks[1] - blocks[0] if len(blocks) > 1 else 1
+        if step > 0 and blocks == list(range(blocks[0], blocks[-1] + 1, step)):
+            if blocks[0] == 0 and step == 1 and len(blocks) * rows == source.shape[0]:
+                return source
+            if step == 1 or rows == 1:
+                start = blocks[0] * rows
+                end = (blocks[-1] + 1) * rows
+                return _slice(rewrite, source, start, end, step, what)
+    if all(p is m and i == 0 for m, (p, i) in zip(members, places)):
+        return _cat(rewrite, members, f"{what}_packed", f"{what} packed")
+    buffer = sources[0]
+    if len(sources) > 1:
+        buffer = _cat(rewrite, sources, f"{what}_sources", f"{what}'s sources")
+    offsets, start = {}, 0
+    for s in sources:
+        offsets[s] = start
+        start += s.shape[0]
+    blocks = np.array([offsets[p] + i * rows for p, i in places], dtype=np.int64)
+    index = (blocks[:, None] + np.arange(rows)).reshape(-1)
+    index.flags.writeable = False
+    return _index_select(rewrite, buffer, index, what)
+
+
+def _unpack(rewrite: _Rewrite, packed: Value, members: list[Value]) -> None:
+    """The members read as themselves, taken out of their packed value."""
+    wanted = [i for i, m in enumerate(members) if m in rewrite.unpacked]
+    if not wanted:
+        return
+    rows = members[0].shape[0]
+    if len(wanted) == 1:
+        i = wanted[0]
+        args = {"self": packed, "dim": Const(0), "start": Const(i * rows)}
+        args.update(end=Const((i + 1) * rows), step=Const(1))
+        _append(
+            rewrite, "slice_Tensor", args, [members[i]], f"{members[i].name} unpacked"
+        )
+        return
+    outputs = [
+        (
+            m
+            if m in rewrite.unpacked
+            else rewrite.value(f"{m.name}_unused", m.example, m.requires_grad)
+        )
+        for m in members
+    ]
+    args = {"self": packed, "split_size": Const(rows), "dim": Const(0)}
+    _append(rewrite, "split_Tensor", args, outputs, f"{len(wanted)} members unpacked")
+
+
+# -- the calls a rewrite adds ---------------------------------------------------------
+
+
+def _cat(rewrite: _Rewrite, values: list[Value], base: str, what: str) -> Value:
+    example = np.concatenate([v.example for v in values])
+    out = rewrite.value(base, example, any(v.requires_grad for v in values))
+    _append(rewrite, "cat", {"tensors": list(values), "dim": Const(0)}, [out], what)
+    return out
+
+
+def _slice(
+    rewrite: _Rewrite, source: Value, start: int, end: int, step: int, what: str
+) -> Value:
+    example = source.example[start:end:step]
+    out = rewrite.value(f"{what}_rows", example, source.requires_grad)
+    args = {"self": source, "dim": Const(0), "start": Const(start)}
+    args.update(end=Const(end), step=Const(step))
+    _append(rewrite, "slice_Tensor", args, [out], f"{what} of {source.name}")
+    return out
+
+
+def _index_select(
+    rewrite: _Rewrite, source: Value, index: np.ndarray, what: str
+) -> Value:
+    example = np.take(source.example, index, axis=0)
+    out = rewrite.value(f"{what}_rows", example, source.requires_grad)
+    args = {"self": source, "dim": Const(0), "index": Const(index)}
+    _append(rewrite, "index_select", args, [out], f"{what} of {source.name}")
+    return out
+
+
+def _append(
+    rewrite: _Rewrite,
+    wrapper: str,
+    args: dict[str, Any],
+    outputs: list[Value],
+    what: str,
+) -> None:
+    from yamlgrad.runtime.compile.tracer import entries
+    from yamlgrad.runtime.dispatch import ops
+
+    info = entries()[0][wrapper]
+    function = getattr(ops, wrapper)
+    call = Call(info, info, function, args, list(outputs), {}, f"packing: {what}")
+    rewrite.calls.append(call)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _values(args: Any) -> Iterator[Value]:
+    for arg in args.values() if isinstance(args, dict) else args:
+        if isinstance(arg, Value):
+            yield arg
+        elif isinstance(arg, list):
+            yield from (a for a in arg if isinstance(a, Value))
+
+
+def _all_values(graph: Graph) -> Iterator[Value]:
+    yield from graph.sources
+    yield from graph.constants
+    for call in graph.calls:
+        yield from (o for o in call.outputs if o is not None)
