@@ -115,22 +115,10 @@ class BackwardBuilder:
 
     def live_calls(self) -> list[Call]:
         """The calls with a gradient to pass on, last first."""
-        live = {v for v in self.graph.outputs if v.requires_grad}
-        calls = []
-        for call in reversed(self.graph.calls):
-            if call.detach or call.node_info.op is None:
-                continue
-            if not any(o in live for o in call.outputs if o is not None):
-                continue
-            calls.append(call)
-            for spec in self._inputs(call).values():
-                for v in _values(spec):
-                    if v.requires_grad:
-                        live.add(v)
-        return calls
+        return live_calls(self.graph)[0]
 
     def _inputs(self, call: Call) -> dict[str, Any]:
-        return {a.name: call.args[a.name] for a in call.node_info.differentiable_inputs}
+        return _differentiable_inputs(call)
 
     def fresh(self, base: str) -> str:
         self.temps += 1
@@ -361,6 +349,28 @@ class BackwardBuilder:
             self.owned.add(name)
         self.env[name] = _probe_grad(value)
         self.metas[name] = (value.shape, value.dtype)
+
+
+def live_calls(graph: Graph) -> tuple[list[Call], set[Value]]:
+    """The calls with a gradient to pass on, last first, and the values a
+    gradient reaches."""
+    live = {v for v in graph.outputs if v.requires_grad}
+    calls = []
+    for call in reversed(graph.calls):
+        if call.detach or call.node_info.op is None:
+            continue
+        if not any(o in live for o in call.outputs if o is not None):
+            continue
+        calls.append(call)
+        for spec in _differentiable_inputs(call).values():
+            for v in _values(spec):
+                if v.requires_grad:
+                    live.add(v)
+    return calls, live
+
+
+def _differentiable_inputs(call: Call) -> dict[str, Any]:
+    return {a.name: call.args[a.name] for a in call.node_info.differentiable_inputs}
 
 
 def _probe_grad(value: Value) -> np.ndarray:

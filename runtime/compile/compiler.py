@@ -72,7 +72,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
     passes of runtime/compile/passes.py, which change it in place)."""
     optimize(graph)
     namespace = Namespace(values=dict(base_namespace()))
-    pack(graph, set(namespace.values) | {"forward", "backward"})
+    reached = pack(graph, set(namespace.values) | {"forward", "backward"})
     builder = None
     if graph.requires_grad:
         builder = BackwardBuilder(graph, namespace)
@@ -91,7 +91,10 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
     }
     grad_sources = tuple(False for _ in graph.sources)
     if builder is not None:
-        returns = [builder.grads.get(v) for v in graph.sources]
+        returns = [
+            builder.grads.get(v) if reached is None or v in reached else None
+            for v in graph.sources
+        ]
         keep = {r for r in returns if r is not None}
         params = builder.params + [v.name for v in saved]
         context["backward_params"] = params

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.compile.backward import live_calls
 from yamlgrad.runtime.compile.graph import CONSTANT, OP, Call, Const, Graph, Value
 
 # A group pays from this many calls: one packed call and its operand gathers
@@ -76,13 +77,16 @@ class _Rewrite:
         )
 
 
-def pack(graph: Graph, reserved: Any = ()) -> bool:
-    """Pack the graph's groups of small identical calls, in place; False when
-    no group pays (the graph is then unchanged)."""
+def pack(graph: Graph, reserved: Any = ()) -> set[Value] | None:
+    """Pack the graph's groups of small identical calls, in place. Returns the
+    sources a gradient reached before (a packed input that no gradient reached
+    gets a zero piece of the packed gradient, where eager gives it none), or
+    None when no group pays (the graph is then unchanged)."""
     levels = _levels(graph)
     groups = _groups(graph, levels)
     if not any(len(g) >= MIN_GROUP for g in groups if _packable(g[0])):
-        return False
+        return None
+    reached = set(graph.sources) & live_calls(graph)[1]
     used = set(reserved) | {v.name for v in _all_values(graph)}
     rewrite = _Rewrite(graph, used)
     rewrite.unpacked = _needed_unpacked(graph, groups)
@@ -93,7 +97,7 @@ def pack(graph: Graph, reserved: Any = ()) -> bool:
         else:
             rewrite.calls += group
     graph.calls = rewrite.calls
-    return True
+    return reached
 
 
 # -- scheduling --------------------------------------------------------------------
