@@ -171,7 +171,12 @@ def accumulate_leaves(
     its complete input buffer (accumulated_now's batch): under one hold of the
     lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
     (taken when fresh and held by nothing but its buffer, else copied) without
-    apply's calls, which are otherwise most of such a backward's work."""
+    apply's calls, which are otherwise most of such a backward's work.
+
+    A view is taken too when it is one of disjoint pieces of an array that
+    nothing but those pieces holds, all of them delivered here (a compiled
+    graph's packed gradient, split into its leaves' gradients: `_sole_bases`)."""
+    bases = _sole_bases(batch) if raw and len(batch) > 1 else _NONE
     with _GRAD_LOCK:
         for node, buffer in batch:
             grad = buffer[0]
@@ -181,8 +186,11 @@ def accumulate_leaves(
             if raw and type(grad) is np.ndarray and leaf._grad is None:
                 # The reference count first: a gradient that flows to several
                 # leaves (most of a scalar graph's) is copied without its flags.
-                if sys.getrefcount(grad) > _ONLY_THE_BUFFERS or grad.base is not None:
+                if sys.getrefcount(grad) > _ONLY_THE_BUFFERS:
                     grad = np.array(grad, copy=True)
+                elif grad.base is not None:
+                    if id(grad.base) not in bases or not grad.flags.c_contiguous:
+                        grad = np.array(grad, copy=True)
                 else:
                     flags = grad.flags
                     if not (flags.writeable and flags.c_contiguous):
@@ -191,6 +199,55 @@ def accumulate_leaves(
             else:
                 grad = None
                 AccumulateGrad._accumulate(leaf, buffer[0], raw)
+
+
+_NONE: frozenset[int] = frozenset()
+
+
+def _sole_bases(batch: list[tuple[AccumulateGrad, list[Grad]]]) -> set[int]:
+    """The ids of the arrays whose only references are the views of them that
+    `batch` delivers, which together are no bigger than the array (so they do not
+    overlap), of an array that owns its writeable, C-ordered memory."""
+    found: dict[int, list[Any]] = {}
+    for _, buffer in batch:
+        grad = buffer[0]
+        if type(grad) is np.ndarray and grad.base is not None:
+            entry = found.get(id(grad.base))
+            if entry is None:
+                found[id(grad.base)] = [grad.base, 1, grad.size]
+            else:
+                entry[1] += 1
+                entry[2] += grad.size
+    grad = None
+    sole = set()
+    for key, entry in found.items():
+        base, count, size = entry
+        # (The count before the flags: a flags object holds its array.)
+        if sys.getrefcount(base) != count + _THE_ENTRYS:
+            continue
+        flags = base.flags
+        if (
+            type(base) is np.ndarray
+            and size <= base.size
+            and flags.owndata
+            and flags.writeable
+            and flags.c_contiguous
+        ):
+            sole.add(key)
+    return sole
+
+
+def _references_of_an_entrys_base() -> int:
+    """What sys.getrefcount says in _sole_bases of an array that nothing but its
+    entry holds (the entry, the local, getrefcount's argument)."""
+    found = {0: [np.empty(0), 0, 0]}
+    for entry in found.values():
+        base, count, size = entry
+        return sys.getrefcount(base)
+    return 0
+
+
+_THE_ENTRYS = _references_of_an_entrys_base()
 
 
 def _references_of_a_delivered_gradient() -> int:
