@@ -205,7 +205,9 @@ def tensor(
     np_dtype = (
         dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
     )
-    return _leaf(array.astype(np_dtype, copy=False), requires_grad, device)
+    if array.dtype != np_dtype:
+        array = array.astype(np_dtype)
+    return _leaf(array, requires_grad, device)
 
 
 def as_tensor(

@@ -57,8 +57,9 @@ class AccumulateGrad(Node):
         self._metadata = None
         self._hooks = None
         self.variable = variable
-        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
-        if anomaly_mode.state.enabled:
+        data = variable._data
+        self._input_metadata = ((data.shape, data.dtype),)
+        if anomaly_mode.ever_enabled and anomaly_mode.state.enabled:
             record_anomaly(self, skip=1)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
