@@ -60,6 +60,13 @@ class _Rewrite:
     # A member value -> (its packed value, its row block).
     where: dict[Value, tuple[Value, int]] = field(default_factory=dict)
     unpacked: set[Value] = field(default_factory=set)  # needed as itself
+    # Each member's readers among the packed groups' operands (see _partition).
+    readers: dict[Value, list[tuple[int, str]]] = field(default_factory=dict)
+    operands: dict[tuple[int, str], list[Value]] = field(default_factory=dict)
+    members: dict[Value, list[Value]] = field(default_factory=dict)
+    parts: dict[Value, dict[tuple[int, ...], Value] | None] = field(
+        default_factory=dict
+    )
 
     def fresh(self, base: str) -> str:
         n = 0
@@ -90,6 +97,7 @@ def pack(graph: Graph, reserved: Any = ()) -> set[Value] | None:
     used = set(reserved) | {v.name for v in _all_values(graph)}
     rewrite = _Rewrite(graph, used)
     rewrite.unpacked = _needed_unpacked(graph, groups)
+    _find_readers(rewrite, groups)
     _pack_inputs(rewrite, groups)
     for group in groups:
         if len(group) >= MIN_GROUP and _packable(group[0]):
@@ -187,6 +195,19 @@ def _needed_unpacked(graph: Graph, groups: list[list[Call]]) -> set[Value]:
     return needed
 
 
+def _find_readers(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
+    """Which operand of which packed group reads each value, and in what order."""
+    for index, group in enumerate(groups):
+        if len(group) < MIN_GROUP or not _packable(group[0]):
+            continue
+        for name, arg in group[0].args.items():
+            if isinstance(arg, Value):
+                operand = [c.args[name] for c in group]
+                rewrite.operands[(index, name)] = operand
+                for v in operand:
+                    rewrite.readers.setdefault(v, []).append((index, name))
+
+
 def _pack_inputs(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
     """One `cat` of the graph's inputs that packed groups read, per shape and
     dtype (in the graph's order)."""
@@ -233,6 +254,7 @@ def _emit_group(rewrite: _Rewrite, group: list[Call], level: int) -> None:
     rewrite.calls.append(call)
     for i, m in enumerate(members):
         rewrite.where[m] = (out, i)
+    rewrite.members[out] = members
     _unpack(rewrite, out, members)
 
 
@@ -267,6 +289,9 @@ def _gather(rewrite: _Rewrite, members: list[Value], what: str) -> Value:
     if len(sources) == 1:
         source = sources[0]
         blocks = [i for _, i in places]
+        part = _partition(rewrite, source)
+        if part is not None and tuple(blocks) in part:
+            return part[tuple(blocks)]
         step = blocks[1] - blocks[0] if len(blocks) > 1 else 1
         if step > 0 and blocks == list(range(blocks[0], blocks[-1] + 1, step)):
             if blocks[0] == 0 and step == 1 and len(blocks) * rows == source.shape[0]:
@@ -288,6 +313,76 @@ def _gather(rewrite: _Rewrite, members: list[Value], what: str) -> Value:
     index = (blocks[:, None] + np.arange(rows)).reshape(-1)
     index.flags.writeable = False
     return _index_select(rewrite, buffer, index, what)
+
+
+def _partition(rewrite: _Rewrite, packed: Value) -> dict[tuple[int, ...], Value] | None:
+    """When the operands of later groups read every member of `packed` once, in
+    blocks of one size that are contiguous (`b*m, ..., b*m + m - 1`) or strided
+    (`j, j + s, ...` for each `j < s`): the block of each operand, taken by one
+    `split` (or a `view` and `unbind` of its columns) instead of one slice per
+    operand, whose backward is then one `cat` (or `stack`) of their gradients,
+    not a zero array with a slice of gradient set per operand."""
+    if packed in rewrite.parts:
+        return rewrite.parts[packed]
+    rewrite.parts[packed] = None
+    members = rewrite.members.get(packed)
+    if members is None or any(
+        m in rewrite.unpacked or len(rewrite.readers.get(m, ())) != 1 for m in members
+    ):
+        return None
+    row = {m: i for i, m in enumerate(members)}
+    keys = list(dict.fromkeys(rewrite.readers[m][0] for m in members))
+    blocks = [tuple(row[m] for m in rewrite.operands[key]) for key in keys]
+    size, count = len(blocks[0]), len(blocks)
+    if count < 2 or any(len(b) != size for b in blocks):
+        return None
+    rows = members[0].shape[0]
+    if sorted(blocks) == [
+        tuple(range(b * size, b * size + size)) for b in range(count)
+    ]:
+        order = sorted(blocks)
+        outputs = _split(rewrite, packed, size * rows, count)
+    elif rows == 1 and sorted(blocks) == [
+        tuple(range(j, len(members), count)) for j in range(count)
+    ]:
+        order = sorted(blocks)
+        outputs = _columns(rewrite, packed, size, count)
+    else:
+        return None
+    rewrite.parts[packed] = dict(zip(order, outputs))
+    return rewrite.parts[packed]
+
+
+def _split(rewrite: _Rewrite, packed: Value, length: int, count: int) -> list[Value]:
+    outputs = [
+        rewrite.value(
+            f"{packed.name}_part",
+            packed.example[i * length : (i + 1) * length],
+            packed.requires_grad,
+        )
+        for i in range(count)
+    ]
+    args = {"self": packed, "split_size": Const(length), "dim": Const(0)}
+    _append(rewrite, "split_Tensor", args, outputs, f"{packed.name} in {count} parts")
+    return outputs
+
+
+def _columns(rewrite: _Rewrite, packed: Value, size: int, count: int) -> list[Value]:
+    shape = [size, count, *packed.shape[1:]]
+    table = rewrite.value(
+        f"{packed.name}_table", packed.example.reshape(shape), packed.requires_grad
+    )
+    args = {"self": packed, "size": Const(shape)}
+    _append(rewrite, "view_default", args, [table], f"{packed.name} as {count} columns")
+    outputs = [
+        rewrite.value(
+            f"{packed.name}_column", table.example[:, j], packed.requires_grad
+        )
+        for j in range(count)
+    ]
+    args = {"self": table, "dim": Const(1)}
+    _append(rewrite, "unbind_int", args, outputs, f"the columns of {table.name}")
+    return outputs
 
 
 def _unpack(rewrite: _Rewrite, packed: Value, members: list[Value]) -> None:

@@ -142,7 +142,7 @@ def _scalar_mlp(*flat: yg.Tensor) -> yg.Tensor:
     for r in range(4):
         act = b1[r]
         for k in range(5):
-            act = act + w1[5 * r + k] * xs[k]
+            act = act * 0.9 + w1[5 * r + k] * xs[k]  # each term in its place
         hidden.append(yg.relu(act) if r % 2 else act.tanh())
     out = b2
     for w, h in zip(w2, hidden):
@@ -155,7 +155,7 @@ def test_the_groups_and_their_calls_are_named_in_the_source() -> None:
     step(*_leaves(29, (1,), 0))
     code = step.code
     assert "packed_inputs = " in code  # the inputs, one cat
-    assert "20 calls packed: mul, mul_1" in code  # w * x of the first layer
+    assert "24 calls packed: mul, mul_1" in code  # w * x and b * 0.9 of the first layer
     assert "other_numbers" in code  # the xs, one constant vector
     assert "packed_inputs" in step.explain()
 
