@@ -5,10 +5,10 @@ the same few entries, each a numpy call on a one-element array. Here the graph
 is level-scheduled (a call's level is one past the deepest of its operands'), and
 in each level the element-wise calls (`batch_rule: elementwise` in
 derivatives.yaml) of the same entry, on operands of one small shape and dtype,
-with the same non-tensor arguments, form a group. A group of at least
-`MIN_GROUP` calls becomes one call of the same entry on packed operands: each
-member's value is a row block of one array, its members concatenated along dim
-0. The rewritten graph is made of derivatives.yaml entries only, so the forward
+with the same non-tensor arguments, form a group. A group large enough to pay
+(`_pays`: `MIN_GROUP` calls or more, measured) becomes one call of the same
+entry on packed operands: each member's value is a row block of one array, its
+members concatenated along dim 0. The rewritten graph is made of derivatives.yaml entries only, so the forward
 runs each entry's kernel and the backward its formulas, as for any graph:
 
 * `cat` packs the graph's inputs that packed groups read, once per call; its
@@ -40,12 +40,15 @@ import numpy as np
 from yamlgrad.runtime.compile.backward import live_calls
 from yamlgrad.runtime.compile.graph import CONSTANT, OP, Call, Const, Graph, Value
 
-# A group pays from this many calls: one packed call and its operand gathers
-# cost about what four numpy calls on size-1 arrays do (benchmarks/run.py, 6).
-MIN_GROUP = 4
-# Members of more elements than this are not packed: past it the copies of the
-# gathers cost more than the calls they save.
-MAX_ELEMENTS = 64
+# Where packing pays, measured on one compiled forward and backward of k values
+# each through three entries (thread CPU time, packed / unpacked): on size-1
+# values 0.99 at k=2, 0.72 at k=3, 0.37 at k=8; on 64 elements 0.93 at k=3 and
+# 0.74 at k=4; on 1024 elements 0.86 at k=4; on 4096 0.98 at k=4 and k=8.
+# So a group of MIN_GROUP calls packs when its values have at most
+# SMALL_ELEMENTS elements, of one call more up to MAX_ELEMENTS, and not beyond.
+MIN_GROUP = 3
+SMALL_ELEMENTS = 16
+MAX_ELEMENTS = 1024
 # How many member names a packed call's comment lists.
 _LISTED = 6
 
@@ -91,16 +94,17 @@ def pack(graph: Graph, reserved: Any = ()) -> set[Value] | None:
     None when no group pays (the graph is then unchanged)."""
     levels = _levels(graph)
     groups = _groups(graph, levels)
-    if not any(len(g) >= MIN_GROUP for g in groups if _packable(g[0])):
+    chosen = _choose(graph, groups)
+    if not chosen:
         return None
     reached = set(graph.sources) & live_calls(graph)[1]
     used = set(reserved) | {v.name for v in _all_values(graph)}
     rewrite = _Rewrite(graph, used)
-    rewrite.unpacked = _needed_unpacked(graph, groups)
-    _find_readers(rewrite, groups)
-    _pack_inputs(rewrite, groups)
+    rewrite.unpacked = _needed_unpacked(graph, groups, chosen)
+    _find_readers(rewrite, groups, chosen)
+    _pack_inputs(rewrite, groups, chosen)
     for group in groups:
-        if len(group) >= MIN_GROUP and _packable(group[0]):
+        if id(group) in chosen:
             _emit_group(rewrite, group, levels[id(group[0])])
         else:
             rewrite.calls += group
@@ -136,6 +140,14 @@ def _groups(graph: Graph, levels: dict[int, int]) -> list[list[Call]]:
     for level in sorted(by_level):
         groups += by_level[level].values()
     return groups
+
+
+def _pays(group: list[Call]) -> bool:
+    """A group of packable calls large enough to pack (see MIN_GROUP)."""
+    if len(group) < MIN_GROUP or not _packable(group[0]):
+        return False
+    small = math.prod(group[0].outputs[0].shape) <= SMALL_ELEMENTS
+    return len(group) >= (MIN_GROUP if small else MIN_GROUP + 1)
 
 
 def _packable(call: Call) -> bool:
@@ -184,21 +196,60 @@ def _key(call: Call) -> tuple[Any, ...]:
 # -- what stays unpacked -----------------------------------------------------------
 
 
-def _needed_unpacked(graph: Graph, groups: list[list[Call]]) -> set[Value]:
+def _choose(graph: Graph, groups: list[list[Call]]) -> set[int]:
+    """The groups to pack (by id): those that `_pays` lets through and that
+    save calls once their operands' gathers and their members' unpacking are
+    counted. Each gather and unpacking is one call more (and its backward one
+    more), so a group packs when its calls outnumber the packed call with them:
+    three `x * c` of one `x` whose results are read one by one are not packed
+    (measured 1.8x slower packed, a cat and a split around one multiply); a
+    group whose operands are packed groups' values, as in a chain of packed
+    groups, is (0.76x). Declining a group can make its operands' groups need
+    unpacking: a few rounds settle it."""
+    chosen = {id(g) for g in groups if _pays(g)}
+    for _ in range(_ROUNDS):
+        producer = {c.outputs[0]: id(g) for g in groups if id(g) in chosen for c in g}
+        needed = _needed_unpacked(graph, groups, chosen)
+        kept = set()
+        for group in groups:
+            if id(group) not in chosen:
+                continue
+            extra = any(c.outputs[0] in needed for c in group)
+            for name, arg in group[0].args.items():
+                if isinstance(arg, Value):
+                    made = {producer.get(c.args[name]) for c in group}
+                    extra += len(made) != 1 or None in made
+            if len(group) > 1 + extra:
+                kept.add(id(group))
+        if kept == chosen:
+            break
+        chosen = kept
+    return chosen
+
+
+# How many times _choose reconsiders its groups.
+_ROUNDS = 4
+
+
+def _needed_unpacked(
+    graph: Graph, groups: list[list[Call]], chosen: set[int]
+) -> set[Value]:
     """The values some unpacked call, output or write-back reads as themselves."""
     needed = set(graph.outputs) | {final for _, final in graph.writebacks}
     for group in groups:
-        if len(group) >= MIN_GROUP and _packable(group[0]):
+        if id(group) in chosen:
             continue
         for call in group:
             needed.update(_values(call.args))
     return needed
 
 
-def _find_readers(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
+def _find_readers(
+    rewrite: _Rewrite, groups: list[list[Call]], chosen: set[int]
+) -> None:
     """Which operand of which packed group reads each value, and in what order."""
     for index, group in enumerate(groups):
-        if len(group) < MIN_GROUP or not _packable(group[0]):
+        if id(group) not in chosen:
             continue
         for name, arg in group[0].args.items():
             if isinstance(arg, Value):
@@ -208,12 +259,12 @@ def _find_readers(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
                     rewrite.readers.setdefault(v, []).append((index, name))
 
 
-def _pack_inputs(rewrite: _Rewrite, groups: list[list[Call]]) -> None:
+def _pack_inputs(rewrite: _Rewrite, groups: list[list[Call]], chosen: set[int]) -> None:
     """One `cat` of the graph's inputs that packed groups read, per shape and
     dtype (in the graph's order)."""
     read: set[Value] = set()
     for group in groups:
-        if len(group) >= MIN_GROUP and _packable(group[0]):
+        if id(group) in chosen:
             for call in group:
                 read.update(v for v in _values(call.args) if v.kind != OP)
     sources = rewrite.graph.sources + rewrite.graph.constants
