@@ -125,6 +125,8 @@ def usable(value: Any) -> device:
     """The device a tensor may be made on or moved to: the CPU, or PyTorch's error."""
     if value is None:
         value = _default[0]
+        if value is CPU:  # (every factory call without a device asks this)
+            return CPU
     where = value if isinstance(value, device) else device(value)
     if where.type == "cuda":
         raise AssertionError(ERR_NO_CUDA)

@@ -212,14 +212,16 @@ def _sole_bases(batch: list[tuple[AccumulateGrad, list[Grad]]]) -> set[int]:
     found: dict[int, list[Any]] = {}
     for _, buffer in batch:
         grad = buffer[0]
-        if type(grad) is np.ndarray and grad.base is not None:
-            entry = found.get(id(grad.base))
-            if entry is None:
-                found[id(grad.base)] = [grad.base, 1, grad.size]
-            else:
-                entry[1] += 1
-                entry[2] += grad.size
-    grad = None
+        if type(grad) is np.ndarray:
+            base = grad.base
+            if base is not None:
+                entry = found.get(id(base))
+                if entry is None:
+                    found[id(base)] = [base, 1, grad.size]
+                else:
+                    entry[1] += 1
+                    entry[2] += grad.size
+    grad = base = None
     sole = set()
     for key, entry in found.items():
         base, count, size = entry
