@@ -307,12 +307,14 @@ def hardtanh_kernel(x: Any, min_val: float, max_val: float) -> Any:
 
 
 def hardswish_kernel(x: Any) -> Any:
-    """x * min(max(x + 3, 0), 6) / 6."""
+    """x * min(max(x + 3, 0), 6) / 6; nan at -inf (0 * -inf), without numpy's
+    warning, as PyTorch gives it."""
     xp = _foreign(x)
     if xp is not None:
         return x * xp.clip(x + 3, min=0, max=6) / 6
     out = _hardsigmoid_into(x, _scratch(x))
-    return np.multiply(out, x, out=out)
+    with np.errstate(invalid="ignore"):
+        return np.multiply(out, x, out=out)
 
 
 def _hardsigmoid_into(x: Any, out: Any) -> Any:
