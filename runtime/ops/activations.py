@@ -722,10 +722,22 @@ def _softplus_floor(
 def _elu_floor(
     grad: Any, self: Any, alpha: float = 1, scale: float = 1, input_scale: float = 1
 ) -> Any:
-    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
-    out = np.maximum(self, 0) * scale + negative
-    slope = (negative + alpha * scale) * input_scale
-    return out, np.where(self > 0, scale, slope) * grad
+    # The negative side's slope, exp(input_scale * min(x, 0)) * alpha * scale *
+    # input_scale, is exactly that constant on the positive side: a mask times
+    # the difference to `scale` completes it, with no selection.
+    e = np.minimum(self, 0)
+    e *= input_scale
+    np.expm1(e, out=e)
+    out = np.maximum(self, 0)
+    out *= scale
+    out += e * (alpha * scale)
+    negative_scale = alpha * scale * input_scale
+    step = self.dtype.type(scale - negative_scale)  # a bool mask times a float: float64
+    slope = np.add(e, 1, out=e)
+    slope *= negative_scale
+    slope += (self > 0) * step
+    slope *= grad
+    return out, slope
 
 
 def _selu_floor(grad: Any, self: Any) -> Any:
@@ -734,14 +746,12 @@ def _selu_floor(grad: Any, self: Any) -> Any:
 
 def _hardsigmoid_floor(grad: Any, self: Any) -> Any:
     out = np.clip(self + 3, 0, 6) / 6
-    return out, np.where(np.abs(self) < 3, grad * _NN_ONE_SIXTH, 0)
+    return out, grad * (np.abs(self) < 3) * _NN_ONE_SIXTH
 
 
 def _hardswish_floor(grad: Any, self: Any) -> Any:
-    out = self * np.clip(self + 3, 0, 6) / 6
-    derivative = self / 3 + 0.5
-    derivative[self >= 3] = 1
-    derivative[self <= -3] = 0
+    out = self * (np.clip(self + 3, 0, 6) / 6)
+    derivative = (self / 3 + 0.5) * (np.abs(self) < 3) + (self >= 3)
     return out, derivative * grad
 
 
@@ -755,9 +765,10 @@ def _relu_floor(grad: Any, self: Any) -> Any:
 
 
 def _leaky_relu_floor(grad: Any, self: Any, negative_slope: float = 0.01) -> Any:
-    positive = self > 0
-    out = np.where(positive, self, self * negative_slope)
-    return out, np.where(positive, grad, grad * negative_slope)
+    # For a slope in [0, 1]: max(x, slope * x), and a mask times (1 - slope).
+    out = np.maximum(self, self * negative_slope)
+    step = self.dtype.type(1 - negative_slope)  # not a Python float: float64
+    return out, grad * ((self > 0) * step + negative_slope)
 
 
 def _celu_floor(grad: Any, self: Any, alpha: float = 1.0) -> Any:
@@ -772,8 +783,12 @@ def _hardtanh_floor(
 
 
 def _mish_floor(grad: Any, self: Any) -> Any:
-    t = np.tanh(np.logaddexp(0, self))
-    s = 1 / (1 + np.exp(-self))
+    # tanh(log(1 + e)) = e (e + 2) / (e (e + 2) + 2) and sigmoid(x) = e / (1 + e),
+    # e = exp(x) taken once (clamped at 20, where both are 1 in either type).
+    e = np.exp(np.minimum(self, 20))
+    n = e * (e + 2)
+    t = n / (n + 2)
+    s = e / (1 + e)
     return self * t, (t + self * s * (1 - t * t)) * grad
 
 
