@@ -97,8 +97,13 @@ def _sigmoid_into(x: Any, out: Any) -> Any:
     """1 / (1 + exp(-x)) in `out`: exact in the limits (exp overflows to inf and
     the result is 0; it underflows to 0 and the result is 1), four passes and no
     temporary."""
-    np.negative(x, out=out)
-    np.exp(out, out=out)
+    return _sigmoid_of_negated(np.negative(x, out=out), out)
+
+
+def _sigmoid_of_negated(negated: Any, out: Any) -> Any:
+    """1 / (1 + exp(negated)) in `out` (which may be `negated`): sigmoid of
+    -negated, in three passes."""
+    np.exp(negated, out=out)
     out += 1
     return np.reciprocal(out, out=out)
 
@@ -466,7 +471,7 @@ def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:
         square *= -2 * _GELU_K * _GELU_C
         square -= 2 * _GELU_K
         square *= x  # -z
-        s = _sigmoid_into(np.negative(square, out=square), square)
+        s = _sigmoid_of_negated(square, square)
         derivative = np.subtract(1, s, out=_scratch(s))
         derivative *= s
         derivative *= x
@@ -531,9 +536,14 @@ def softplus_backward(grad: Any, self: Any, beta: float, threshold: float) -> An
         return xp.where(scaled > threshold, grad, grad * xp.sigmoid(scaled))
     derivative = _scratch(self)
     scaled = np.multiply(self, beta, out=derivative) if beta != 1 else self
-    linear = scaled > threshold
+    # 1 where linear: sigmoid is exactly 1 there in float32 from a threshold of
+    # 17 (exp(-17) is below half an ulp of 1); otherwise a mask, when any
+    # element is above the threshold (one reduction, no mask in the usual case).
+    exact = derivative.dtype == np.float32 and beta > 0 and threshold >= 17
+    linear = None if exact or not np.max(scaled) > threshold else scaled > threshold
     _sigmoid_into(scaled, derivative)
-    np.maximum(derivative, linear, out=derivative)  # 1 where linear, as 0 <= s <= 1
+    if linear is not None:
+        np.maximum(derivative, linear, out=derivative)  # as 0 <= s <= 1
     return _times(derivative, grad)
 
 
