@@ -581,55 +581,75 @@ def activation_table(rows: list[Row], single: dict[str, dict[str, float]]) -> li
     return lines
 
 
-_ROW = re.compile(
-    r"^\| (\w+) \| [\d,]+ \| ([\d.]*) \| ([\d.]*) \| ([\d.]*) \| ([\d.]*) "
-)
+# A step under this many ms is the interpreter's, not numpy's: views, shape
+# functions and tiny samples, whose ratio no kernel changes.
+PYTHON_BOUND_MS = 0.1
+
+
+def _large_sections(ops_md: Path) -> dict[str, list[dict[str, float]]]:
+    """The per-op table's rows at the large size, by dtype: each row's ours,
+    torch, kernels and floor ms and its ratios (nan where a cell is empty)."""
+    names = (
+        "ours",
+        "torch",
+        "kernels",
+        "floor",
+        "ratio",
+        "kernels_ratio",
+        "floor_ratio",
+    )
+    sections: dict[str, list[dict[str, float]]] = {}
+    for section in re.split(r"^## ", ops_md.read_text(), flags=re.M):
+        title = section.splitlines()[0]
+        if not title.startswith("large"):
+            continue
+        rows = sections.setdefault(title.rsplit(", ", 1)[1], [])
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.split("|")[1:-1]]
+            if len(cells) != 9 or not re.fullmatch(r"[\d.]+", cells[6]):
+                continue
+            values = [float(c) if c else math.nan for c in cells[2:]]
+            rows.append(dict(zip(names, values)))
+    return sections
 
 
 def median_table(ops_md: Path) -> list[str]:
     """The median target from the per-op table: how many ops have a floor, how
-    many run at it (kernels, or ours for a composite, within 1.1x of it), and the
-    median ours/torch with every op that has a floor at its floor."""
+    many run at it (kernels, or ours for a composite, within 1.1x of it), the
+    median ours/torch with every op that has a floor at its floor, and how many
+    steps are too short for any kernel to matter (`PYTHON_BOUND_MS`)."""
     if not ops_md.exists():
         return []
-    sections = re.split(r"^## ", ops_md.read_text(), flags=re.M)
     lines = [
         "## The median over all ops, from [ops.md](ops.md)",
         "",
-        "| size, dtype | ops | median ours/torch | with a floor | at their floor "
-        "(kernels <= 1.1x floor) | floor/torch > 0.8 | median with each floor reached |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| dtype (large) | ops | median ours/torch | with a floor "
+        "| at their floor (kernels <= 1.1x floor) | floor/torch > 0.8 "
+        "| median with each floor reached "
+        f"| ours under {PYTHON_BOUND_MS} ms (Python-bound) | their median ours/torch "
+        "| median of the others |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for section in sections:
-        title = section.splitlines()[0]
-        if not title.startswith("large"):
-            continue
-        ratios, floored, at_floor, slow_floor = [], 0, 0, 0
-        for line in section.splitlines():
-            match = _ROW.match(line)
-            cells = [c.strip() for c in line.split("|")[1:-1]]
-            if not match or len(cells) != 9 or not cells[6]:
-                continue
-            ratio = float(cells[6])
-            ours, torch_ms, kernels, floor = (
-                float(v) if v else math.nan for v in match.groups()[1:]
-            )
-            if not math.isnan(floor):
-                floored += 1
-                at_floor += (
-                    kernels if not math.isnan(kernels) else ours
-                ) <= 1.1 * floor
-                floor_ratio = float(cells[8])
-                slow_floor += floor_ratio > 0.8
-                ratio = min(ratio, floor_ratio)
-            ratios.append((float(cells[6]), ratio))
-        if not ratios:
-            continue
+    for dtype, rows in _large_sections(ops_md).items():
+        floored = [r for r in rows if not math.isnan(r["floor"])]
+        at_floor = [
+            r
+            for r in floored
+            if (r["ours"] if math.isnan(r["kernels"]) else r["kernels"])
+            <= 1.1 * r["floor"]
+        ]
+        reached = [
+            min(r["ratio"], r["floor_ratio"]) if r in floored else r["ratio"]
+            for r in rows
+        ]
+        short = [r["ratio"] for r in rows if r["ours"] < PYTHON_BOUND_MS]
+        others = [r["ratio"] for r in rows if r["ours"] >= PYTHON_BOUND_MS]
         lines.append(
-            f"| {title.split(' (')[0]}, {title.rsplit(', ', 1)[1]} | {len(ratios)} "
-            f"| {statistics.median(r for r, _ in ratios):.2f} | {floored} "
-            f"| {at_floor} | {slow_floor} "
-            f"| {statistics.median(f for _, f in ratios):.2f} |"
+            f"| {dtype} | {len(rows)} | {statistics.median(r['ratio'] for r in rows):.2f} "
+            f"| {len(floored)} | {len(at_floor)} "
+            f"| {sum(r['floor_ratio'] > 0.8 for r in floored)} "
+            f"| {statistics.median(reached):.2f} | {len(short)} "
+            f"| {statistics.median(short):.2f} | {statistics.median(others):.2f} |"
         )
     return lines + [""]
 
