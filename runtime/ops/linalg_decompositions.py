@@ -123,16 +123,6 @@ def _each_matrix(f: Any, *arrays: np.ndarray) -> np.ndarray:
 # -- triangular solves -----------------------------------------------------------------
 
 
-def _batched(*arrays: np.ndarray) -> list[np.ndarray]:
-    """The arrays broadcast to one batch of matrices, in their common dtype."""
-    batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
-    dtype = np.result_type(*arrays)
-    return [
-        np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-2:]), dtype=dtype)
-        for a in arrays
-    ]
-
-
 def _trsm(
     a: Any,
     b: Any,
@@ -216,7 +206,7 @@ def solve_triangular_kernel(
             f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{n} and "
             f"{b.shape[-2]}x{b.shape[-1]}): the number of {side} must match"
         )
-    return lapack_layout(_trsm(a, b, upper, unitriangular, left=left))
+    return _trsm(a, b, upper, unitriangular, left=left)  # LAPACK's layout
 
 
 def triangular_solve_kernel(
@@ -446,12 +436,10 @@ def cholesky_inverse_kernel(factor: Any, upper: bool) -> Any:
                 "inversion could not be completed because the input matrix is "
                 "singular."
             )
-    # potri writes the factor's triangle: mirror it (the diagonal stays).
-    triangle = np.tril(inverse) if not upper else np.triu(inverse)
-    np.copyto(inverse, np.swapaxes(triangle, -1, -2))
-    inverse += triangle
-    inverse[..., range(inverse.shape[-1]), range(inverse.shape[-1])] /= 2
-    return inverse
+    # potri writes the factor's triangle; its strict part mirrored completes it.
+    keep, strict = (np.triu, 1) if upper else (np.tril, -1)
+    mirrored = np.swapaxes(keep(inverse, strict), -1, -2)
+    return np.add(keep(inverse), mirrored, out=inverse)
 
 
 def cholesky_inverse_backward(grad: Any, factor: Any, upper: bool, inverse: Any) -> Any:
