@@ -715,6 +715,13 @@ def _gelu_floor(grad: Any, self: Any, approximate: str = "none") -> Any:
     # 15 ns an element in either dtype, against torch's vectorised one), and
     # gelu's node saves only the input, as PyTorch's does, so its backward takes
     # erf again. The floor takes it twice too, which is what bounds the op.
+    if approximate == "tanh":
+        t = np.tanh(_GELU_K * (self + _GELU_C * self * self * self))
+        inner_d = _GELU_K * (1 + 3 * _GELU_C * self * self)
+        return (
+            0.5 * self * (1 + t),
+            (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * inner_d) * grad,
+        )
     erf = _special().erf
     out = self * (0.5 * (1 + erf(self * _SQRT_HALF)))
     cdf = 0.5 * (1 + erf(self * _SQRT_HALF))
