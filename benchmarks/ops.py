@@ -416,7 +416,8 @@ def table(rows: list[Row], command: str) -> str:
         "backward step (median); `ours/torch` and `kernels/torch` are medians of "
         "per-repetition ratios; `kernels` is the numpy kernel and formulas alone, "
         "without autograd; `floor` the best plain numpy/scipy expression of the "
-        "same math, where one is declared.",
+        "same math, where one is declared. [activations.md](activations.md) "
+        "counts the numpy passes each activation needs and their cost.",
         "",
     ]
     for size in SIZES:

@@ -3133,7 +3133,7 @@ class ErfcBackward0(Node):
 class ErfinvBackward0(Node):
     """Backward of `erfinv(Tensor self) -> Tensor`.
 
-    self: 0.886226925452758 * exp(erfinv(self) * erfinv(self)) * grad
+    self: 0.886226925452758 * exp(erfinv(self) ** 2) * grad
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3145,9 +3145,7 @@ class ErfinvBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = (
-                0.886226925452758 * exp(erfinv(self_) * erfinv(self_)) * grad
-            )
+            grad_inputs[0] = 0.886226925452758 * exp(erfinv(self_) ** 2) * grad
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -69,6 +69,7 @@ __all__ = [
     "hardswish",
     "hardsigmoid",
     "logsigmoid",
+    "softsign",
     "glu",
     "hardshrink",
     "softshrink",
@@ -802,6 +803,11 @@ def threshold(
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)), computed as -softplus(-x); LogSigmoidBackward0."""
     return VariableType.log_sigmoid(input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|), PyTorch's composite of recorded ops (DivBackward0)."""
+    return input / (input.abs() + 1)
 
 
 def sigmoid(input: Tensor) -> Tensor:

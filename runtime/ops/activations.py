@@ -97,8 +97,13 @@ def _sigmoid_into(x: Any, out: Any) -> Any:
     """1 / (1 + exp(-x)) in `out`: exact in the limits (exp overflows to inf and
     the result is 0; it underflows to 0 and the result is 1), four passes and no
     temporary."""
-    np.negative(x, out=out)
-    np.exp(out, out=out)
+    return _sigmoid_of_negated(np.negative(x, out=out), out)
+
+
+def _sigmoid_of_negated(negated: Any, out: Any) -> Any:
+    """1 / (1 + exp(negated)) in `out` (which may be `negated`): sigmoid of
+    -negated, in three passes."""
+    np.exp(negated, out=out)
     out += 1
     return np.reciprocal(out, out=out)
 
@@ -307,12 +312,14 @@ def hardtanh_kernel(x: Any, min_val: float, max_val: float) -> Any:
 
 
 def hardswish_kernel(x: Any) -> Any:
-    """x * min(max(x + 3, 0), 6) / 6."""
+    """x * min(max(x + 3, 0), 6) / 6; nan at -inf (0 * -inf), without numpy's
+    warning, as PyTorch gives it."""
     xp = _foreign(x)
     if xp is not None:
         return x * xp.clip(x + 3, min=0, max=6) / 6
     out = _hardsigmoid_into(x, _scratch(x))
-    return np.multiply(out, x, out=out)
+    with np.errstate(invalid="ignore"):
+        return np.multiply(out, x, out=out)
 
 
 def _hardsigmoid_into(x: Any, out: Any) -> Any:
@@ -464,7 +471,7 @@ def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:
         square *= -2 * _GELU_K * _GELU_C
         square -= 2 * _GELU_K
         square *= x  # -z
-        s = _sigmoid_into(np.negative(square, out=square), square)
+        s = _sigmoid_of_negated(square, square)
         derivative = np.subtract(1, s, out=_scratch(s))
         derivative *= s
         derivative *= x
@@ -529,9 +536,14 @@ def softplus_backward(grad: Any, self: Any, beta: float, threshold: float) -> An
         return xp.where(scaled > threshold, grad, grad * xp.sigmoid(scaled))
     derivative = _scratch(self)
     scaled = np.multiply(self, beta, out=derivative) if beta != 1 else self
-    linear = scaled > threshold
+    # 1 where linear: sigmoid is exactly 1 there in float32 from a threshold of
+    # 17 (exp(-17) is below half an ulp of 1); otherwise a mask, when any
+    # element is above the threshold (one reduction, no mask in the usual case).
+    exact = derivative.dtype == np.float32 and beta > 0 and threshold >= 17
+    linear = None if exact or not np.max(scaled) > threshold else scaled > threshold
     _sigmoid_into(scaled, derivative)
-    np.maximum(derivative, linear, out=derivative)  # 1 where linear, as 0 <= s <= 1
+    if linear is not None:
+        np.maximum(derivative, linear, out=derivative)  # as 0 <= s <= 1
     return _times(derivative, grad)
 
 
@@ -703,6 +715,13 @@ def _gelu_floor(grad: Any, self: Any, approximate: str = "none") -> Any:
     # 15 ns an element in either dtype, against torch's vectorised one), and
     # gelu's node saves only the input, as PyTorch's does, so its backward takes
     # erf again. The floor takes it twice too, which is what bounds the op.
+    if approximate == "tanh":
+        t = np.tanh(_GELU_K * (self + _GELU_C * self * self * self))
+        inner_d = _GELU_K * (1 + 3 * _GELU_C * self * self)
+        return (
+            0.5 * self * (1 + t),
+            (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * inner_d) * grad,
+        )
     erf = _special().erf
     out = self * (0.5 * (1 + erf(self * _SQRT_HALF)))
     cdf = 0.5 * (1 + erf(self * _SQRT_HALF))
@@ -720,10 +739,22 @@ def _softplus_floor(
 def _elu_floor(
     grad: Any, self: Any, alpha: float = 1, scale: float = 1, input_scale: float = 1
 ) -> Any:
-    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
-    out = np.maximum(self, 0) * scale + negative
-    slope = (negative + alpha * scale) * input_scale
-    return out, np.where(self > 0, scale, slope) * grad
+    # The negative side's slope, exp(input_scale * min(x, 0)) * alpha * scale *
+    # input_scale, is exactly that constant on the positive side: a mask times
+    # the difference to `scale` completes it, with no selection.
+    e = np.minimum(self, 0)
+    e *= input_scale
+    np.expm1(e, out=e)
+    out = np.maximum(self, 0)
+    out *= scale
+    out += e * (alpha * scale)
+    negative_scale = alpha * scale * input_scale
+    step = self.dtype.type(scale - negative_scale)  # a bool mask times a float: float64
+    slope = np.add(e, 1, out=e)
+    slope *= negative_scale
+    slope += (self > 0) * step
+    slope *= grad
+    return out, slope
 
 
 def _selu_floor(grad: Any, self: Any) -> Any:
@@ -732,14 +763,12 @@ def _selu_floor(grad: Any, self: Any) -> Any:
 
 def _hardsigmoid_floor(grad: Any, self: Any) -> Any:
     out = np.clip(self + 3, 0, 6) / 6
-    return out, np.where(np.abs(self) < 3, grad * _NN_ONE_SIXTH, 0)
+    return out, grad * (np.abs(self) < 3) * _NN_ONE_SIXTH
 
 
 def _hardswish_floor(grad: Any, self: Any) -> Any:
-    out = self * np.clip(self + 3, 0, 6) / 6
-    derivative = self / 3 + 0.5
-    derivative[self >= 3] = 1
-    derivative[self <= -3] = 0
+    out = self * (np.clip(self + 3, 0, 6) / 6)
+    derivative = (self / 3 + 0.5) * (np.abs(self) < 3) + (self >= 3)
     return out, derivative * grad
 
 
@@ -753,9 +782,10 @@ def _relu_floor(grad: Any, self: Any) -> Any:
 
 
 def _leaky_relu_floor(grad: Any, self: Any, negative_slope: float = 0.01) -> Any:
-    positive = self > 0
-    out = np.where(positive, self, self * negative_slope)
-    return out, np.where(positive, grad, grad * negative_slope)
+    # For a slope in [0, 1]: max(x, slope * x), and a mask times (1 - slope).
+    out = np.maximum(self, self * negative_slope)
+    step = self.dtype.type(1 - negative_slope)  # not a Python float: float64
+    return out, grad * ((self > 0) * step + negative_slope)
 
 
 def _celu_floor(grad: Any, self: Any, alpha: float = 1.0) -> Any:
@@ -770,8 +800,12 @@ def _hardtanh_floor(
 
 
 def _mish_floor(grad: Any, self: Any) -> Any:
-    t = np.tanh(np.logaddexp(0, self))
-    s = 1 / (1 + np.exp(-self))
+    # tanh(log(1 + e)) = e (e + 2) / (e (e + 2) + 2) and sigmoid(x) = e / (1 + e),
+    # e = exp(x) taken once (clamped at 20, where both are 1 in either type).
+    e = np.exp(np.minimum(self, 20))
+    n = e * (e + 2)
+    t = n / (n + 2)
+    s = e / (1 + e)
     return self * t, (t + self * s * (1 - t * t)) * grad
 
 

@@ -141,14 +141,15 @@ def _zero_outside(value: Any, keep: Any) -> Any:
 def _select(keep: Any, a: Any, b: Any) -> Any:
     """`np.where(keep, a, b)` for float arrays of one dtype, by bit patterns
     (a where the mask is all ones, b where it is zero): np.where branches per
-    element and is several times slower on masks that change often."""
+    element and is several times slower on masks that change often. `a` may be
+    0-d (one value where `keep` holds)."""
     a, b = np.asarray(a), np.asarray(b)
     bits = _SAME_WIDTH.get(b.dtype.itemsize)
     if (
         bits is None
         or b.dtype.kind != "f"
         or a.dtype != b.dtype
-        or a.shape != b.shape
+        or (a.shape != b.shape and a.ndim)
         or np.shape(keep) != b.shape
         or b.size < _BITS_FROM
     ):

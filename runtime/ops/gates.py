@@ -1,10 +1,11 @@
 """glu and the thresholding activations (hardshrink, softshrink, threshold),
 with their backward helpers.
 
-Each kernel is one standard formula for every backend (numpy's arrays
-included: a selection is what these ops are); the helpers run on ndarrays, on
-Tensors (a double backward, through the recorded ops) and on other backends'
-arrays alike, through `array_namespace`.
+Each kernel is one standard formula for other backends' arrays and a few
+numpy passes for ndarrays (a mask computed once, the selection taken on bit
+patterns: np.where is several times slower on masks that change often); the
+helpers run on ndarrays, on Tensors (a double backward, through the recorded
+ops) and on other backends' arrays alike.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.activations import _portable, sigmoid
-from yamlgrad.runtime.ops.common import _dim, _zero_outside
+from yamlgrad.runtime.ops.common import _dim, _select, _zero_outside
 from yamlgrad.runtime.ops.namespace import array_namespace
 
 KERNELS = (
@@ -83,29 +84,73 @@ def _check_lambd(x: Any, lambd: float) -> None:
 
 
 def hardshrink_kernel(x: Any, lambd: float) -> Any:
-    """x outside [-lambd, lambd], 0 inside."""
+    """x outside [-lambd, lambd], 0 inside (nan stays nan, as in PyTorch)."""
     xp, x = _kernel_namespace(x)
+    if xp is np:
+        return _zero_outside(x, _outside(x, lambd))
     return xp.where((x >= -lambd) & (x <= lambd), xp.zeros_like(x), x)
 
 
 def softshrink_kernel(x: Any, lambd: float) -> Any:
-    """x moved towards 0 by lambd, 0 inside [-lambd, lambd]."""
+    """x moved towards 0 by lambd, 0 inside [-lambd, lambd]: x - clip(x, -lambd,
+    lambd), two passes and no mask (exactly x - lambd, x + lambd or 0)."""
     xp, x = _kernel_namespace(x)
     _check_lambd(x, lambd)
+    if xp is np:
+        out = np.clip(x, -lambd, lambd, out=np.empty_like(x))
+        return np.subtract(x, out, out=out)
     inside = xp.where(x < -lambd, x + lambd, xp.zeros_like(x))
     return xp.where(x > lambd, x - lambd, inside)
 
 
+def _outside(x: np.ndarray, lambd: float) -> np.ndarray:
+    """Where x is not in [-lambd, lambd], nan included (hardshrink keeps a nan),
+    in three passes over bools."""
+    inside = np.greater_equal(x, -lambd)
+    inside &= np.less_equal(x, lambd)
+    return np.logical_not(inside, out=inside)
+
+
 def shrink_backward(grad: Any, self: Any, lambd: float) -> Any:
-    """hardshrink's and softshrink's: the gradient outside [-lambd, lambd]."""
+    """hardshrink's and softshrink's: the gradient outside [-lambd, lambd]
+    (0 at a nan input, as PyTorch's vectorised kernel gives)."""
     if _portable(grad, self):
         xp = array_namespace(grad, self)
         return xp.where((self < -lambd) | (self > lambd), grad, 0.0)
     x = np.asarray(self)
-    return _zero_outside(grad, (x < -lambd) | (x > lambd))
+    outside = np.less(x, -lambd)
+    outside |= np.greater(x, lambd)
+    return _zero_outside(grad, outside)
 
 
 def threshold_kernel(x: Any, threshold: float, value: float) -> Any:
     """`value` (in x's dtype) where x <= threshold, else x."""
     xp, x = _kernel_namespace(x)
+    if xp is np:
+        return _select(np.less_equal(x, threshold), np.asarray(value, x.dtype), x)
     return xp.where(x <= threshold, xp.full_like(x, value), x)
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward in the
+# plainest fast numpy, the mask computed once and shared.
+
+
+def _hardshrink_floor(grad: Any, self: Any, lambd: float = 0.5) -> Any:
+    outside = np.abs(self) > lambd
+    return self * outside, grad * outside
+
+
+def _softshrink_floor(grad: Any, self: Any, lambd: float = 0.5) -> Any:
+    return self - np.clip(self, -lambd, lambd), grad * (np.abs(self) > lambd)
+
+
+def _threshold_floor(grad: Any, self: Any, threshold: float, value: float) -> Any:
+    above = self > threshold
+    return self * above + np.logical_not(above) * value, grad * above
+
+
+FLOORS = {
+    "hardshrink": _hardshrink_floor,
+    "softshrink": _softshrink_floor,
+    "threshold": _threshold_floor,
+}

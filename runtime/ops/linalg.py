@@ -28,8 +28,10 @@ from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
+    _constant_like,
     _dim,
     _lapack,
+    _raw,
     _size_at,
     _sizes,
     _zero_outside,
@@ -475,17 +477,16 @@ def _factors_transpose(a: np.ndarray) -> bool:
 
 def _inverse_transposed(
     A: np.ndarray, LU: np.ndarray, pivots: np.ndarray
-) -> np.ndarray | None:
+) -> np.ndarray:
     """A^{-T} from the LU factors of A or A^T (getri per matrix, no second
-    factorisation); None for a singular A (a zero on U's diagonal)."""
+    factorisation); zeros for a singular matrix (a zero on U's diagonal, so a
+    determinant of exactly 0, which the gradient det * A^{-T} multiplies)."""
     getri, n = _lapack("getri", LU), LU.shape[-1]
     transposed = _factors_transpose(A)
     out = np.empty(LU.shape, dtype=LU.dtype)
     for i in np.ndindex(*LU.shape[:-2]):
         inverse, info = getri(LU[i], pivots[i] - 1, lwork=max(1, 64 * n))
-        if info:
-            return None
-        out[i] = inverse if transposed else inverse.T
+        out[i] = 0 if info else inverse if transposed else inverse.T
     return out
 
 
@@ -604,23 +605,24 @@ def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
 
 def linalg_det_backward(grad: Any, det: Any, A: Any, LU: Any, pivots: Any) -> Any:
     """d det(A) = det(A) * A^{-T}, scaled by grad per matrix, A^{-T} from the
-    forward's LU factors; for a singular A (first order only: numpy's
-    LinAlgError comes from the ndarray side) the cofactor matrix from an SVD,
-    as PyTorch does."""
+    forward's LU factors. As PyTorch's first-order backward, a matrix whose LU
+    has a zero on U's diagonal (det exactly 0) gets a zero gradient, whatever
+    its rank; under create_graph (Tensors) a singular A gets the cofactor
+    matrix from an SVD, as PyTorch's does."""
     xp = array_namespace(grad, A)
     if xp is NUMPY_NAMESPACE and _square_floats(np.asarray(LU)):
         scale = np.reshape(grad, tuple(det.shape) + (1, 1))
         inverse_t = _inverse_transposed(np.asarray(A), LU, pivots)
-        if inverse_t is None:
-            return scale * _cofactors_by_svd(A)
         return (scale * np.reshape(det, tuple(det.shape) + (1, 1))) * inverse_t
     try:
         inverse = xp.linalg_inv(A)
-    except np.linalg.LinAlgError:
-        scale = np.reshape(grad, tuple(det.shape) + (1, 1))
-        return scale * _cofactors_by_svd(A)
-    # TODO: a singular A under create_graph raises (PyTorch differentiates its
-    # SVD route); that needs a linalg_svd op, whose return is a tuple.
+    except (np.linalg.LinAlgError, RuntimeError) as singular:
+        if "singular" not in str(singular).lower():
+            raise
+        # TODO: under create_graph the cofactors are a constant here, where
+        # PyTorch differentiates its SVD route (that needs a linalg_svd op).
+        scale = xp.reshape(grad, tuple(det.shape) + (1, 1))
+        return scale * _constant_like(grad, _cofactors_by_svd(np.asarray(_raw(A))))
     scale = xp.reshape(grad * det, tuple(det.shape) + (1, 1))
     return scale * xp.transpose(inverse, -1, -2)
 

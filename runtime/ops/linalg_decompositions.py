@@ -123,16 +123,6 @@ def _each_matrix(f: Any, *arrays: np.ndarray) -> np.ndarray:
 # -- triangular solves -----------------------------------------------------------------
 
 
-def _batched(*arrays: np.ndarray) -> list[np.ndarray]:
-    """The arrays broadcast to one batch of matrices, in their common dtype."""
-    batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
-    dtype = np.result_type(*arrays)
-    return [
-        np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-2:]), dtype=dtype)
-        for a in arrays
-    ]
-
-
 def _trsm(
     a: Any,
     b: Any,
@@ -145,23 +135,53 @@ def _trsm(
     triangle of A that `upper` names, by BLAS trsm on each matrix of the
     broadcast batch: a zero on the diagonal gives inf and nan, as PyTorch's.
 
-    BLAS reads column-major matrices, which row-major ones are the transposes
-    of: it solves the transposed system, X^T = B^T op(A)^{-T} (left), on
-    transposed views, so no matrix is copied on the way in."""
-    a, b = _batched(np.asarray(a), np.asarray(b))
-    out = np.empty(b.shape, dtype=b.dtype)
-    if b.size == 0:
-        return out
-    trsm = _blas("trsm", a, b)
-    flags = dict(
-        side=int(left),
-        lower=int(upper),
-        trans_a=int(transpose),
-        diag=int(unitriangular),
-    )
-    for i in np.ndindex(*b.shape[:-2]):
-        out[i] = trsm(1.0, a[i].T, b[i].T, **flags).T
-    return out
+    BLAS reads column-major matrices: a row-major A is given as its transpose
+    (a view, whose triangle and op flip), and the solution is written in place
+    (overwrite_b) into column-major matrices of our own, initialised with B: one
+    copy of B, none of A, and the result in LAPACK's layout, as PyTorch returns
+    it."""
+    a, solution, batch = _solve_operands(a, b)
+    if solution.size == 0:
+        return solution
+    trsm = _blas("trsm", a, solution)
+    dtype = solution.dtype
+    for i in np.ndindex(*batch):
+        matrix, lower, trans_a = _blas_view(a[i], dtype, upper, transpose)
+        trsm(
+            1.0,
+            matrix,
+            solution[i],
+            side=int(not left),
+            lower=lower,
+            trans_a=trans_a,
+            diag=int(unitriangular),
+            overwrite_b=1,
+        )
+    return solution
+
+
+def _solve_operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """(A broadcast to the batch, B's copy in column-major matrices of the
+    common dtype, the batch): the copy is what BLAS and LAPACK solve into, in
+    place (overwrite_b), and the result in the layout PyTorch returns."""
+    a, b = np.asarray(a), np.asarray(b)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    dtype = np.result_type(a, b)
+    out = np.empty(batch + b.shape[-1:] + b.shape[-2:-1], dtype=dtype)
+    solution = np.swapaxes(out, -1, -2)
+    np.copyto(solution, b)
+    return np.broadcast_to(a, batch + a.shape[-2:]), solution, batch
+
+
+def _blas_view(
+    a: np.ndarray, dtype: np.dtype, upper: bool, transpose: bool = False
+) -> tuple[np.ndarray, int, int]:
+    """(matrix, lower, trans_a) giving BLAS or LAPACK op(A), or A's triangle,
+    without copying A: a column-major A as it is; a row-major one as its
+    transpose, whose triangle and op flip."""
+    if a.flags.f_contiguous and a.dtype == dtype:
+        return a, int(not upper), int(transpose)
+    return np.ascontiguousarray(a, dtype=dtype).T, int(upper), int(not transpose)
 
 
 def solve_triangular_kernel(
@@ -186,7 +206,7 @@ def solve_triangular_kernel(
             f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{n} and "
             f"{b.shape[-2]}x{b.shape[-1]}): the number of {side} must match"
         )
-    return lapack_layout(_trsm(a, b, upper, unitriangular, left=left))
+    return _trsm(a, b, upper, unitriangular, left=left)  # LAPACK's layout
 
 
 def triangular_solve_kernel(
@@ -354,19 +374,22 @@ def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
 
 
 def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
-    """X with A X = b, A = L L^T (or U^T U) given its factor."""
+    """X with A X = b, A = L L^T (or U^T U) given its factor: LAPACK's potrs on
+    each matrix, into column-major copies of b (`_solve_operands`)."""
     for name, x in (("b", b), ("u", factor)):
         if np.ndim(x) < 2:
             raise RuntimeError(
                 f"cholesky_solve: Expected {name} to have at least 2 dimensions, "
                 f"but it has {np.ndim(x)} dimensions instead"
             )
-    factor, b = _batched(np.asarray(factor), np.asarray(b))
-    if b.size == 0:
-        return lapack_layout(b)
-    potrs = _lapack("potrs", factor, b)  # reads the factor's triangle only
-    solve = lambda c, y: potrs(c, y, lower=int(not upper))[0]  # noqa: E731
-    return lapack_layout(_each_matrix(solve, factor, b))
+    factor, solution, batch = _solve_operands(factor, b)
+    if solution.size == 0:
+        return solution
+    potrs = _lapack("potrs", factor, solution)  # reads the factor's triangle only
+    for i in np.ndindex(*batch):
+        matrix, lower, _ = _blas_view(factor[i], solution.dtype, upper)
+        potrs(matrix, solution[i], lower=lower, overwrite_b=1)
+    return solution
 
 
 def cholesky_solve_backward(
@@ -389,16 +412,34 @@ def cholesky_solve_backward(
 
 
 def cholesky_inverse_kernel(factor: Any, upper: bool) -> Any:
-    """(L L^T)^{-1} (or (U^T U)^{-1}) from the factor's triangle."""
+    """(L L^T)^{-1} (or (U^T U)^{-1}) from the factor's triangle: LAPACK's
+    potri on each matrix (a third of a solve against the identity), in place
+    in a column-major copy of the factor, its triangle mirrored."""
     if np.ndim(factor) < 2:
         raise RuntimeError(
             "cholesky_inverse: The input tensor input must have at least 2 "
             "dimensions."
         )
     _check_square(factor, "cholesky_inverse", "input")
-    n = factor.shape[-1]
-    eye = np.broadcast_to(np.eye(n, dtype=factor.dtype), factor.shape)
-    return cholesky_solve_kernel(eye, factor, upper)
+    _, inverse, batch = _solve_operands(factor, factor)
+    if inverse.size == 0:
+        return inverse
+    potri = _lapack("potri", inverse)
+    for i in np.ndindex(*batch):
+        info = potri(inverse[i], lower=int(not upper), overwrite_c=1)[1]
+        if info > 0:
+            where = (
+                f"(Batch element {np.ravel_multi_index(i, batch)}): " if batch else ""
+            )
+            raise RuntimeError(
+                f"cholesky_inverse: {where}The diagonal element {info} is zero, the "
+                "inversion could not be completed because the input matrix is "
+                "singular."
+            )
+    # potri writes the factor's triangle; its strict part mirrored completes it.
+    keep, strict = (np.triu, 1) if upper else (np.tril, -1)
+    mirrored = np.swapaxes(keep(inverse, strict), -1, -2)
+    return np.add(keep(inverse), mirrored, out=inverse)
 
 
 def cholesky_inverse_backward(grad: Any, factor: Any, upper: bool, inverse: Any) -> Any:

@@ -75,12 +75,18 @@ def mse_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
 
 
 def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> Any:
-    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0)."""
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0):
+    huber's loss with delta = beta, divided by beta."""
     _check_reduction("smooth_l1_loss", reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = _abs_diff(x, target)
+    if type(diff) is np.ndarray and beta != 0:
+        loss = _huber_into(diff, beta)
+        if beta != 1:
+            loss /= beta
+        return apply_loss_reduction(loss, reduction)
     xp = backend.namespace_of(x, target)
-    diff = xp.abs(x - target)
     if beta == 0:
         return apply_loss_reduction(diff, reduction)
     loss = xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
@@ -91,10 +97,35 @@ def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
     """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = _abs_diff(x, target)
+    if type(diff) is np.ndarray:
+        loss = _huber_into(diff, delta)
+        return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
     xp = backend.namespace_of(x, target)
-    diff = xp.abs(x - target)
     loss = xp.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
     return apply_loss_reduction(xp.astype(loss, x.dtype, copy=False), reduction)
+
+
+def _abs_diff(x: Any, target: Any) -> Any:
+    """|x - target|: for float ndarrays (not 0-d) in an array of its own that
+    `_huber_into` may overwrite, else in the arrays' namespace."""
+    xp = backend.namespace_of(x, target)
+    diff = x - target
+    if xp is np and np.ndim(diff) and diff.dtype.kind == "f":
+        return np.abs(diff, out=diff)
+    return xp.abs(diff)
+
+
+def _huber_into(diff: np.ndarray, delta: float) -> np.ndarray:
+    """m * (d - m / 2), m = min(d, delta), in `diff` (|x - target|): 0.5 * d * d
+    below delta and delta * (d - 0.5 * delta) from it, each rounded as the
+    direct formula is (d - d / 2 and the halving are exact), with no mask."""
+    half = np.minimum(diff, delta)
+    half *= -0.5
+    diff += half
+    diff *= half
+    diff *= -2
+    return diff
 
 
 def binary_cross_entropy_kernel(
@@ -317,11 +348,15 @@ def mse_loss_backward(grad: Any, self: Any, target: Any, reduction: int) -> Any:
 def smooth_l1_loss_backward(
     grad: Any, self: Any, target: Any, reduction: int, beta: float
 ) -> Any:
-    """d / beta where |d| < beta, else sign(d)."""
+    """d / beta where |d| < beta, else sign(d): d / beta clipped to [-1, 1]."""
     g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
     diff = self - target
     if beta == 0:
         return g * sign(diff)
+    if _clippable(g, diff):
+        if beta != 1:
+            diff /= beta
+        return _clipped_times(diff, 1, g)
     xp = array_namespace(g, diff)
     return g * xp.where(xp.abs(diff) < beta, diff * (1 / beta), sign(diff))
 
@@ -329,8 +364,9 @@ def smooth_l1_loss_backward(
 def huber_loss_backward(
     grad: Any, self: Any, target: Any, reduction: int, delta: float
 ) -> Any:
-    """d where |d| <= delta, else delta * sign(d). PyTorch's backward kernel
-    refuses a target of another dtype (its forward accepts one)."""
+    """d where |d| <= delta, else delta * sign(d): d clipped to [-delta, delta].
+    PyTorch's backward kernel refuses a target of another dtype (its forward
+    accepts one)."""
     want, found = _raw(self).dtype, _raw(target).dtype
     if found != want:
         raise RuntimeError(
@@ -338,8 +374,28 @@ def huber_loss_backward(
         )
     g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
     diff = self - target
+    if _clippable(g, diff):
+        return _clipped_times(diff, delta, g)
     xp = array_namespace(g, diff)
     return g * xp.where(xp.abs(diff) <= delta, diff, delta * sign(diff))
+
+
+def _clippable(g: Any, diff: Any) -> bool:
+    """A first-order backward on ndarrays: diff a float array of its own, which
+    the gradient (a numpy scalar after a reduction) broadcasts to."""
+    return (
+        type(diff) is np.ndarray
+        and diff.ndim > 0
+        and diff.dtype.kind == "f"
+        and isinstance(g, (np.ndarray, np.generic))
+        and np.broadcast_shapes(np.shape(g), diff.shape) == diff.shape
+    )
+
+
+def _clipped_times(diff: np.ndarray, bound: float, g: np.ndarray) -> np.ndarray:
+    """clip(diff, -bound, bound) * g, in `diff` (nan stays nan)."""
+    np.clip(diff, -bound, bound, out=diff)
+    return np.multiply(diff, g, out=diff)
 
 
 def _nn_weighted(value: Any, weight: Any) -> Any:
@@ -427,3 +483,32 @@ def nll_loss_backward(
     if reduction == 0 and x.ndim > 1:
         grad = reshape(grad, (x.shape[0], 1) + tuple(x.shape[2:]))
     return grad * coefficient
+
+
+# The per-op benchmark's floors (benchmarks/ops.py): forward and backward in the
+# plainest fast numpy; the target's gradient is the input's, negated.
+
+
+def _reduced(loss: np.ndarray, reduction: int) -> Any:
+    return loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss
+
+
+def _huber_floor(
+    grad: Any, self: Any, target: Any, reduction: int = 1, delta: float = 1.0
+) -> Any:
+    diff = self - target
+    size = np.abs(diff)
+    inside = np.minimum(size, delta)
+    loss = _reduced(inside * (size - 0.5 * inside), reduction)
+    g = np.clip(diff, -delta, delta) * (grad / diff.size if reduction == 1 else grad)
+    return loss, g, -g
+
+
+def _smooth_l1_floor(
+    grad: Any, self: Any, target: Any, reduction: int = 1, beta: float = 1.0
+) -> Any:
+    loss, g, _ = _huber_floor(grad / beta, self, target, reduction, beta)
+    return loss / beta, g, -g
+
+
+FLOORS = {"huber_loss": _huber_floor, "smooth_l1_loss": _smooth_l1_floor}

@@ -12,11 +12,11 @@ Tensors, so every formula has a double backward; the permutation is a constant.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.ops.common import _lapack
 from yamlgrad.runtime.ops.linalg_decompositions import lapack_layout
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
@@ -70,26 +70,26 @@ def _check_float_matrix(a: Any, op: str) -> None:
 
 def lu_factor_kernel(a: Any, pivot: bool, check_errors: bool) -> tuple[Any, Any, Any]:
     """(LU, pivots, info); info is the first zero diagonal element of U (from 1),
-    0 when there is none; with `check_errors` that raises."""
-    from scipy.linalg import lu_factor
-
+    0 when there is none; with `check_errors` that raises. LAPACK's getrf on
+    each matrix, in place in a column-major copy of A (the layout PyTorch
+    returns)."""
     _check_float_matrix(a, "torch.linalg.lu_factor_ex")
     if not pivot:
         raise RuntimeError(
             "linalg.lu_factor: LU without pivoting is not implemented on the CPU"
         )
+    a = np.asarray(a)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    lu = np.empty(a.shape, dtype=a.dtype)
+    lu = np.swapaxes(np.empty(batch + (n, m), dtype=a.dtype), -1, -2)
+    np.copyto(lu, a)
     pivots = np.empty(batch + (k,), dtype=np.int32)
-    for i in np.ndindex(*batch):
-        if m == 0 or n == 0:
-            lu[i], pivots[i] = a[i], np.arange(1, k + 1)
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lu[i], piv = lu_factor(a[i], check_finite=False)
-        pivots[i] = piv[:k] + 1
+    if m == 0 or n == 0:
+        pivots[...] = np.arange(1, k + 1)
+    else:
+        getrf = _lapack("getrf", lu)
+        for i in np.ndindex(*batch):
+            pivots[i] = getrf(lu[i], overwrite_a=1)[1][:k] + 1
     zero = np.diagonal(lu, 0, -2, -1) == 0
     first = zero.argmax(-1) + 1 if k else np.zeros(batch, dtype=np.int64)
     info = np.where(zero.any(-1), first, 0).astype(np.int32)
@@ -101,7 +101,7 @@ def lu_factor_kernel(a: Any, pivot: bool, check_errors: bool) -> tuple[Any, Any,
             "perform the factorization, consider calling linalg.lu(A, pivot) or "
             "linalg.lu_factor_ex(A, pivot)"
         )
-    return lapack_layout(lu), pivots, info
+    return lu, pivots, info
 
 
 def _permutation(pivots: np.ndarray, m: int, dtype: Any) -> np.ndarray:

@@ -121,9 +121,7 @@ def native_batch_norm_kernel(
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, channels) + (1,) * (x.ndim - 2)
     if training:
-        mean = mean_reduce(x, axis=dims)
-        centered = x - xp.reshape(mean, shape)
-        var = mean_reduce(centered * centered, axis=dims)
+        mean, centered, var = _batch_statistics(xp, x, dims, shape)
         invstd = 1.0 / xp.sqrt(var + eps)
         count = math.prod(x.shape) // channels
         if running_mean is not None:
@@ -140,12 +138,49 @@ def native_batch_norm_kernel(
         invstd = 1.0 / xp.sqrt(running_var + eps)
         save_mean = save_invstd = xp.zeros((0,), dtype=x.dtype)
     out = centered  # the kernel's own array: scaled in place
-    out *= xp.reshape(invstd, shape)
-    if weight is not None:
-        out = out * xp.reshape(weight, shape)
-    if bias is not None:
+    if weight is not None and _same_float(x, weight):
+        out *= xp.reshape(invstd * weight, shape)  # one pass for both factors
+    else:
+        out *= xp.reshape(invstd, shape)
+        if weight is not None:
+            out = out * xp.reshape(weight, shape)
+    if bias is not None and _same_float(x, bias):
+        out += xp.reshape(bias, shape)
+    elif bias is not None:
         out = out + xp.reshape(bias, shape)
     return _in_dtype(xp, x.dtype, out, save_mean, save_invstd)
+
+
+def _same_float(x: Any, param: Any) -> bool:
+    """An ndarray parameter of x's float dtype, which x's own arrays take in place."""
+    return (
+        type(x) is np.ndarray and type(param) is np.ndarray and param.dtype == x.dtype
+    )
+
+
+def _batch_statistics(
+    xp: Any, x: Any, dims: tuple[int, ...], shape: tuple[int, ...]
+) -> tuple[Any, Any, Any]:
+    """(mean, x - mean, biased variance) over every dim but the channels; on a
+    float ndarray the variance is one fused pass (`_channel_sums`) rather than a
+    square and a reduction."""
+    if xp is np and x.ndim > 1 and x.size and x.dtype.kind == "f":
+        count = x.size // x.shape[1]
+        mean = _channel_sums(x) / count
+        centered = x - mean.reshape(shape)
+        return mean, centered, _channel_sums(centered, centered) / count
+    mean = mean_reduce(x, axis=dims)
+    centered = x - xp.reshape(mean, shape)
+    return mean, centered, mean_reduce(centered * centered, axis=dims)
+
+
+def _channel_sums(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """The sum of a (or of a * b, in one pass: einsum's sum of products) over
+    every dim but dim 1."""
+    a3 = a.reshape(a.shape[0], a.shape[1], -1)
+    if b is None:
+        return np.add.reduce(a3, axis=(0, 2))
+    return np.einsum("nch,nch->c", a3, b.reshape(a3.shape))
 
 
 def _update_running(running: Any, batch: Any, momentum: float) -> None:
@@ -312,6 +347,8 @@ def native_batch_norm_backward(
     dim but the channels). Evaluation: a fixed affine map of the input."""
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     dims = (0,) + tuple(range(2, input.ndim))
+    if training and _numpy_batch(grad, input, weight):
+        return _batch_norm_backward_numpy(grad, input, weight, eps, grad_input_mask)
     scale = None if weight is None else reshape(weight, shape)
     if training:
         grad_input, x_hat = _normalize_backward(grad, input, dims, eps, scale)
@@ -323,6 +360,51 @@ def native_batch_norm_backward(
     grad_weight = _sum_dims(grad * x_hat, dims) if grad_input_mask[1] else None
     grad_bias = _sum_dims(grad, dims) if grad_input_mask[2] else None
     return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def _numpy_batch(grad: Any, input: Any, weight: Any) -> bool:
+    """A first-order backward on float ndarrays of one dtype, not empty."""
+    return (
+        type(grad) is np.ndarray
+        and type(input) is np.ndarray
+        and input.ndim > 1
+        and input.size > 0
+        and input.dtype.kind == "f"
+        and grad.dtype == input.dtype
+        and grad.shape == input.shape
+        and (weight is None or _same_float(input, weight))
+    )
+
+
+def _batch_norm_backward_numpy(
+    grad: np.ndarray,
+    input: np.ndarray,
+    weight: np.ndarray | None,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """The training backward in a few passes: with c = x - mean, r = rstd, the
+    per-channel sums s1 = sum(grad) and s2 = sum(grad * c) (one fused pass
+    each) give grad_bias = s1, grad_weight = r * s2, and
+    grad_input = w r (grad - s1 / n - c r^2 s2 / n), computed as
+    grad * a + c * b + k with per-channel a, b, k."""
+    channels = input.shape[1]
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    count = input.size // channels
+    _, centered, var = _batch_statistics(np, input, (), shape)
+    rstd = 1.0 / np.sqrt(var + eps)
+    s1 = _channel_sums(grad)
+    s2 = _channel_sums(grad, centered)
+    grad_input = None
+    if grad_input_mask[0]:
+        a = rstd if weight is None else rstd * weight.reshape(-1)
+        grad_input = grad * a.reshape(shape)
+        centered *= (-a * rstd * rstd * s2 / count).reshape(shape)
+        grad_input += centered
+        grad_input += (-a * s1 / count).reshape(shape)
+    grad_weight = s2 * rstd if grad_input_mask[1] else None
+    grad_bias = s1 if grad_input_mask[2] else None
+    return grad_input, grad_weight, grad_bias
 
 
 def _statistic(running: Any, grad: Any) -> Any:

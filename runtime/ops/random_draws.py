@@ -74,7 +74,7 @@ def normal_draw(mean: Any, std: Any, generator: Generator) -> np.ndarray:
     _check_std(std)
     shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
     draw = draw_rng(generator).standard_normal(shape, dtype=_draw_dtype(dtype))
-    return (mean + std * draw).astype(dtype, copy=False)
+    return _shifted(draw, mean, std, dtype)
 
 
 def normal_fill(
@@ -87,7 +87,15 @@ def normal_fill(
     draw = draw_rng(generator).standard_normal(
         self.shape, dtype=_draw_dtype(self.dtype)
     )
-    return (mean + std * draw).astype(self.dtype, copy=False)
+    return _shifted(draw, mean, std, self.dtype)
+
+
+def _shifted(draw: np.ndarray, mean: Any, std: Any, dtype: np.dtype) -> np.ndarray:
+    """mean + std * draw in `dtype`, computed in the draw's own array (it has
+    the broadcast shape)."""
+    np.multiply(draw, std, out=draw)
+    np.add(draw, mean, out=draw)
+    return draw.astype(dtype, copy=False)
 
 
 def poisson_draw(self: np.ndarray, generator: Generator) -> np.ndarray:

@@ -12,6 +12,7 @@ from support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 import ops as per_op  # noqa: E402
+import passes  # noqa: E402
 
 import yamlgrad as yg  # noqa: E402
 from yamlgrad.testing import build_args, python_names  # noqa: E402
@@ -52,3 +53,14 @@ def test_floor_matches_its_op(name: str) -> None:
             rtol=1e-6,
             atol=1e-7,
         )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("activation", passes.ACTIVATIONS, ids=lambda a: a.name)
+def test_pass_recipe_computes_its_activation(activation: object, dtype: str) -> None:
+    """Each recipe of benchmarks/passes.py (the fewest numpy passes found for an
+    activation's forward and backward) computes the activation and its gradient,
+    so the bound it gives is a bound for the op itself."""
+    x, g = passes.inputs(dtype, 10_000)
+    _, _, values = passes.recipe(activation, x, g)
+    passes.check(activation, x, g, values)

@@ -171,6 +171,7 @@ ACTIVATIONS = [
         double=False,
     ),
     Case("logsigmoid", [(3, 4)], lambda F, lib, x: F.logsigmoid(x)),
+    Case("softsign", [(3, 4)], lambda F, lib, x: F.softsign(x)),
     Case("sigmoid", [(3, 4)], lambda F, lib, x: F.sigmoid(x)),
     Case("tanh", [(3, 4)], lambda F, lib, x: F.tanh(x)),
     Case("softmax", [(2, 3, 4)], lambda F, lib, x: F.softmax(x, dim=-1)),

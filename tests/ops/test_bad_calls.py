@@ -77,6 +77,24 @@ def test_error_type_and_text_match_torch(call: str) -> None:
     assert outcome(call, yg) == outcome(call, torch)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.cholesky_inverse(lib.tensor([[1.0, 0.0], [2.0, 0.0]]))",
+        "lib.cholesky_inverse(lib.stack([lib.eye(2), lib.tensor([[1.0, 0], [2, 0]])]))",
+        "lib.cholesky_inverse(lib.tensor([[0.0, 1.0], [0.0, 2.0]]), upper=True)",
+    ],
+)
+def test_a_singular_factor_raises_torchs_linalg_error_text(call: str) -> None:
+    """torch raises its LinAlgError, a RuntimeError, where yamlgrad raises a
+    RuntimeError with the same text (as linalg.inv does)."""
+    ours, theirs = outcome(call, yg), outcome(call, torch)
+    assert ours[0] == "RuntimeError" and issubclass(
+        torch.linalg.LinAlgError, RuntimeError
+    )
+    assert ours[1] == theirs[1]
+
+
 def test_a_numpy_error_without_a_torch_text_names_the_op() -> None:
     with pytest.raises(RuntimeError, match=r"^linalg_inv_ex: |^linalg.inv: "):
         yg.linalg.inv(yg.zeros(2, 2))

@@ -46,6 +46,9 @@ CASES = [
     ("x.log_softmax(0)", [[-INF, 0.0]]),
     ("x.prod()", [[0.0, 2.0, 3.0]]),
     ("x.prod()", [[0.0, 0.0, 3.0]]),
+    ("lib.nn.functional.hardshrink(x)", [[INF, -INF, -0.5, 0.5, 0.7, -0.2]]),
+    ("lib.nn.functional.softshrink(x)", [[INF, -INF, -0.5, 0.5, 0.7, -0.2]]),
+    ("lib.threshold(x, 0.5, -1.0)", [[NAN, INF, -INF, 0.5, 0.7, -0.2]]),
 ]
 
 
@@ -145,23 +148,29 @@ def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None
         "F.leaky_relu(x, 0.2)",
         "F.softplus(x)",
         "F.relu(x)",
+        "F.hardshrink(x)",
+        "F.softshrink(x, 1.0)",
+        "F.threshold(x, 1.0, -2.0)",
     ],
 )
 def test_activation_gradients_at_nan_and_the_branch_edges(
     call: str, dtype: str, size: int
 ) -> None:
-    """The gradient at a nan input, at +-inf and at each branch's edge (-3 and
-    3, the clamp bounds, 0) is what PyTorch's vectorised kernels give (its
+    """The value and the gradient at a nan input, at +-inf and at each branch's edge (-3 and
+    3, the clamp bounds, 0) are what PyTorch's vectorised kernels give (its
     scalar loop, which takes only the few elements past the last full vector,
     may answer otherwise at nan). Both sizes take yamlgrad's small and large
     paths; torch runs on 20,000 elements, all in full vectors."""
     edges = [NAN, INF, -INF, -4.0, -3.0, -2.5, -1.0, -0.5, 0.0, 1.0, 1.5, 3.0, 4.0]
-    grads = []
+    values, grads = [], []
     for lib, F, n in (
         (yg, yg.nn.functional, size),
         (torch, torch.nn.functional, 20_000),
     ):
         x = lib.tensor(np.resize(np.array(edges, dtype=dtype), n), requires_grad=True)
-        eval(call).backward(lib.ones_like(x))  # noqa: S307
+        out = eval(call)  # noqa: S307
+        out.backward(lib.ones_like(x))
+        values.append(out.detach().numpy()[:13])
         grads.append(x.grad.numpy()[:13])
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-6, atol=0)
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=0)

@@ -90,6 +90,21 @@ def test_a_users_error_filter_still_wins() -> None:
             yg.log(yg.tensor([0.0]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [4, 20_000])
+def test_hardswish_at_minus_inf_is_nan_without_a_warning(dtype: str, size: int) -> None:
+    """hardswish(-inf) is 0 * -inf: nan, which PyTorch gives without a word; the
+    kernel raises no floating-point flag, so even an error filter stays quiet."""
+    x = np.resize(np.array([-np.inf, np.inf, -1.0, 4.0], dtype=dtype), size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = yg.nn.functional.hardswish(yg.tensor(x)).numpy()
+    assert np.isnan(ours[0]) and ours[1] == np.inf
+    if torch is not None:
+        theirs = torch.nn.functional.hardswish(torch.tensor(x)).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+
+
 # Reductions whose numpy functions warn by themselves (np.mean's "Mean of empty
 # slice", np.var's "Degrees of freedom <= 0"): yamlgrad computes them in its own
 # modules, so these stay silent too. Each: the input's shape, then the program.

@@ -166,13 +166,49 @@ def test_whole_tensor_max_and_min_share_ties_as_torch(name: str) -> None:
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
 
 
-def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
-    """First order only: the SVD route, no inverse (np.linalg.inv would raise)."""
+# Singular matrices whose LU has an exact zero pivot in any LAPACK (the
+# arithmetic of the elimination is exact): rank n - 1 and rank <= n - 2.
+SINGULAR = {
+    "rank n-1, 2x2": [[1.0, 2.0], [2.0, 4.0]],
+    "rank n-1, a zero row": [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 3.0]],
+    "rank n-1, a zero pivot": [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]],
+    "rank n-2": [[2.0, 4.0, 6.0], [1.0, 2.0, 3.0], [4.0, 8.0, 12.0]],
+    "rank 0": [[0.0, 0.0], [0.0, 0.0]],
+    "a batch with one singular matrix": [
+        [[1.0, 2.0], [2.0, 4.0]],
+        [[1.0, 0.5], [0.0, 2.0]],
+    ],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_det_gradient_at_a_singular_matrix_matches_torch(name: str, dtype: str) -> None:
+    """PyTorch's first-order backward gives det(A) * A^{-T} from the LU factors:
+    zero where U has a zero pivot, whatever the rank (not the cofactor matrix,
+    which is nonzero at rank n - 1); under create_graph it gives the cofactor
+    matrix, from an SVD."""
+    torch = pytest.importorskip("torch")
+    value = np.array(SINGULAR[name], dtype=dtype)
+    for create_graph in (False, True):
+        x = yg.tensor(value, requires_grad=True)
+        t = torch.tensor(value, requires_grad=True)
+        (ours,) = yg.autograd.grad(yg.linalg.det(x).sum(), x, create_graph=create_graph)
+        (theirs,) = torch.autograd.grad(
+            torch.linalg.det(t).sum(), t, create_graph=create_graph
+        )
+        np.testing.assert_allclose(
+            ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5, atol=1e-5
+        )
+
+
+def test_det_gradient_at_rank_n_minus_1_under_create_graph_is_the_cofactors() -> None:
+    """The SVD route (no inverse), whose value PyTorch's create_graph gives."""
     value = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]])
     x = yg.tensor(value, requires_grad=True)
-    yg.linalg.det(x).backward()
+    (grad,) = yg.autograd.grad(yg.linalg.det(x), x, create_graph=True)
     cofactors = np.array([[-2.0, -2.0, 2.0], [1.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
-    np.testing.assert_allclose(x.grad.numpy(), cofactors, atol=1e-12)
+    np.testing.assert_allclose(grad.detach().numpy(), cofactors, atol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's var with ddof >= N
