@@ -6524,7 +6524,7 @@ def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "median.dim", "input", 1)
+    self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
     grad_fn = None
@@ -6566,7 +6566,7 @@ def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
         return interpose(
             "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
         )
-    self_ = tensor_arg(self, "nanmedian.dim", "input", 1)
+    self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
     grad_fn = None
@@ -6683,7 +6683,7 @@ def sort_stable(
         return interpose(
             "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "sort.stable", "input", 1)
+    self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
@@ -6748,7 +6748,7 @@ def argsort_stable(
         return interpose(
             "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "argsort.stable", "input", 1)
+    self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
@@ -23463,15 +23463,6 @@ NUMPY_ONLY_REASONS.update(
         "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
-        "kthvalue": "kernel not yet ported to the array API",
-        "median.dim": "kernel not yet ported to the array API",
-        "nanmedian.dim": "kernel not yet ported to the array API",
-        "mode": "kernel not yet ported to the array API",
-        "sort": "kernel not yet ported to the array API",
-        "sort.stable": "kernel not yet ported to the array API",
-        "argsort": "kernel not yet ported to the array API",
-        "argsort.stable": "kernel not yet ported to the array API",
-        "topk": "kernel not yet ported to the array API",
         "unique_dim": "output shape depends on the data",
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",

@@ -114,6 +114,27 @@ def register_numpy_kernels(**kernels: Any) -> None:
         _REGISTERED.add(name)
 
 
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    """The standard's `take_along_axis` (2024.12) in the arrays' namespace, for
+    the kernels' portable paths (a sort's values, a selection's entry). Dask's
+    namespace lacks it: there `axis` becomes one chunk (a rechunk, lazy: each
+    index may point anywhere along it) and numpy's runs block by block."""
+    xp = backend.namespace_of(x, indices)
+    take = getattr(xp, "take_along_axis", None)
+    if take is not None:
+        return take(x, indices, axis=axis)
+    axis %= x.ndim
+    x = x.rechunk({axis: -1})
+    chunks = x.chunks[:axis] + ((indices.shape[axis],),) + x.chunks[axis + 1 :]
+    return x.map_blocks(
+        np.take_along_axis,
+        indices.rechunk(chunks),
+        axis=axis,
+        chunks=chunks,
+        dtype=x.dtype,
+    )
+
+
 def constant_tensor(x: Any) -> Any:
     """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is.
 

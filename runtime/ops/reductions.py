@@ -16,7 +16,11 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.input_metadata import sum_to
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    array_namespace,
+    register_numpy_kernels,
+    take_along_axis,
+)
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
@@ -582,15 +586,25 @@ def value_selecting_reduction_backward(
 def _portable_selected_backward(
     xp: Any, grad: Any, dim: int, index: Any, sizes: tuple[int, ...], keepdim: bool
 ) -> Any:
-    """value_selecting_reduction_backward of one entry per slice, in the
-    standard's names: the gradient where the position along `dim` is the index."""
+    """value_selecting_reduction_backward in the standard's names: the gradient
+    where the position along `dim` is the index. A sort's indices (a
+    permutation along `dim`) are inverted by their own argsort, a gather; a
+    topk's k indices are compared with every position (k by n per slice)."""
     if not keepdim:
         index = xp.expand_dims(index, axis=dim)
         grad = xp.expand_dims(grad, axis=dim)
-    positions = xp.reshape(
-        xp.arange(sizes[dim], dtype=index.dtype), (-1,) + (1,) * (len(sizes) - dim - 1)
-    )
-    return xp.where(positions == index, grad, xp.zeros(sizes, dtype=grad.dtype))
+    n, k = sizes[dim], index.shape[dim]
+    if k == n and k > 1:
+        inverse = xp.argsort(index, axis=dim, stable=True)
+        return take_along_axis(grad, inverse, dim)
+    shape = (1,) * dim + (n,) + (1,) * (len(sizes) - dim - 1)
+    positions = xp.reshape(xp.arange(n, dtype=index.dtype), shape)
+    zeros = xp.zeros((), dtype=grad.dtype)
+    if k == 1:
+        return xp.where(positions == index, grad, zeros)
+    hits = xp.expand_dims(positions, axis=dim) == xp.expand_dims(index, axis=dim + 1)
+    picked = xp.where(hits, xp.expand_dims(grad, axis=dim + 1), zeros)
+    return xp.sum(picked, axis=dim)
 
 
 def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
