@@ -8014,9 +8014,9 @@ def linalg_pinv_atol_rtol_tensor(
             rtol,
             hermitian,
         )
-    self_ = tensor_arg(self, "linalg_pinv.atol_rtol_tensor", "input", 1)
-    atol_ = optional_tensor_arg(atol, "linalg_pinv.atol_rtol_tensor", "atol", 2)
-    rtol_ = optional_tensor_arg(rtol, "linalg_pinv.atol_rtol_tensor", "rtol", 3)
+    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
     hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
@@ -11954,20 +11954,15 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, value):
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
-    self_ = tensor_arg(self, "fill.Tensor", "input", 1)
-    value_ = tensor_arg(value, "fill.Tensor", "value", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(value_) in NUMPY
-        else numpy_only("fill.Tensor", self_, value_)
-    )
+    self_ = tensor_arg(self, "fill", "input", 1)
+    value_ = tensor_arg(value, "fill", "value", 2)
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        result = Tensor._make(xp.full_like(self_, value_))
+        result = Tensor._make(elementwise.fill_kernel(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
@@ -12017,7 +12012,6 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
-    xp = np if type(self_) in NUMPY and type(value_) in NUMPY else xp_of(self_, value_)
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -12026,7 +12020,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
-        write_inplace(self, xp.full_like(self_, value_))
+        write_inplace(self, elementwise.fill_kernel(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value_)
     result = self
@@ -23456,7 +23450,6 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
         "nansum": "numpy's nansum has no array API counterpart",
-        "renorm": "kernel not yet ported to the array API",
         "cummax": "a running maximum (numpy's ufunc.accumulate) has no array API counterpart",
         "cummin": "a running minimum (numpy's ufunc.accumulate) has no array API counterpart",
         "logcumsumexp": "a stable running logsumexp (np.logaddexp.accumulate) has no array API counterpart",
@@ -23472,7 +23465,6 @@ NUMPY_ONLY_REASONS.update(
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
         "cholesky_inverse": "inverts from a triangular factor (LAPACK's potri), which the array API lacks",
-        "linalg_pinv.atol_rtol_tensor": "kernel not yet ported to the array API",
         "linalg_lstsq": "least squares (LAPACK's gelsd) is not in the array API linalg extension",
         "linalg_lu_factor_ex": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
         "linalg_lu": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
@@ -23497,11 +23489,9 @@ NUMPY_ONLY_REASONS.update(
         "masked_scatter": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
         "masked_select": "output shape depends on the data",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
-        "fill.Tensor": "kernel not yet ported to the array API",
         "erf_": "scipy.special function with no array API counterpart",
         "erfc_": "scipy.special function with no array API counterpart",
         "mvlgamma_": "a sum of scipy.special's gammaln, which has no array API counterpart",
-        "renorm_": "kernel not yet ported to the array API",
         "index_put_": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "scatter_reduce_.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",

@@ -135,6 +135,21 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     )
 
 
+def per_matrix(
+    fn: Any, x: Any, *batched: Any, shape: tuple[int, int], **options: Any
+) -> Any:
+    """`fn(x, *batched)` for a numpy function of a batch of whole matrices (an
+    inverse, a pseudo-inverse), on a Dask array, lazily: Dask's linalg takes one
+    2-D matrix, so the last two axes become one chunk each (a rechunk) and `fn`
+    runs on each block's matrices, giving matrices of `shape`. A `batched`
+    array holds one value per matrix (x's batch shape); None passes as is, and
+    `options` as keywords."""
+    x = x.rechunk({x.ndim - 2: -1, x.ndim - 1: -1})
+    args = [v if v is None else v[..., None, None] for v in batched]
+    chunks = x.chunks[:-2] + ((shape[0],), (shape[1],))
+    return x.map_blocks(fn, *args, chunks=chunks, dtype=x.dtype, **options)
+
+
 def constant_tensor(x: Any) -> Any:
     """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is.
 

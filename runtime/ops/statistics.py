@@ -29,6 +29,7 @@ from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kerne
 from yamlgrad.runtime.ops.reductions import (
     _foreign_namespace,
     _no_identity,
+    _numpy_dtype,
     linalg_vector_norm_backward,
     mean_backward,
     mean_reduce,
@@ -306,21 +307,25 @@ def _check_renorm(x: Any, p: float, dim: int, maxnorm: float) -> None:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if np.ndim(x) <= 1:
+    if x.ndim <= 1:
         raise RuntimeError(
-            f"renorm: input needs at least 2 dimensions, got {np.ndim(x)} dimensions"
+            f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions"
         )
 
 
 def renorm_kernel(x: Any, p: float, dim: int, maxnorm: float) -> Any:
     """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to it."""
-    x = np.asarray(x)
-    if x.dtype.kind not in "fc":
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
+    if not (xp or np).isdtype(x.dtype, ("real floating", "complex floating")):
         raise RuntimeError(
-            f"renorm: expected a floating point or complex input, got {_st(x.dtype)}"
+            f"renorm: expected a floating point or complex input, got {_st(_numpy_dtype(x))}"
         )
     _check_renorm(x, p, dim, maxnorm)
     norm = vector_norm(x, p, _other_dims(x.ndim, dim), True)
+    if xp is not None:
+        scale = maxnorm / (norm + 1e-7)
+        return x * xp.astype(xp.where(norm > maxnorm, scale, 1.0), x.dtype)
     factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)
     return c_order(x * factor)
 
@@ -339,7 +344,10 @@ def renorm_backward(grad: Any, self: Any, p: float, dim: int, maxnorm: float) ->
     inverse = 1.0 / (norm + 1e-7)
     factor = inverse * maxnorm
     scaled = factor * grad - (factor * inverse) * norm_grad
-    return where(_constant(_data(norm) > maxnorm, grad), scaled, grad)
+    scaled_slices = _data(norm) > maxnorm
+    if _foreign_namespace(scaled_slices) is None:
+        scaled_slices = _constant(scaled_slices, grad)
+    return where(scaled_slices, scaled, grad)
 
 
 # -- histc ---------------------------------------------------------------------------
