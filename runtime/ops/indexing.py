@@ -794,6 +794,8 @@ def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
 
 
 def index_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    if foreign(x):  # the index stays on its backend (a lazy one is not read)
+        return index_fill_kernel(x, dim, _data(index), value)
     index = _constant(_data(index), x)
     return array_namespace(x).index_fill_int_Scalar(x, dim, index, value)
 
@@ -806,6 +808,8 @@ def take_flat(x: Any, index: Any) -> Any:
 
 
 def put(x: Any, index: Any, source: Any, accumulate: bool) -> Any:
+    if foreign(x, source):  # the index stays on its backend, as in index_fill
+        return put_kernel(x, _data(index), source, accumulate)
     xp = array_namespace(x, source)
     return xp.put(x, _constant(_data(index), x), source, accumulate)
 

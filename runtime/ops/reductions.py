@@ -687,10 +687,25 @@ def _product_of_others(x: Any, dim: int) -> Any:
     return before * xp.flip(after, (dim,))
 
 
+def _portable_prod_grad(xp: Any, self: Any, result: Any, axis: int | None) -> Any:
+    """The product of the others, for each entry (of all, or along `axis`),
+    without reading a value (a lazy array's zero test would compute it):
+    result / self where self is not 0; where it is, the product of the
+    nonzero entries if it is the only zero, else 0."""
+    zero = self == 0
+    nonzero = xp.where(zero, 1.0, self)
+    zeros = xp.sum(xp.astype(zero, xp.int64), axis=axis, keepdims=True)
+    at_zero = xp.where(zeros == 1, xp.prod(nonzero, axis=axis, keepdims=True), 0.0)
+    return xp.where(zero, at_zero, result / nonzero)
+
+
 def prod_backward(grad: Any, self: Any, result: Any) -> Any:
     """d prod(self): result / self, or the product of the others where self has zeros."""
     if self.ndim == 0:
         return grad
+    xp = _foreign_namespace(self)
+    if xp is not None:
+        return grad * _portable_prod_grad(xp, self, result, None)
     if not np.any(_data(self) == 0):
         return grad * (result / self)
     others = _product_of_others(reshape(self, (-1,)), 0)
@@ -707,6 +722,9 @@ def prod_dim_backward(
     if not keepdim:
         grad = reshape(grad, _keepdim_shape(tuple(self.shape), (dim,)))
         result = reshape(result, _keepdim_shape(tuple(self.shape), (dim,)))
+    xp = _foreign_namespace(self)
+    if xp is not None:
+        return grad * _portable_prod_grad(xp, self, result, dim)
     if not np.any(_data(self) == 0):
         return grad * (result / self)
     return grad * _product_of_others(self, dim)

@@ -147,7 +147,11 @@ ERR_VIEW_STRIDES = (
 
 
 def viewable(x: Any, size: tuple[int, ...]) -> bool:
-    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride)."""
+    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride).
+    Another backend's array has no strides to check: view_kernel reshapes it."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        view_shape(x, size)
+        return True
     try:
         np.reshape(np.asarray(x), view_shape(x, size), copy=False)
     except ValueError:

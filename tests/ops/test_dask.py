@@ -47,29 +47,11 @@ NUMPY_ONLY = {i.func.qualified_name: i.numpy_only for i in INFOS if i.numpy_only
 # a cause in its kernel or backward helper, with the error that shows it.
 _COMPUTES = "computes: a kernel reads values"
 KERNEL_CAUSES = {
-    "prod": (AssertionError, f"{_COMPUTES} (prod_backward's zero test)"),
-    "prod_dim_int": (AssertionError, f"{_COMPUTES} (prod_backward's zero test)"),
-    "einsum": (AssertionError, f"{_COMPUTES} (shapes.viewable: np.asarray)"),
     "one_hot": (NotImplementedError, "num_classes=-1: the shape is read from the data"),
     "linalg_inv": (RuntimeError, "Dask's linalg.inv takes one square chunk per matrix"),
     "linalg_inv_ex": (
         RuntimeError,
         "Dask's linalg.inv takes one square chunk per matrix",
-    ),
-    "put": (
-        AssertionError,
-        f"{_COMPUTES} (the index's values, in runtime/ops/writes.py)",
-    ),
-    "put_": (
-        AssertionError,
-        f"{_COMPUTES} (the index's values, in runtime/ops/writes.py)",
-    ),
-    "index_copy": (AssertionError, f"{_COMPUTES} (the index's values, in writes.py)"),
-    "index_copy_": (AssertionError, f"{_COMPUTES} (the index's values, in writes.py)"),
-    "index_fill_int_Scalar": (AssertionError, f"{_COMPUTES} (the index, in writes.py)"),
-    "index_fill__int_Scalar": (
-        AssertionError,
-        f"{_COMPUTES} (the index, in writes.py)",
     ),
     "linear": (AttributeError, "linear_by_rank reads the numpy-only .flags"),
     "reshape": (NotImplementedError, "Dask reshapes evenly split chunks only"),
