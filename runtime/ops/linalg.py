@@ -22,6 +22,7 @@ from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.namespace import (
     NUMPY_NAMESPACE,
     array_namespace,
+    per_matrix,
     register_numpy_kernels,
 )
 from yamlgrad.runtime.errors import argument_type
@@ -396,7 +397,10 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     Another backend's inverse is the standard's (a lazy one is not checked)."""
     if type(a) is not np.ndarray and backend.is_foreign(a):
         xp = backend.namespace_of(a)
-        return xp.linalg.inv(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
+        info = xp.zeros(a.shape[:-2], dtype=xp.int32)
+        if backend.is_lazy(a):  # Dask's inv takes one 2-D matrix in one chunk
+            return per_matrix(_inverses, a, shape=tuple(a.shape[-2:])), info
+        return xp.linalg.inv(a), info
     a = np.asarray(a)
     if _square_floats(a):
         inverse, info = _getri(a)
@@ -410,6 +414,11 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     # LAPACK's layout, as PyTorch returns it: each matrix column-major
     inverse = np.swapaxes(np.ascontiguousarray(np.swapaxes(inverse, -1, -2)), -1, -2)
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
+
+
+def _inverses(a: np.ndarray) -> np.ndarray:
+    """The inverses of a block of whole matrices (a singular one raises)."""
+    return linalg_inv_ex(a, True)[0]
 
 
 def _singular(info: int) -> RuntimeError:

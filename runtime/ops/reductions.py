@@ -87,6 +87,7 @@ def sum_reduce(
     array: its namespace's sum."""
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
+        dtype = backend.dtype_in(xp, dtype)  # a numpy dtype, as the wrappers give
         return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
     return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
@@ -114,6 +115,7 @@ def mean_reduce(
     (in float64 for an integer or bool array)."""
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
+        dtype = backend.dtype_in(xp, dtype)
         if dtype is None and not xp.isdtype(x.dtype, "real floating"):
             dtype = xp.float64
         x = x if dtype is None else xp.astype(x, dtype)

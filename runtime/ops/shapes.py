@@ -14,7 +14,11 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    array_namespace,
+    register_numpy_kernels,
+    reshaped,
+)
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
 from yamlgrad.runtime.ops.writes import along as _along
@@ -164,7 +168,7 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
     cannot express it."""
     shape = view_shape(x, size)
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
-        return backend.namespace_of(x).reshape(x, shape)  # no strides to check
+        return reshaped(x, shape)  # no strides to check
     try:
         return np.reshape(np.asarray(x), shape, copy=False)
     except ValueError:
@@ -451,7 +455,7 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
     """np.reshape, or the namespace's reshape for another backend's array."""
     if type(x) is not np.ndarray and backend.is_foreign(x):
-        return backend.namespace_of(x).reshape(x, shape)
+        return reshaped(x, shape)
     return np.reshape(x, shape)
 
 

@@ -47,14 +47,8 @@ NUMPY_ONLY = {i.func.qualified_name: i.numpy_only for i in INFOS if i.numpy_only
 # a cause in its kernel or backward helper, with the error that shows it.
 _COMPUTES = "computes: a kernel reads values"
 KERNEL_CAUSES = {
+    # A limit, not a cause to fix: the shape of one_hot(x) is read from x's data.
     "one_hot": (NotImplementedError, "num_classes=-1: the shape is read from the data"),
-    "linalg_inv": (RuntimeError, "Dask's linalg.inv takes one square chunk per matrix"),
-    "linalg_inv_ex": (
-        RuntimeError,
-        "Dask's linalg.inv takes one square chunk per matrix",
-    ),
-    "linear": (AttributeError, "linear_by_rank reads the numpy-only .flags"),
-    "reshape": (NotImplementedError, "Dask reshapes evenly split chunks only"),
     "repeat_interleave_Tensor": (
         NotImplementedError,
         "a data-dependent shape: Dask repeats by a Python int only",
