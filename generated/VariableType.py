@@ -10983,9 +10983,8 @@ def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
-    xp = np if type(repeats_) in NUMPY else xp_of(repeats_)
     try:
-        result = Tensor._make(xp.repeat(xp.arange(repeats_.shape[0]), repeats_))
+        result = Tensor._make(shapes.repeat_interleave_kernel(repeats_, output_size))
     except ValueError as kernel_failure:
         raise kernel_error(
             "repeat_interleave",
@@ -11005,7 +11004,10 @@ def repeat_interleave_self_Tensor(
         return index_select(
             view(self, [-1]) if dim is None else self,
             0 if dim is None else dim,
-            repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)),
+            repeat_interleave_Tensor(
+                shapes.checked_repeats(repeats, self.shape, dim),
+                output_size=output_size,
+            ),
         )
     except (AttributeError, TypeError):
         check_arguments(

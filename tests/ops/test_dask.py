@@ -49,13 +49,15 @@ _COMPUTES = "computes: a kernel reads values"
 KERNEL_CAUSES = {
     # A limit, not a cause to fix: the shape of one_hot(x) is read from x's data.
     "one_hot": (NotImplementedError, "num_classes=-1: the shape is read from the data"),
+    # Limits too: the length is the sum of the repeats, unless output_size
+    # gives it (test_repeat_interleave_with_output_size_stays_lazy).
     "repeat_interleave_Tensor": (
         NotImplementedError,
-        "a data-dependent shape: Dask repeats by a Python int only",
+        "a data-dependent shape: give output_size",
     ),
     "repeat_interleave_self_Tensor": (
         NotImplementedError,
-        "a data-dependent shape: Dask repeats by a Python int only",
+        "a data-dependent shape: give output_size",
     ),
 }
 
@@ -173,3 +175,21 @@ def test_entry_on_dask_computes_once_and_matches_numpy(
                 atol=1e-12,
                 err_msg=f"{where}: {what}",
             )
+
+
+def test_repeat_interleave_with_output_size_stays_lazy() -> None:
+    """Given output_size, repeat_interleave's length is known: forward and
+    backward compute nothing, and agree with numpy's."""
+    values = np.arange(6.0).reshape(2, 3)
+    x = yg.from_dask(_lazy(values)).requires_grad_()
+    repeats = yg.from_dask(da.from_array(np.array([1, 0, 2])))
+    with Computes() as counter:
+        out = yg.repeat_interleave(x, repeats, dim=1, output_size=3)
+        out.backward(yg.from_dask(_lazy(np.arange(6.0).reshape(2, 3))))
+        assert counter.count == 0
+        got, grad = yg.compute(out, x.grad)
+    want = yg.tensor(values, requires_grad=True)
+    expected = yg.repeat_interleave(want, yg.tensor([1, 0, 2]), dim=1)
+    expected.backward(yg.tensor(np.arange(6.0).reshape(2, 3)))
+    np.testing.assert_array_equal(got.numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(grad.numpy(), want.grad.numpy())
