@@ -23498,7 +23498,6 @@ NUMPY_ONLY_REASONS.update(
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "scatter_reduce_.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_scatter_": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
-        "conv_tbc": "the convolution family's kernel sums one product per kernel offset in place into a numpy buffer (in-place writes are not standard)",
         "convolution": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose3d": "strided windows (as_strided) have no array API counterpart",
