@@ -128,6 +128,27 @@ def reshaped(x: Any, shape: Sequence[int]) -> Any:
         return xp.reshape(xp.reshape(x, (-1,)), tuple(shape))
 
 
+def scanned(arrays: tuple[Any, ...], axis: int, combine: Any) -> tuple[Any, ...]:
+    """The inclusive scan along `axis` of an associative `combine(earlier,
+    later)` over tuples of arrays of one shape (a running extreme and where it
+    was reached; a running logaddexp), for backends with no `ufunc.accumulate`:
+    log2(n) steps, each combining every entry with the one `shift` before it,
+    by slices and concatenation."""
+    xp = backend.namespace_of(*arrays)
+    n, shift = arrays[0].shape[axis], 1
+    lead = (slice(None),) * axis
+    while shift < n:
+        earlier = tuple(a[lead + (slice(0, n - shift), ...)] for a in arrays)
+        later = tuple(a[lead + (slice(shift, n), ...)] for a in arrays)
+        combined = combine(earlier, later)
+        arrays = tuple(
+            xp.concat([a[lead + (slice(0, shift), ...)], c], axis=axis)
+            for a, c in zip(arrays, combined)
+        )
+        shift *= 2
+    return arrays
+
+
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     """The standard's `take_along_axis` (2024.12) in the arrays' namespace, for
     the kernels' portable paths (a sort's values, a selection's entry). Dask's
