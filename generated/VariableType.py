@@ -23481,7 +23481,6 @@ NUMPY_ONLY_REASONS.update(
         "unfold": "strided windows (as_strided) have no array API counterpart",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
-        "diagonal_scatter": "writes through a diagonal view, and its src gradient reads the diagonal with diagonal's kernel, which runs on numpy only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",

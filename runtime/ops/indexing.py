@@ -26,7 +26,7 @@ from yamlgrad.runtime.ops.common import (
     _wrap_dim,
     _zeros,
 )
-from yamlgrad.runtime.ops.linalg import diagonal_view
+from yamlgrad.runtime.ops.linalg import diagonal_of, diagonal_view
 from yamlgrad.runtime.ops.shapes import reshape, select_kernel, slice_kernel
 from yamlgrad.runtime.ops import writes
 from yamlgrad.runtime.ops.writes import foreign
@@ -589,6 +589,10 @@ def slice_scatter_kernel(
 def diagonal_scatter_kernel(
     x: Any, src: Any, offset: int, dim1: int, dim2: int
 ) -> np.ndarray:
+    if type(x) is not np.ndarray and foreign(x):
+        _check_piece(src, diagonal_of(x, offset, dim1, dim2))
+        d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
+        return writes.diagonal_scattered(x, src, offset, d1, d2)
     return _scatter_into(x, src, lambda out: diagonal_view(out, offset, dim1, dim2))
 
 

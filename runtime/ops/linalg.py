@@ -573,7 +573,19 @@ def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     """`x.diagonal(offset, dim1, dim2)` (named so as not to hide `diagonal` args)."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return diagonal_of(x, offset, dim1, dim2)
     return array_namespace(x).diagonal(x, offset, dim1, dim2)
+
+
+def diagonal_of(x: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """np.diagonal of another backend's array, a new array (no view): the two
+    dims moved last, then the standard's linalg.diagonal."""
+    d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    xp = backend.namespace_of(x)
+    return xp.linalg.diagonal(xp.moveaxis(x, (d1, d2), (-2, -1)), offset=offset)
 
 
 def diagonal_backward(
