@@ -13,6 +13,7 @@ the others are a batch.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _lapack
+from yamlgrad.runtime.ops.reductions import _numpy_dtype
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     constant_tensor,
@@ -561,34 +563,10 @@ def _pinv_tolerance(
 
 def pinv_kernel(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
     """The Moore-Penrose pseudo-inverse: singular values (eigenvalues when
-    `hermitian`) at or below the tolerance count as zero."""
+    `hermitian`) at or below the tolerance count as zero. In the standard's
+    names (its linalg extension's svd, eigh), numpy's included; on Dask, whose
+    linalg takes one 2-D matrix, numpy's per block of whole matrices."""
     xp = backend.namespace_of(a, atol, rtol)
-    if xp is not np:
-        return _portable_pinv(xp, a, atol, rtol, hermitian)
-    if np.ndim(a) < 2 or np.result_type(a).kind != "f":
-        raise RuntimeError(
-            f"linalg.pinv({_tm_shape(a)}): expected a tensor with 2 or more "
-            "dimensions of float, double, cfloat or cdouble types"
-        )
-    m, n = a.shape[-2:]
-    if a.size == 0:
-        return np.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
-    eps = float(np.finfo(a.dtype).eps)
-    if hermitian:
-        w, v = np.linalg.eigh(a)
-        s_max = np.abs(w).max(-1, keepdims=True)
-        tol = _pinv_tolerance(np, s_max, atol, rtol, m, n, eps)
-        w_inv = np.where(np.abs(w) > tol, 1 / np.where(w == 0, 1, w), 0)
-        return np.ascontiguousarray((v * w_inv[..., None, :]) @ np.swapaxes(v, -1, -2))
-    u, sv, vh = np.linalg.svd(a, full_matrices=False)
-    tol = _pinv_tolerance(np, sv[..., :1], atol, rtol, m, n, eps)
-    s_inv = np.where(sv > tol, 1 / np.where(sv == 0, 1, sv), 0).astype(a.dtype)
-    out = (np.swapaxes(vh, -1, -2) * s_inv[..., None, :]) @ np.swapaxes(u, -1, -2)
-    return np.ascontiguousarray(out)
-
-
-def _portable_pinv(xp: Any, a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
-    """pinv_kernel in the standard's names (its linalg extension's svd, eigh)."""
     if a.ndim < 2 or not xp.isdtype(a.dtype, "real floating"):
         raise RuntimeError(
             f"linalg.pinv({_tm_shape(a)}): expected a tensor with 2 or more "
@@ -599,20 +577,20 @@ def _portable_pinv(xp: Any, a: Any, atol: Any, rtol: Any, hermitian: bool) -> An
         return per_matrix(
             _pinv_blocks, a, atol, rtol, shape=(n, m), hermitian=hermitian
         )
+    if math.prod(a.shape) == 0:
+        return xp.zeros(tuple(a.shape[:-2]) + (n, m), dtype=a.dtype)
     eps = float(xp.finfo(a.dtype).eps)
     if hermitian:
-        w, v = xp.linalg.eigh(a)
-        s, u, vh = xp.abs(w), v, xp.matrix_transpose(v)
-        tol = _pinv_tolerance(
-            xp, xp.max(s, axis=-1, keepdims=True), atol, rtol, m, n, eps
-        )
+        w, u = xp.linalg.eigh(a)
+        s, vh = xp.abs(w), xp.matrix_transpose(u)
+        s_max = xp.max(s, axis=-1, keepdims=True)
     else:
         u, w, vh = xp.linalg.svd(a, full_matrices=False)
-        s = w
-        tol = _pinv_tolerance(xp, w[..., :1], atol, rtol, m, n, eps)
-    inverse = xp.where(s > tol, 1 / xp.where(w == 0, 1.0, w), 0.0)
-    inverse = xp.astype(inverse, a.dtype)
-    return (xp.matrix_transpose(vh) * inverse[..., None, :]) @ xp.matrix_transpose(u)
+        s, s_max = w, w[..., :1]
+    tol = _pinv_tolerance(xp, s_max, atol, rtol, m, n, eps)
+    inverse = xp.astype(xp.where(s > tol, 1 / xp.where(w == 0, 1.0, w), 0.0), a.dtype)
+    out = (xp.matrix_transpose(vh) * inverse[..., None, :]) @ xp.matrix_transpose(u)
+    return np.ascontiguousarray(out) if xp is np else out
 
 
 def _pinv_blocks(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
@@ -625,12 +603,7 @@ def _pinv_blocks(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
 def _tm_shape(x: Any) -> str:
     from yamlgrad.runtime.errors import scalar_type_name
 
-    dtype = (
-        np.result_type(x)
-        if backend.is_numpy(x)
-        else np.dtype(str(x.dtype).rsplit(".", 1)[-1])
-    )
-    return f"{scalar_type_name(dtype)}{{{list(x.shape)}}}"
+    return f"{scalar_type_name(_numpy_dtype(x))}{{{list(np.shape(x))}}}"
 
 
 def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
