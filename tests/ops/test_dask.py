@@ -10,8 +10,8 @@ must agree with the same calls on numpy tensors. Random ops (their draws come
 from a numpy Generator) are left out. An entry that runs another entry marked
 numpy-only (a composite's body, a kernel or a backward helper calling it) gets
 that entry's refusal and is skipped, naming it: it runs here once that entry is
-ported. The few entries whose kernels do not run lazily are expected failures,
-each with its cause (KERNEL_CAUSES).
+ported. The few entries whose samples have an output shape read from the data
+are expected failures, each with its cause (KERNEL_CAUSES).
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ ON_DASK = tuple(i for i in INFOS if not i.numpy_only and not i.random)
 NUMPY_ONLY = {i.func.qualified_name: i.numpy_only for i in INFOS if i.numpy_only}
 
 # Entries that pass on array_api_strict (eager) but not on Dask (lazy), each for
-# a cause in its kernel or backward helper, with the error that shows it.
-_COMPUTES = "computes: a kernel reads values"
+# a cause in its kernel or backward helper, with the error that shows it. Those
+# left are limits, not causes to fix: a sample whose output shape is read from
+# the data (one_hot without num_classes; repeat_interleave, whose length is the
+# sum of the repeats unless output_size gives it:
+# test_repeat_interleave_with_output_size_stays_lazy).
 KERNEL_CAUSES = {
-    # A limit, not a cause to fix: the shape of one_hot(x) is read from x's data.
     "one_hot": (NotImplementedError, "num_classes=-1: the shape is read from the data"),
-    # Limits too: the length is the sum of the repeats, unless output_size
-    # gives it (test_repeat_interleave_with_output_size_stays_lazy).
     "repeat_interleave_Tensor": (
         NotImplementedError,
         "a data-dependent shape: give output_size",
