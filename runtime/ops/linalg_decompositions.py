@@ -588,7 +588,8 @@ def pinv_kernel(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
         u, w, vh = xp.linalg.svd(a, full_matrices=False)
         s, s_max = w, w[..., :1]
     tol = _pinv_tolerance(xp, s_max, atol, rtol, m, n, eps)
-    inverse = xp.astype(xp.where(s > tol, 1 / xp.where(w == 0, 1.0, w), 0.0), a.dtype)
+    inverse = xp.where(s > tol, 1 / xp.where(w == 0, 1.0, w), 0.0)
+    inverse = xp.astype(inverse, a.dtype, copy=False)
     out = (xp.matrix_transpose(vh) * inverse[..., None, :]) @ xp.matrix_transpose(u)
     return np.ascontiguousarray(out) if xp is np else out
 
