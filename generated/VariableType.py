@@ -6524,7 +6524,7 @@ def median_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
         return interpose("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
-    self_ = tensor_arg(self, "median.dim", "input", 1)
+    self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
     grad_fn = None
@@ -6566,7 +6566,7 @@ def nanmedian_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
         return interpose(
             "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
         )
-    self_ = tensor_arg(self, "nanmedian.dim", "input", 1)
+    self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
     grad_fn = None
@@ -6683,7 +6683,7 @@ def sort_stable(
         return interpose(
             "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "sort.stable", "input", 1)
+    self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
     dim = int_arg(dim, "sort", "dim", 3)
     descending = bool_arg(descending, "sort", "descending", 4)
@@ -6748,7 +6748,7 @@ def argsort_stable(
         return interpose(
             "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
-    self_ = tensor_arg(self, "argsort.stable", "input", 1)
+    self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
     dim = int_arg(dim, "argsort", "dim", 3)
     descending = bool_arg(descending, "argsort", "descending", 4)
@@ -8014,9 +8014,9 @@ def linalg_pinv_atol_rtol_tensor(
             rtol,
             hermitian,
         )
-    self_ = tensor_arg(self, "linalg_pinv.atol_rtol_tensor", "input", 1)
-    atol_ = optional_tensor_arg(atol, "linalg_pinv.atol_rtol_tensor", "atol", 2)
-    rtol_ = optional_tensor_arg(rtol, "linalg_pinv.atol_rtol_tensor", "rtol", 3)
+    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
     hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
@@ -10983,9 +10983,8 @@ def repeat_interleave_Tensor(repeats: Any, *, output_size: Any = None) -> Tensor
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
-    xp = np if type(repeats_) in NUMPY else xp_of(repeats_)
     try:
-        result = Tensor._make(xp.repeat(xp.arange(repeats_.shape[0]), repeats_))
+        result = Tensor._make(shapes.repeat_interleave_kernel(repeats_, output_size))
     except ValueError as kernel_failure:
         raise kernel_error(
             "repeat_interleave",
@@ -11005,7 +11004,10 @@ def repeat_interleave_self_Tensor(
         return index_select(
             view(self, [-1]) if dim is None else self,
             0 if dim is None else dim,
-            repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)),
+            repeat_interleave_Tensor(
+                shapes.checked_repeats(repeats, self.shape, dim),
+                output_size=output_size,
+            ),
         )
     except (AttributeError, TypeError):
         check_arguments(
@@ -11954,20 +11956,15 @@ def fill_Tensor(input: Any, value: Any) -> Tensor:
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self, value):
         return interpose("fill.Tensor", "", fill_Tensor, self, value)
-    self_ = tensor_arg(self, "fill.Tensor", "input", 1)
-    value_ = tensor_arg(value, "fill.Tensor", "value", 2)
-    xp = (
-        np
-        if type(self_) in NUMPY and type(value_) in NUMPY
-        else numpy_only("fill.Tensor", self_, value_)
-    )
+    self_ = tensor_arg(self, "fill", "input", 1)
+    value_ = tensor_arg(value, "fill", "value", 2)
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        result = Tensor._make(xp.full_like(self_, value_))
+        result = Tensor._make(elementwise.fill_kernel(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
@@ -12017,7 +12014,6 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         return interpose("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
-    xp = np if type(self_) in NUMPY and type(value_) in NUMPY else xp_of(self_, value_)
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -12026,7 +12022,7 @@ def fill__Tensor(input: Any, value: Any) -> Tensor:
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
-        write_inplace(self, xp.full_like(self_, value_))
+        write_inplace(self, elementwise.fill_kernel(self_, value_))
     except ValueError as kernel_failure:
         raise kernel_error("fill_", kernel_failure, self=self_, value=value_)
     result = self
@@ -23456,22 +23452,9 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
         "nansum": "numpy's nansum has no array API counterpart",
-        "renorm": "kernel not yet ported to the array API",
-        "cummax": "a running maximum (numpy's ufunc.accumulate) has no array API counterpart",
-        "cummin": "a running minimum (numpy's ufunc.accumulate) has no array API counterpart",
-        "logcumsumexp": "a stable running logsumexp (np.logaddexp.accumulate) has no array API counterpart",
         "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
-        "kthvalue": "kernel not yet ported to the array API",
-        "median.dim": "kernel not yet ported to the array API",
-        "nanmedian.dim": "kernel not yet ported to the array API",
-        "mode": "kernel not yet ported to the array API",
-        "sort": "kernel not yet ported to the array API",
-        "sort.stable": "kernel not yet ported to the array API",
-        "argsort": "kernel not yet ported to the array API",
-        "argsort.stable": "kernel not yet ported to the array API",
-        "topk": "kernel not yet ported to the array API",
         "unique_dim": "output shape depends on the data",
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",
@@ -23481,7 +23464,6 @@ NUMPY_ONLY_REASONS.update(
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
         "cholesky_inverse": "inverts from a triangular factor (LAPACK's potri), which the array API lacks",
-        "linalg_pinv.atol_rtol_tensor": "kernel not yet ported to the array API",
         "linalg_lstsq": "least squares (LAPACK's gelsd) is not in the array API linalg extension",
         "linalg_lu_factor_ex": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
         "linalg_lu": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
@@ -23499,23 +23481,17 @@ NUMPY_ONLY_REASONS.update(
         "unfold": "strided windows (as_strided) have no array API counterpart",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
-        "diagonal_scatter": "writes through a diagonal view, and its src gradient reads the diagonal with diagonal's kernel, which runs on numpy only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
-        "masked_scatter": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
         "masked_select": "output shape depends on the data",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
-        "fill.Tensor": "kernel not yet ported to the array API",
         "erf_": "scipy.special function with no array API counterpart",
         "erfc_": "scipy.special function with no array API counterpart",
         "mvlgamma_": "a sum of scipy.special's gammaln, which has no array API counterpart",
-        "renorm_": "kernel not yet ported to the array API",
         "index_put_": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "scatter_reduce_.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
-        "masked_scatter_": "consumes source entries in the mask's order (a count read from the data) and its gradient is a masked_select, whose shape depends on the data",
-        "conv_tbc": "the convolution family's kernel sums one product per kernel offset in place into a numpy buffer (in-place writes are not standard)",
         "convolution": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose3d": "strided windows (as_strided) have no array API counterpart",
@@ -23523,11 +23499,8 @@ NUMPY_ONLY_REASONS.update(
         "slow_conv_dilated2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_dilated3d": "strided windows (as_strided) have no array API counterpart",
         "max_pool2d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
-        "avg_pool2d": "pooling kernel kept on numpy with the window pools (np.asarray of its input, numpy-built window matrices)",
-        "_adaptive_avg_pool2d": "pooling kernel kept on numpy with the window pools (np.asarray of its input, numpy-built window matrices)",
         "adaptive_max_pool2d": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "adaptive_max_pool3d": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
-        "avg_pool3d": "pooling kernel kept on numpy with the window pools (np.asarray of its input, numpy-built window matrices)",
         "fractional_max_pool2d": "windows placed by random samples, gathered by numpy fancy indexing, with an np.add.at backward; neither is in the array API",
         "fractional_max_pool3d": "windows placed by random samples, gathered by numpy fancy indexing, with an np.add.at backward; neither is in the array API",
         "max_pool3d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",

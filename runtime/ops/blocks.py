@@ -177,8 +177,10 @@ def _one_hot_of(x: Any, num_classes: int) -> Any:
     if num_classes == -1:
         if lazy:
             raise NotImplementedError(
-                "one_hot: num_classes=-1 reads the values for the result's shape, "
-                "which a lazy array does not have: give num_classes"
+                "one_hot: num_classes=-1 takes the number of classes from the "
+                "largest value, so the result's shape depends on the data, which "
+                f"a lazy {backend.device_name(x)} array does not hold until it is "
+                "computed: give num_classes (or call .numpy() on the input first)"
             )
         if not size:
             raise RuntimeError(

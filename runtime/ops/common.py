@@ -85,8 +85,15 @@ def _raw(x: Any) -> Any:
 
 
 def _constant(x: Any, like: Any) -> Any:
-    """An ndarray as a constant operand next to `like` (a Tensor or an ndarray)."""
-    return Tensor._make(np.asarray(x)) if isinstance(like, Tensor) else np.asarray(x)
+    """An ndarray as a constant operand next to `like` (a Tensor, an ndarray, or
+    another backend's array, onto whose backend it is moved)."""
+    if isinstance(like, Tensor):
+        return Tensor._make(np.asarray(x))
+    if type(like) is not np.ndarray and backend.is_foreign(like):
+        if backend.is_foreign(x):
+            return x
+        return backend.namespace_of(like).asarray(np.asarray(x))
+    return np.asarray(x)
 
 
 def _data(x: Any) -> Any:

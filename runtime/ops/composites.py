@@ -274,6 +274,12 @@ def _sumproduct_pair(
     return ops.permute(product, inverse)
 
 
+def _row_major(data: Any) -> bool:
+    """Whether an array's memory is in row-major order: another backend's array
+    has no strides, and counts as such."""
+    return type(data) is not np.ndarray or data.flags.c_contiguous
+
+
 def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
     """`input @ weight.T + bias` as at::linear computes it, so the node is PyTorch's:
     addmm for a 2-D input with a bias (AddmmBackward0); with a contiguous input
@@ -294,11 +300,7 @@ def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
         return matmul_by_rank(input, ops.t(weight))
     if input.ndim == 2:
         return ops.addmm(bias, input, ops.t(weight))
-    if not (
-        input._data.flags.c_contiguous
-        and bias.ndim == 1
-        and bias._data.flags.c_contiguous
-    ):
+    if not (_row_major(input._data) and bias.ndim == 1 and _row_major(bias._data)):
         # PyTorch's general path: matmul, then the bias added in place.
         return ops.add_(matmul_by_rank(input, ops.t(weight)), bias)
     flat = ops.reshape(input, (rows, input.shape[-1]) if input.ndim else (1, 1))
@@ -361,7 +363,7 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
     ops = dispatch.ops
     shape = int_list_arg(shape, "reshape", "shape", 2)
     data = self._data
-    if type(data) is not np.ndarray or data.flags.c_contiguous:
+    if _row_major(data):
         return ops.view(self, shape)  # another backend's arrays have no strides
     if viewable(data, shape):
         shape = view_shape(data, shape)
@@ -373,7 +375,7 @@ def contiguous_by_strides(self: Tensor) -> Any:
     """PyTorch's contiguous: `self` when its memory is in row-major order, else a
     row-major clone (CloneBackward0)."""
     data = self._data
-    if type(data) is not np.ndarray or data.flags.c_contiguous:
+    if _row_major(data):
         return self
     return dispatch.ops.clone(self, memory_format=0)
 

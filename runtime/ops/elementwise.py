@@ -28,6 +28,7 @@ from yamlgrad.runtime.ops.common import (
 )
 
 KERNELS = (
+    "fill_kernel",
     "frexp_kernel",
     "cast",
     "erf",
@@ -556,6 +557,22 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
 
 
 register_numpy_kernels(rsqrt=_rsqrt, erf=erf, xlogy=_xlogy, div=divide)
+
+
+def fill_kernel(x: Any, value: Any) -> Any:
+    """fill.Tensor, fill_.Tensor: x's shape and dtype, every entry the 0-d
+    `value`. numpy's full_like; the standard's full_like takes a Python number,
+    so another backend's value is broadcast (a copy where arrays are mutable)."""
+    if np.ndim(value) != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{np.ndim(value)} dimensions."
+        )
+    xp = backend.namespace_of(x, value)
+    if xp is np:
+        return np.full_like(x, value)
+    filled = xp.broadcast_to(xp.astype(xp.asarray(value), x.dtype), x.shape)
+    return filled if backend.is_lazy(filled) else xp.asarray(filled, copy=True)
 
 
 def frexp_kernel(x: Any) -> tuple[Any, Any]:

@@ -26,7 +26,7 @@ from yamlgrad.runtime.ops.common import (
     _wrap_dim,
     _zeros,
 )
-from yamlgrad.runtime.ops.linalg import diagonal_view
+from yamlgrad.runtime.ops.linalg import diagonal_of, diagonal_view
 from yamlgrad.runtime.ops.shapes import reshape, select_kernel, slice_kernel
 from yamlgrad.runtime.ops import writes
 from yamlgrad.runtime.ops.writes import foreign
@@ -589,6 +589,10 @@ def slice_scatter_kernel(
 def diagonal_scatter_kernel(
     x: Any, src: Any, offset: int, dim1: int, dim2: int
 ) -> np.ndarray:
+    if type(x) is not np.ndarray and foreign(x):
+        _check_piece(src, diagonal_of(x, offset, dim1, dim2))
+        d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
+        return writes.diagonal_scattered(x, src, offset, d1, d2)
     return _scatter_into(x, src, lambda out: diagonal_view(out, offset, dim1, dim2))
 
 
@@ -794,6 +798,8 @@ def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
 
 
 def index_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    if foreign(x):  # the index stays on its backend (a lazy one is not read)
+        return index_fill_kernel(x, dim, _data(index), value)
     index = _constant(_data(index), x)
     return array_namespace(x).index_fill_int_Scalar(x, dim, index, value)
 
@@ -806,6 +812,8 @@ def take_flat(x: Any, index: Any) -> Any:
 
 
 def put(x: Any, index: Any, source: Any, accumulate: bool) -> Any:
+    if foreign(x, source):  # the index stays on its backend, as in index_fill
+        return put_kernel(x, _data(index), source, accumulate)
     xp = array_namespace(x, source)
     return xp.put(x, _constant(_data(index), x), source, accumulate)
 

@@ -22,6 +22,7 @@ from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.namespace import (
     NUMPY_NAMESPACE,
     array_namespace,
+    per_matrix,
     register_numpy_kernels,
 )
 from yamlgrad.runtime.errors import argument_type
@@ -398,7 +399,10 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     Another backend's inverse is the standard's (a lazy one is not checked)."""
     if type(a) is not np.ndarray and backend.is_foreign(a):
         xp = backend.namespace_of(a)
-        return xp.linalg.inv(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
+        info = xp.zeros(a.shape[:-2], dtype=xp.int32)
+        if backend.is_lazy(a):  # Dask's inv takes one 2-D matrix in one chunk
+            return per_matrix(_inverses, a, shape=tuple(a.shape[-2:])), info
+        return xp.linalg.inv(a), info
     a = np.asarray(a)
     if _square_floats(a):
         inverse, info = _getri(a)
@@ -412,6 +416,11 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
     # LAPACK's layout, as PyTorch returns it: each matrix column-major
     inverse = np.swapaxes(np.ascontiguousarray(np.swapaxes(inverse, -1, -2)), -1, -2)
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
+
+
+def _inverses(a: np.ndarray) -> np.ndarray:
+    """The inverses of a block of whole matrices (a singular one raises)."""
+    return linalg_inv_ex(a, True)[0]
 
 
 def _singular(info: int) -> RuntimeError:
@@ -565,7 +574,19 @@ def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     """`x.diagonal(offset, dim1, dim2)` (named so as not to hide `diagonal` args)."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        return diagonal_of(x, offset, dim1, dim2)
     return array_namespace(x).diagonal(x, offset, dim1, dim2)
+
+
+def diagonal_of(x: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """np.diagonal of another backend's array, a new array (no view): the two
+    dims moved last, then the standard's linalg.diagonal."""
+    d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    xp = backend.namespace_of(x)
+    return xp.linalg.diagonal(xp.moveaxis(x, (d1, d2), (-2, -1)), offset=offset)
 
 
 def diagonal_backward(

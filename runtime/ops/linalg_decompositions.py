@@ -13,6 +13,7 @@ the others are a batch.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,9 +21,11 @@ import numpy as np
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _lapack
+from yamlgrad.runtime.ops.reductions import _numpy_dtype
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     constant_tensor,
+    per_matrix,
     register_numpy_kernels,
 )
 
@@ -580,46 +583,69 @@ def _standard_cross(a: Any, b: Any, dim: int) -> Any:
 
 
 def _pinv_tolerance(
-    s_max: Any, atol: Any, rtol: Any, m: int, n: int, dtype: Any
+    xp: Any, s_max: Any, atol: Any, rtol: Any, m: int, n: int, eps: float
 ) -> Any:
     """max(atol, rtol * largest singular value), PyTorch's defaults: rtol is
-    eps * max(m, n) unless only a positive atol is given."""
+    eps * max(m, n), or 0 where only a positive atol is given."""
     if rtol is None:
-        positive_atol = atol is not None and np.all(np.asarray(atol) > 0)
-        rtol = 0.0 if positive_atol else np.finfo(dtype).eps * max(m, n)
+        default = eps * max(m, n)
+        rtol = (
+            default
+            if atol is None
+            else xp.where(atol > 0, xp.zeros_like(atol), default)
+        )
     atol = 0.0 if atol is None else atol
-    return np.maximum(np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * s_max)
+    if hasattr(atol, "shape"):
+        atol = xp.expand_dims(atol, axis=-1)
+    if hasattr(rtol, "shape"):
+        rtol = xp.expand_dims(rtol, axis=-1)
+    return xp.maximum(atol, rtol * s_max)
 
 
 def pinv_kernel(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
     """The Moore-Penrose pseudo-inverse: singular values (eigenvalues when
-    `hermitian`) at or below the tolerance count as zero."""
-    if np.ndim(a) < 2 or np.result_type(a).kind != "f":
+    `hermitian`) at or below the tolerance count as zero. In the standard's
+    names (its linalg extension's svd, eigh), numpy's included; on Dask, whose
+    linalg takes one 2-D matrix, numpy's per block of whole matrices."""
+    xp = backend.namespace_of(a, atol, rtol)
+    if a.ndim < 2 or not xp.isdtype(a.dtype, "real floating"):
         raise RuntimeError(
             f"linalg.pinv({_tm_shape(a)}): expected a tensor with 2 or more "
             "dimensions of float, double, cfloat or cdouble types"
         )
     m, n = a.shape[-2:]
-    if a.size == 0:
-        return np.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
-    if hermitian:
-        w, v = np.linalg.eigh(a)
-        tol = _pinv_tolerance(
-            np.abs(w).max(-1, keepdims=True), atol, rtol, m, n, a.dtype
+    if backend.is_lazy(a):
+        return per_matrix(
+            _pinv_blocks, a, atol, rtol, shape=(n, m), hermitian=hermitian
         )
-        w_inv = np.where(np.abs(w) > tol, 1 / np.where(w == 0, 1, w), 0)
-        return np.ascontiguousarray((v * w_inv[..., None, :]) @ np.swapaxes(v, -1, -2))
-    u, sv, vh = np.linalg.svd(a, full_matrices=False)
-    tol = _pinv_tolerance(sv[..., :1], atol, rtol, m, n, a.dtype)
-    s_inv = np.where(sv > tol, 1 / np.where(sv == 0, 1, sv), 0).astype(a.dtype)
-    out = (np.swapaxes(vh, -1, -2) * s_inv[..., None, :]) @ np.swapaxes(u, -1, -2)
-    return np.ascontiguousarray(out)
+    if math.prod(a.shape) == 0:
+        return xp.zeros(tuple(a.shape[:-2]) + (n, m), dtype=a.dtype)
+    eps = float(xp.finfo(a.dtype).eps)
+    if hermitian:
+        w, u = xp.linalg.eigh(a)
+        s, vh = xp.abs(w), xp.matrix_transpose(u)
+        s_max = xp.max(s, axis=-1, keepdims=True)
+    else:
+        u, w, vh = xp.linalg.svd(a, full_matrices=False)
+        s, s_max = w, w[..., :1]
+    tol = _pinv_tolerance(xp, s_max, atol, rtol, m, n, eps)
+    inverse = xp.where(s > tol, 1 / xp.where(w == 0, 1.0, w), 0.0)
+    inverse = xp.astype(inverse, a.dtype, copy=False)
+    out = (xp.matrix_transpose(vh) * inverse[..., None, :]) @ xp.matrix_transpose(u)
+    return np.ascontiguousarray(out) if xp is np else out
+
+
+def _pinv_blocks(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    """pinv_kernel of a block of whole matrices, with a tolerance per matrix
+    (as `per_matrix` hands them: two trailing axes of size 1)."""
+    atol, rtol = (None if t is None else t[..., 0, 0] for t in (atol, rtol))
+    return pinv_kernel(a, atol, rtol, hermitian)
 
 
 def _tm_shape(x: Any) -> str:
     from yamlgrad.runtime.errors import scalar_type_name
 
-    return f"{scalar_type_name(np.result_type(x))}{{{list(np.shape(x))}}}"
+    return f"{scalar_type_name(_numpy_dtype(x))}{{{list(np.shape(x))}}}"
 
 
 def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:

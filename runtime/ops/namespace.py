@@ -92,6 +92,9 @@ class _BackendNamespace:
         self._xp = xp
 
     def __getattr__(self, name: str) -> Any:
+        if name == "reshape":
+            self.reshape = reshaped
+            return reshaped
         standard = _STANDARD_NAMES.get(name, name)
         value = None if name in _REGISTERED else getattr(self._xp, standard, None)
         if value is None:
@@ -112,6 +115,74 @@ def register_numpy_kernels(**kernels: Any) -> None:
     for name, kernel in kernels.items():
         setattr(NUMPY_NAMESPACE, name, kernel)
         _REGISTERED.add(name)
+
+
+def reshaped(x: Any, shape: Sequence[int]) -> Any:
+    """The standard's reshape of another backend's array. Dask's only merges or
+    splits neighbouring dims ((2, 3, 4) to (6, 4), not to (4, 6)); any other
+    reshape is two that it does, through 1-d."""
+    xp = backend.namespace_of(x)
+    try:
+        return xp.reshape(x, tuple(shape))
+    except NotImplementedError:
+        return xp.reshape(xp.reshape(x, (-1,)), tuple(shape))
+
+
+def scanned(arrays: tuple[Any, ...], axis: int, combine: Any) -> tuple[Any, ...]:
+    """The inclusive scan along `axis` of an associative `combine(earlier,
+    later)` over tuples of arrays of one shape (a running extreme and where it
+    was reached; a running logaddexp), for backends with no `ufunc.accumulate`:
+    log2(n) steps, each combining every entry with the one `shift` before it,
+    by slices and concatenation."""
+    xp = backend.namespace_of(*arrays)
+    n, shift = arrays[0].shape[axis], 1
+    lead = (slice(None),) * axis
+    while shift < n:
+        earlier = tuple(a[lead + (slice(0, n - shift), ...)] for a in arrays)
+        later = tuple(a[lead + (slice(shift, n), ...)] for a in arrays)
+        combined = combine(earlier, later)
+        arrays = tuple(
+            xp.concat([a[lead + (slice(0, shift), ...)], c], axis=axis)
+            for a, c in zip(arrays, combined)
+        )
+        shift *= 2
+    return arrays
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    """The standard's `take_along_axis` (2024.12) in the arrays' namespace, for
+    the kernels' portable paths (a sort's values, a selection's entry). Dask's
+    namespace lacks it: there `axis` becomes one chunk (a rechunk, lazy: each
+    index may point anywhere along it) and numpy's runs block by block."""
+    xp = backend.namespace_of(x, indices)
+    take = getattr(xp, "take_along_axis", None)
+    if take is not None:
+        return take(x, indices, axis=axis)
+    axis %= x.ndim
+    x = x.rechunk({axis: -1})
+    chunks = x.chunks[:axis] + ((indices.shape[axis],),) + x.chunks[axis + 1 :]
+    return x.map_blocks(
+        np.take_along_axis,
+        indices.rechunk(chunks),
+        axis=axis,
+        chunks=chunks,
+        dtype=x.dtype,
+    )
+
+
+def per_matrix(
+    fn: Any, x: Any, *batched: Any, shape: tuple[int, int], **options: Any
+) -> Any:
+    """`fn(x, *batched)` for a numpy function of a batch of whole matrices (an
+    inverse, a pseudo-inverse), on a Dask array, lazily: Dask's linalg takes one
+    2-D matrix, so the last two axes become one chunk each (a rechunk) and `fn`
+    runs on each block's matrices, giving matrices of `shape`. A `batched`
+    array holds one value per matrix (x's batch shape); None passes as is, and
+    `options` as keywords."""
+    x = x.rechunk({x.ndim - 2: -1, x.ndim - 1: -1})
+    args = [v if v is None else v[..., None, None] for v in batched]
+    chunks = x.chunks[:-2] + ((shape[0],), (shape[1],))
+    return x.map_blocks(fn, *args, chunks=chunks, dtype=x.dtype, **options)
 
 
 def constant_tensor(x: Any) -> Any:

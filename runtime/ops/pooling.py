@@ -29,6 +29,7 @@ from yamlgrad.runtime.ops.windows import (
     window_argmax,
 )
 from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.reductions import _numpy_dtype
 
 KERNELS = (
     "max_pool3d_with_indices_kernel",
@@ -216,18 +217,18 @@ def avg_pool3d_kernel(
     divisor_override: int | None,
 ) -> np.ndarray:
     """The average of each 3-d window, as three matrix products."""
-    x = np.asarray(x)
     matrices = _avg_pool3d_matrices(
-        x.shape,
+        tuple(x.shape),
         kernel_size,
         stride,
         padding,
         ceil_mode,
         count_include_pad,
         divisor_override,
-        x.dtype,
+        _numpy_dtype(x),
     )
-    return np.ascontiguousarray(_separable3d(x, matrices))
+    out = _separable3d(x, matrices)
+    return np.ascontiguousarray(out) if type(out) is np.ndarray else out
 
 
 def avg_pool3d_backward(
@@ -249,7 +250,7 @@ def avg_pool3d_backward(
         ceil_mode,
         count_include_pad,
         divisor_override,
-        _raw(grad).dtype,
+        _numpy_dtype(_raw(grad)),
     )
     return _separable3d(grad, [m.T for m in matrices])
 

@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops.common import (
     _zeros,
 )
 from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.reductions import _numpy_dtype
 from yamlgrad.runtime.ops.windows import (
     _lowest,
     _plane_positions,
@@ -228,7 +229,6 @@ def avg_pool2d_kernel(
     divisor_override: int | None,
 ) -> np.ndarray:
     """Average of each window, as two matrix products (one per axis)."""
-    x = np.asarray(x)
     a_h, a_w = avg_pool2d_matrices(
         x,
         kernel_size,
@@ -237,9 +237,17 @@ def avg_pool2d_kernel(
         ceil_mode,
         count_include_pad,
         divisor_override,
-        x.dtype,
+        _numpy_dtype(x),
     )
-    return np.ascontiguousarray(a_h @ x @ a_w.T)
+    return _pooled(x, a_h, a_w)
+
+
+def _pooled(x: Any, a_h: np.ndarray, a_w: np.ndarray) -> Any:
+    """`A_h @ x @ A_w.T`; on another backend, with the pooling matrices (numpy
+    constants) moved onto it."""
+    if type(x) is np.ndarray:
+        return np.ascontiguousarray(a_h @ x @ a_w.T)
+    return _constant(a_h, x) @ x @ _constant(np.ascontiguousarray(a_w.T), x)
 
 
 def adaptive_avg_pool_matrix(size: int, out: int, dtype: np.dtype) -> np.ndarray:
@@ -277,9 +285,8 @@ def adaptive_avg_pool2d_matrices(
 
 
 def adaptive_avg_pool2d_kernel(x: Any, output_size: tuple[int, ...]) -> np.ndarray:
-    x = np.asarray(x)
-    a_h, a_w = adaptive_avg_pool2d_matrices(x, output_size, x.dtype)
-    return np.ascontiguousarray(a_h @ x @ a_w.T)
+    a_h, a_w = adaptive_avg_pool2d_matrices(x, output_size, _numpy_dtype(x))
+    return _pooled(x, a_h, a_w)
 
 
 def max_pool2d_with_indices_backward(
@@ -322,7 +329,7 @@ def avg_pool2d_backward(
         ceil_mode,
         count_include_pad,
         divisor_override,
-        _raw(grad).dtype,
+        _numpy_dtype(_raw(grad)),
     )
     return _pool_backward(grad, a_h, a_w)
 
@@ -337,6 +344,6 @@ def adaptive_avg_pool2d_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
                 f"{list(shape)} with dimension {i} being empty"
             )
     a_h, a_w = adaptive_avg_pool2d_matrices(
-        np.broadcast_to(0.0, sizes), grad.shape[-2:], _raw(grad).dtype
+        np.broadcast_to(0.0, sizes), grad.shape[-2:], _numpy_dtype(_raw(grad))
     )
     return _pool_backward(grad, a_h, a_w)

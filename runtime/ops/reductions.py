@@ -16,7 +16,11 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.input_metadata import sum_to
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    array_namespace,
+    register_numpy_kernels,
+    take_along_axis,
+)
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
@@ -83,6 +87,7 @@ def sum_reduce(
     array: its namespace's sum."""
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
+        dtype = backend.dtype_in(xp, dtype)  # a numpy dtype, as the wrappers give
         return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
     return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
@@ -110,6 +115,7 @@ def mean_reduce(
     (in float64 for an integer or bool array)."""
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
+        dtype = backend.dtype_in(xp, dtype)
         if dtype is None and not xp.isdtype(x.dtype, "real floating"):
             dtype = xp.float64
         x = x if dtype is None else xp.astype(x, dtype)
@@ -582,15 +588,25 @@ def value_selecting_reduction_backward(
 def _portable_selected_backward(
     xp: Any, grad: Any, dim: int, index: Any, sizes: tuple[int, ...], keepdim: bool
 ) -> Any:
-    """value_selecting_reduction_backward of one entry per slice, in the
-    standard's names: the gradient where the position along `dim` is the index."""
+    """value_selecting_reduction_backward in the standard's names: the gradient
+    where the position along `dim` is the index. A sort's indices (a
+    permutation along `dim`) are inverted by their own argsort, a gather; a
+    topk's k indices are compared with every position (k by n per slice)."""
     if not keepdim:
         index = xp.expand_dims(index, axis=dim)
         grad = xp.expand_dims(grad, axis=dim)
-    positions = xp.reshape(
-        xp.arange(sizes[dim], dtype=index.dtype), (-1,) + (1,) * (len(sizes) - dim - 1)
-    )
-    return xp.where(positions == index, grad, xp.zeros(sizes, dtype=grad.dtype))
+    n, k = sizes[dim], index.shape[dim]
+    if k == n and k > 1:
+        inverse = xp.argsort(index, axis=dim, stable=True)
+        return take_along_axis(grad, inverse, dim)
+    shape = (1,) * dim + (n,) + (1,) * (len(sizes) - dim - 1)
+    positions = xp.reshape(xp.arange(n, dtype=index.dtype), shape)
+    zeros = xp.zeros((), dtype=grad.dtype)
+    if k == 1:
+        return xp.where(positions == index, grad, zeros)
+    hits = xp.expand_dims(positions, axis=dim) == xp.expand_dims(index, axis=dim + 1)
+    picked = xp.where(hits, xp.expand_dims(grad, axis=dim + 1), zeros)
+    return xp.sum(picked, axis=dim)
 
 
 def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
@@ -673,10 +689,25 @@ def _product_of_others(x: Any, dim: int) -> Any:
     return before * xp.flip(after, (dim,))
 
 
+def _portable_prod_grad(xp: Any, self: Any, result: Any, axis: int | None) -> Any:
+    """The product of the others, for each entry (of all, or along `axis`),
+    without reading a value (a lazy array's zero test would compute it):
+    result / self where self is not 0; where it is, the product of the
+    nonzero entries if it is the only zero, else 0."""
+    zero = self == 0
+    nonzero = xp.where(zero, 1.0, self)
+    zeros = xp.sum(xp.astype(zero, xp.int64), axis=axis, keepdims=True)
+    at_zero = xp.where(zeros == 1, xp.prod(nonzero, axis=axis, keepdims=True), 0.0)
+    return xp.where(zero, at_zero, result / nonzero)
+
+
 def prod_backward(grad: Any, self: Any, result: Any) -> Any:
     """d prod(self): result / self, or the product of the others where self has zeros."""
     if self.ndim == 0:
         return grad
+    xp = _foreign_namespace(self)
+    if xp is not None:
+        return grad * _portable_prod_grad(xp, self, result, None)
     if not np.any(_data(self) == 0):
         return grad * (result / self)
     others = _product_of_others(reshape(self, (-1,)), 0)
@@ -693,6 +724,9 @@ def prod_dim_backward(
     if not keepdim:
         grad = reshape(grad, _keepdim_shape(tuple(self.shape), (dim,)))
         result = reshape(result, _keepdim_shape(tuple(self.shape), (dim,)))
+    xp = _foreign_namespace(self)
+    if xp is not None:
+        return grad * _portable_prod_grad(xp, self, result, dim)
     if not np.any(_data(self) == 0):
         return grad * (result / self)
     return grad * _product_of_others(self, dim)

@@ -10,9 +10,12 @@ that a double backward records them. index_reduce is scatter_reduce with its
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+
+from yamlgrad.runtime import backend
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
@@ -31,6 +34,7 @@ from yamlgrad.runtime.ops.namespace import (
     constant_tensor,
     register_numpy_kernels,
 )
+from yamlgrad.runtime.ops.reductions import _foreign_namespace, _numpy_dtype
 from yamlgrad.runtime.ops.shapes import reshape
 
 KERNELS = (
@@ -325,6 +329,9 @@ def index_reduce_backward(
 def masked_scatter_kernel(x: Any, mask: Any, source: Any) -> Any:
     """`x` (broadcast with `mask`) with `source`'s leading entries, in order,
     written where `mask` is True."""
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return _portable_masked_scatter(xp, x, mask, source)
     mask = np.asarray(mask)
     source = np.asarray(source)
     if mask.dtype != np.bool_:
@@ -348,9 +355,62 @@ def masked_scatter_kernel(x: Any, mask: Any, source: Any) -> Any:
     return out
 
 
+def _portable_masked_scatter(xp: Any, x: Any, mask: Any, source: Any) -> Any:
+    """masked_scatter_kernel in the standard's names: each masked position
+    takes the source entry its rank among the masked positions names (a
+    running count, so nothing is read from the data; the count is checked
+    against the source's size unless the arrays are lazy)."""
+    if mask.dtype != xp.bool:
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype "
+            f"{_st(_numpy_dtype(mask))}"
+        )
+    if source.dtype != x.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got "
+            f"{_st(_numpy_dtype(x))} and {_st(_numpy_dtype(source))}"
+        )
+    shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(mask.shape)))
+    where = xp.reshape(xp.broadcast_to(mask, shape), (-1,))
+    rank = xp.cumulative_sum(xp.astype(where, xp.int64)) - 1
+    size = math.prod(source.shape)
+    lazy = backend.is_lazy(x) or backend.is_lazy(mask)
+    if not lazy and math.prod(shape) and bool(rank[-1] >= size):
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    base = xp.broadcast_to(x, shape)
+    if size == 0:
+        return xp.asarray(base, copy=True) if not lazy else base
+    flat = xp.reshape(source, (-1,))
+    picked = xp.take(flat, xp.clip(rank, 0, size - 1), axis=0)
+    return xp.where(xp.reshape(where, shape), xp.reshape(picked, shape), base)
+
+
+def _portable_masked_scatter_backward(
+    xp: Any, grad: Any, mask: Any, sizes: tuple[int, ...]
+) -> Any:
+    """masked_scatter_backward in the standard's names: the masked entries put
+    first, in order, by a stable argsort of the mask, and those beyond the
+    masked count set to zero, so the shape is the source's, not the data's."""
+    flat = xp.reshape(grad, (-1,))
+    where = xp.reshape(xp.broadcast_to(mask, tuple(grad.shape)), (-1,))
+    order = xp.argsort(xp.astype(~where, xp.int8), stable=True)
+    selected = xp.take(flat, order, axis=0)
+    numel, total = math.prod(sizes), flat.shape[0]
+    if numel <= total:
+        selected = selected[:numel]
+    else:
+        selected = xp.concat([selected, xp.zeros(numel - total, dtype=flat.dtype)])
+    count = xp.sum(xp.astype(where, xp.int64))
+    kept = xp.arange(numel, dtype=xp.int64) < count
+    return xp.reshape(xp.where(kept, selected, xp.zeros((), dtype=flat.dtype)), sizes)
+
+
 def masked_scatter_backward(grad: Any, mask: Any, sizes: tuple[int, ...]) -> Any:
     """The entries of `grad` under the mask, in order, padded with zeros to the
     source's size and shaped as it."""
+    foreign = _foreign_namespace(grad)
+    if foreign is not None:
+        return _portable_masked_scatter_backward(foreign, grad, _data(mask), sizes)
     xp = array_namespace(grad)
     if isinstance(grad, Tensor):
         selected = ops.masked_select(grad, constant_tensor(_data(mask)))

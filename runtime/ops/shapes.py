@@ -14,7 +14,11 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    array_namespace,
+    register_numpy_kernels,
+    reshaped,
+)
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
 from yamlgrad.runtime.ops.writes import along as _along
@@ -48,6 +52,7 @@ KERNELS = (
     "constant_pad_nd",
     "narrow_start",
     "checked_repeats",
+    "repeat_interleave_kernel",
     "flip_kernel",
     "chunk_size",
     "interleave_dim",
@@ -147,7 +152,11 @@ ERR_VIEW_STRIDES = (
 
 
 def viewable(x: Any, size: tuple[int, ...]) -> bool:
-    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride)."""
+    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride).
+    Another backend's array has no strides to check: view_kernel reshapes it."""
+    if type(x) is not np.ndarray and backend.is_foreign(x):
+        view_shape(x, size)
+        return True
     try:
         np.reshape(np.asarray(x), view_shape(x, size), copy=False)
     except ValueError:
@@ -160,7 +169,7 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
     cannot express it."""
     shape = view_shape(x, size)
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
-        return backend.namespace_of(x).reshape(x, shape)  # no strides to check
+        return reshaped(x, shape)  # no strides to check
     try:
         return np.reshape(np.asarray(x), shape, copy=False)
     except ValueError:
@@ -447,7 +456,7 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
     """np.reshape, or the namespace's reshape for another backend's array."""
     if type(x) is not np.ndarray and backend.is_foreign(x):
-        return backend.namespace_of(x).reshape(x, shape)
+        return reshaped(x, shape)
     return np.reshape(x, shape)
 
 
@@ -568,21 +577,42 @@ def checked_repeats(repeats: Any, shape: tuple[int, ...], dim: int | None) -> An
     counts = repeats._data if hasattr(repeats, "_data") else np.asarray(repeats)
     if counts.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    if counts.size and counts.min() < 0:
+    count = math.prod(counts.shape)
+    xp = backend.namespace_of(counts)
+    if count and not backend.is_lazy(counts) and bool(xp.min(counts) < 0):
         raise RuntimeError("repeats can not be negative")
     if dim is None:
         size, where = math.prod(shape), 0
     else:
         size, where = shape[_dim(dim, len(shape), "repeat_interleave")], dim
-    if counts.ndim == 1 and counts.size != 1 and counts.size != size:
+    if counts.ndim == 1 and count != 1 and count != size:
         raise RuntimeError(
             "repeats must have the same size as input along dim, but got "
-            f"repeats.size(0) = {counts.size} and input.size({where}) = {size}"
+            f"repeats.size(0) = {count} and input.size({where}) = {size}"
         )
-    if counts.size == 1 and (counts.ndim == 0 or size != 1):
+    if count == 1 and (counts.ndim == 0 or size != 1):
         # One count for every element (0-d, or [n]): expand it (no copy).
         return repeats.reshape((1,)).expand((size,))
     return repeats
+
+
+def repeat_interleave_kernel(repeats: Any, output_size: int | None) -> Any:
+    """repeat_interleave.Tensor: each i in range(len(repeats)), repeats[i] times.
+    Its length is the sum of the repeats: on a lazy array, which does not hold
+    them until computed, `output_size` gives it, and each output position
+    finds its i among the running totals (a search, no value read)."""
+    xp = backend.namespace_of(repeats)
+    if not backend.is_lazy(repeats):
+        return xp.repeat(xp.arange(repeats.shape[0]), repeats)
+    if output_size is None:
+        raise NotImplementedError(
+            "repeat_interleave: the result's length is the sum of repeats, which "
+            f"a lazy {backend.device_name(repeats)} array does not hold until it "
+            "is computed: give output_size (or call .numpy() on repeats first)"
+        )
+    ends = xp.cumulative_sum(repeats)
+    positions = xp.arange(output_size, dtype=ends.dtype)
+    return xp.searchsorted(ends, positions, side="right")
 
 
 def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:

@@ -23,7 +23,8 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _dim
-from yamlgrad.runtime.ops.reductions import _no_identity
+from yamlgrad.runtime.ops.namespace import take_along_axis
+from yamlgrad.runtime.ops.reductions import _foreign_namespace, _no_identity
 
 KERNELS = (
     "sort_along",
@@ -48,13 +49,35 @@ def _argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return x.shape[axis] - 1 - np.flip(reversed_order, axis)
 
 
+def _portable_order(xp: Any, x: Any, dim: int, descending: bool) -> Any:
+    """The stable order along `dim` in the standard's names (NaN largest, ties
+    in input order either way, as `_argsort`). On Dask, array-api-compat's
+    argsort makes `dim` one chunk (a rechunk, lazy) and sorts block by block."""
+    order = xp.argsort(x, axis=dim, descending=descending, stable=True)
+    return xp.astype(order, xp.int64)
+
+
+def _scalar_selection(xp: Any, x: Any) -> tuple[Any, Any] | None:
+    """A selection's (values, indices) of a 0-d input: itself and index 0."""
+    if x.ndim:
+        return None
+    if xp is None:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    return x, xp.zeros((), dtype=xp.int64)
+
+
 def sort_along(x: Any, dim: int, descending: bool) -> tuple[Any, Any]:
     """(values, indices) of `x` sorted along `dim`, stably (sort, sort.stable),
     laid out as PyTorch's: like a permuted (dense) input, else row-major."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     dim = _dim(dim, x.ndim, "sort")
-    if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
+    scalar = _scalar_selection(xp, x)
+    if scalar is not None:
+        return scalar
+    if xp is not None:
+        order = _portable_order(xp, x, dim, descending)
+        return take_along_axis(x, order, dim), order
     order = _argsort(x, dim, descending)
     values = np.empty_like(x)  # order="K": a transposed input's strides
     indices = np.empty_like(x, dtype=np.int64)
@@ -68,13 +91,19 @@ def topk_along(
 ) -> tuple[Any, Any]:
     """The `k` largest (or smallest) entries along `dim` and their indices, in
     order (also for sorted=False, which leaves the order to the kernel)."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     dim = _dim(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
+    scalar = _scalar_selection(xp, x)
+    if scalar is not None:
+        return scalar
+    if xp is not None:  # the first k of the stable order
+        first = (slice(None),) * dim + (slice(0, k), ...)
+        indices = _portable_order(xp, x, dim, largest)[first]
+        return take_along_axis(x, indices, dim), indices
     ranked = _top_few(np.moveaxis(x, dim, -1), k, largest) if k < size else None
     if ranked is not None:
         indices = np.moveaxis(ranked, -1, dim)
@@ -172,16 +201,38 @@ def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any,
 
 def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
     """The k-th smallest entry along `dim` (k counts from 1) and its index."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     dim = _dim(dim, x.ndim, "kthvalue")
     size = x.shape[dim] if x.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(
             f"kthvalue(): selected number k out of range for dimension {dim}"
         )
-    if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
+    scalar = _scalar_selection(xp, x)
+    if scalar is not None:
+        return scalar
+    if xp is not None:
+        return _portable_select(xp, x, k - 1, dim, keepdim)
     return _select(x, k - 1, dim, keepdim)
+
+
+def _portable_select(
+    xp: Any, x: Any, position: Any, dim: int, keepdim: bool
+) -> tuple[Any, Any]:
+    """`_select` in the standard's names: entry number `position` (an int, or
+    an int64 array with `dim` of size 1) of the stable order along `dim`, read
+    from the full order."""
+    order = _portable_order(xp, x, dim, False)
+    if isinstance(position, int):
+        position = (slice(None),) * dim + (slice(position, position + 1), ...)
+        index = order[position]
+    else:
+        index = take_along_axis(order, position, dim)
+    values = take_along_axis(x, index, dim)
+    if keepdim:
+        return values, index
+    return xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
 
 
 def median_all(x: Any, ignore_nan: bool) -> Any:
@@ -226,13 +277,26 @@ def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any
 
     A slice with a NaN has median NaN at its first NaN; with `ignore_nan` the
     NaNs are left out, and a slice of only NaNs gives its first one."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     op = "nanmedian" if ignore_nan else "median"
     dim = _dim(dim, x.ndim, op)
     _no_identity(op, x, (dim,), True, True)
-    if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
+    scalar = _scalar_selection(xp, x)
+    if scalar is not None:
+        return scalar
     size = x.shape[dim]
+    if xp is not None:
+        nans = xp.zeros((), dtype=xp.int64)
+        if xp.isdtype(x.dtype, "real floating"):
+            nans = xp.sum(xp.astype(xp.isnan(x), xp.int64), axis=dim, keepdims=True)
+        if ignore_nan:
+            position = xp.maximum(size - nans - 1, 0) // 2
+        else:
+            position = xp.where(nans > 0, size - nans, (size - 1) // 2)
+        kept = x.shape[:dim] + (1,) + x.shape[dim + 1 :]
+        position = xp.broadcast_to(position, kept)
+        return _portable_select(xp, x, position, dim, keepdim)
     nans = np.isnan(x).sum(axis=dim) if x.dtype.kind == "f" else np.zeros((), int)
     if ignore_nan:
         position = np.maximum(size - nans - 1, 0) // 2
@@ -244,11 +308,15 @@ def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any
 def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     """The most frequent value along `dim` (the smallest of equally frequent
     ones; NaNs count as equal) and the index of its last occurrence."""
-    x = np.asarray(x)
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
     dim = _dim(dim, x.ndim, "mode")
     _no_identity("mode", x, (dim,), True, True)
-    if x.ndim == 0:
-        return x.copy(), np.zeros((), dtype=np.int64)
+    scalar = _scalar_selection(xp, x)
+    if scalar is not None:
+        return scalar
+    if xp is not None:
+        return _portable_mode(xp, x, dim, keepdim)
     moved = np.moveaxis(x, dim, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     ordered = np.sort(rows, axis=-1)  # values only: faster than an argsort
@@ -268,6 +336,34 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     shape = moved.shape[:-1]
     values, indices = values.reshape(shape), last.reshape(shape).astype(np.int64)
     return _reduced(values, indices, dim, keepdim)
+
+
+def _same(xp: Any, a: Any, b: Any) -> Any:
+    """a == b, with NaN equal to NaN (mode counts NaNs as one value)."""
+    equal = a == b
+    if xp.isdtype(a.dtype, "real floating"):
+        equal = equal | (xp.isnan(a) & xp.isnan(b))
+    return equal
+
+
+def _portable_mode(xp: Any, x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """mode_along in the standard's names, which have no bincount: each sorted
+    entry's count is the number of entries equal to it, from an n-by-n
+    comparison per slice (n the length of `dim`); the first largest count is the
+    smallest most frequent value, and its last occurrence in `x` is the index."""
+    moved = xp.moveaxis(x, dim, -1)
+    ordered = xp.sort(moved, axis=-1)
+    pairs = _same(xp, xp.expand_dims(ordered, axis=-1), xp.expand_dims(moved, axis=-2))
+    counts = xp.sum(xp.astype(pairs, xp.int64), axis=-1)
+    first = xp.argmax(counts, axis=-1, keepdims=True)
+    mode = take_along_axis(ordered, first, -1)
+    hits = xp.astype(xp.flip(_same(xp, moved, mode), axis=-1), xp.int8)
+    last = moved.shape[-1] - 1 - xp.argmax(hits, axis=-1, keepdims=True)
+    index = xp.astype(last, xp.int64)
+    values = take_along_axis(moved, index, -1)
+    if keepdim:
+        return xp.moveaxis(values, -1, dim), xp.moveaxis(index, -1, dim)
+    return values[..., 0], index[..., 0]
 
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.int64)

@@ -25,10 +25,15 @@ from yamlgrad.runtime.ops.common import (
     _wrap_dim,
 )
 from yamlgrad.runtime.ops.elementwise import exp, where, zeros_like
-from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
+from yamlgrad.runtime.ops.namespace import (
+    array_namespace,
+    register_numpy_kernels,
+    scanned,
+)
 from yamlgrad.runtime.ops.reductions import (
     _foreign_namespace,
     _no_identity,
+    _numpy_dtype,
     linalg_vector_norm_backward,
     mean_backward,
     mean_reduce,
@@ -68,6 +73,9 @@ BACKWARD_HELPERS = (
 def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     """cummax (largest) or cummin: the running extreme along `dim` and where it
     was last reached; a NaN, once seen, stays, and each later NaN is the index."""
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        return _portable_cummaxmin(xp, x, dim, largest)
     x = np.asarray(x)
     if x.size == 0:  # PyTorch returns an empty input as it is, whatever `dim`
         return x.copy(), np.zeros(x.shape, dtype=np.int64)
@@ -93,11 +101,35 @@ def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(values, order="C"), np.asarray(indices, np.int64, order="C")
 
 
+def _portable_cummaxmin(xp: Any, x: Any, dim: int, largest: bool) -> tuple[Any, Any]:
+    """cummaxmin in the standard's names: a scan of (value, index) pairs in
+    which the later pair wins when its value is at least (at most) the
+    earlier's, or is NaN, and an earlier NaN wins over a number."""
+    if x.ndim == 0 or math.prod(x.shape) == 0:
+        if x.ndim == 0:
+            _dim(dim, 1, "cummax")
+        return x, xp.zeros(x.shape, dtype=xp.int64)
+    axis = _dim(dim, x.ndim, "cummax")
+    shape = (1,) * axis + (x.shape[axis],) + (1,) * (x.ndim - axis - 1)
+    positions = xp.reshape(xp.arange(x.shape[axis], dtype=xp.int64), shape)
+    floating = xp.isdtype(x.dtype, "real floating")
+
+    def combine(earlier: tuple[Any, Any], later: tuple[Any, Any]) -> tuple[Any, Any]:
+        (value, index), (next_value, next_index) = earlier, later
+        wins = next_value >= value if largest else next_value <= value
+        if floating:
+            wins = wins | xp.isnan(next_value)
+        return xp.where(wins, next_value, value), xp.where(wins, next_index, index)
+
+    indices = xp.broadcast_to(positions, x.shape)
+    return scanned((x, indices), axis, combine)
+
+
 def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
     """Each output's gradient added at the input it came from."""
     if np.ndim(self) == 0:
         return grad
-    if _any_tensor(grad):
+    if _any_tensor(grad) or _foreign_namespace(grad) is not None:
         return array_namespace(grad).scatter_add(zeros_like(grad), dim, indices, grad)
     return _scatter_add_into_zeros(grad, dim, np.asarray(indices))
 
@@ -246,6 +278,15 @@ def std_mean_backward(
 
 def logcumsumexp_kernel(x: Any, dim: int) -> Any:
     """log(cumsum(exp(x))) along `dim`, without overflow (logaddexp's scan)."""
+    xp = _foreign_namespace(x)
+    if xp is not None:
+        if not xp.isdtype(x.dtype, "real floating"):
+            x = xp.astype(x, xp.float32)
+        if x.ndim == 0:
+            _dim(dim, 0, "logcumsumexp")
+            return x
+        axis = _dim(dim, x.ndim, "logcumsumexp")
+        return scanned((x,), axis, lambda a, b: (xp.logaddexp(a[0], b[0]),))[0]
     x = np.asarray(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float32)
@@ -266,9 +307,9 @@ def logcumsumexp_backward(grad: Any, self: Any, result: Any, dim: int) -> Any:
     """PyTorch's: sum over j >= i of grad_j exp(self_i - result_j), as two
     reversed logcumsumexps (of the positive and the negative part of grad) so
     that nothing overflows."""
-    if np.ndim(_data(grad)) == 0 or np.size(_data(grad)) == 0:
+    if np.ndim(_data(grad)) == 0 or math.prod(grad.shape) == 0:
         return grad
-    lowest = float(np.finfo(_data(grad).dtype).min)
+    lowest = float((_foreign_namespace(grad) or np).finfo(_data(grad).dtype).min)
     with np.errstate(divide="ignore"):
         log_abs = array_namespace(grad).log(_abs(grad))
     grad_data = _data(grad)
@@ -288,7 +329,8 @@ def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
     if np.ndim(_data(self_p)) == 0:
         return self_t
     xp = array_namespace(self_p, self_t)
-    shift = np.max(_data(self_p), axis=dim, keepdims=True)
+    data = _data(self_p)
+    shift = (_foreign_namespace(data) or np).max(data, axis=dim, keepdims=True)
     weights = exp(self_p - _constant(shift, self_p))
     return xp.cumsum(weights * self_t, axis=dim) / xp.cumsum(weights, axis=dim)
 
@@ -306,21 +348,25 @@ def _check_renorm(x: Any, p: float, dim: int, maxnorm: float) -> None:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if np.ndim(x) <= 1:
+    if x.ndim <= 1:
         raise RuntimeError(
-            f"renorm: input needs at least 2 dimensions, got {np.ndim(x)} dimensions"
+            f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions"
         )
 
 
 def renorm_kernel(x: Any, p: float, dim: int, maxnorm: float) -> Any:
     """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to it."""
-    x = np.asarray(x)
-    if x.dtype.kind not in "fc":
+    xp = _foreign_namespace(x)
+    x = np.asarray(x) if xp is None else x
+    if not (xp or np).isdtype(x.dtype, ("real floating", "complex floating")):
         raise RuntimeError(
-            f"renorm: expected a floating point or complex input, got {_st(x.dtype)}"
+            f"renorm: expected a floating point or complex input, got {_st(_numpy_dtype(x))}"
         )
     _check_renorm(x, p, dim, maxnorm)
     norm = vector_norm(x, p, _other_dims(x.ndim, dim), True)
+    if xp is not None:
+        scale = maxnorm / (norm + 1e-7)
+        return x * xp.astype(xp.where(norm > maxnorm, scale, 1.0), x.dtype)
     factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)
     return c_order(x * factor)
 
@@ -339,7 +385,10 @@ def renorm_backward(grad: Any, self: Any, p: float, dim: int, maxnorm: float) ->
     inverse = 1.0 / (norm + 1e-7)
     factor = inverse * maxnorm
     scaled = factor * grad - (factor * inverse) * norm_grad
-    return where(_constant(_data(norm) > maxnorm, grad), scaled, grad)
+    scaled_slices = _data(norm) > maxnorm
+    if _foreign_namespace(scaled_slices) is None:
+        scaled_slices = _constant(scaled_slices, grad)
+    return where(scaled_slices, scaled, grad)
 
 
 # -- histc ---------------------------------------------------------------------------

@@ -164,6 +164,24 @@ def view_scattered(x: Any, piece: Any, dim: int, start: int, step: int) -> Any:
     return xp.where(mask, placed(piece, sizes, dim, start, step), x)
 
 
+def diagonal_scattered(x: Any, src: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """x with `src` on its diagonal `offset` of dims `dim1`, `dim2` (src's last
+    dim runs along it, as np.diagonal's does): in the plane of the two dims,
+    where column - row is the offset, row i takes src's entry i - (first row)."""
+    xp = backend.namespace_of(x, src)
+    length = src.shape[-1]
+    plane = xp.moveaxis(x, (dim1, dim2), (-2, -1))
+    if length == 0:
+        return x
+    rows, cols = plane.shape[-2], plane.shape[-1]
+    row = xp.reshape(xp.arange(rows, dtype=xp.int64), (rows, 1))
+    on = xp.arange(cols, dtype=xp.int64) - row == offset
+    entry = xp.clip(row[:, 0] - max(0, -offset), 0, length - 1)
+    values = xp.expand_dims(xp.take(src, entry, axis=-1), axis=-1)
+    out = xp.where(on, values, plane)
+    return xp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
 # -- the indexing kernels' paths for other backends (bounds checked unless lazy)
 
 
