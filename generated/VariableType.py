@@ -5773,11 +5773,8 @@ def nansum(
     try:
         result = Tensor._make(
             shapes.c_order(
-                np.nansum(
-                    self_,
-                    axis=reductions.reduce_dims(dim, self_.ndim),
-                    keepdims=keepdim,
-                    dtype=dtype,
+                statistics.nansum_kernel(
+                    self_, reductions.reduce_dims(dim, self_.ndim), keepdim, dtype
                 )
             )
         )
@@ -23451,7 +23448,6 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_u": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
-        "nansum": "numpy's nansum has no array API counterpart",
         "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",

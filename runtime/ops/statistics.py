@@ -40,6 +40,7 @@ from yamlgrad.runtime.ops.reductions import (
     reduce_dims,
     restore_reduced_dims,
     scale_grad_by_count,
+    sum_reduce,
     std_backward,
     var,
     var_backward,
@@ -55,6 +56,7 @@ KERNELS = (
     "logcumsumexp_kernel",
     "renorm_kernel",
     "histc_kernel",
+    "nansum_kernel",
 )
 BACKWARD_HELPERS = (
     "cummaxmin_backward",
@@ -171,6 +173,16 @@ FLOORS = {"cummax": _cummaxmin_floor(True), "cummin": _cummaxmin_floor(False)}
 
 
 # -- aminmax ---------------------------------------------------------------------
+
+
+def nansum_kernel(x: Any, axis: Any, keepdims: bool, dtype: Any) -> Any:
+    """The sum with NaNs read as zero: numpy's nansum on ndarrays, else the
+    namespace's sum over `where(isnan(x), 0, x)`."""
+    xp = _foreign_namespace(x)
+    if xp is None:
+        return np.nansum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    zero = xp.zeros_like(x)
+    return sum_reduce(xp.where(xp.isnan(x), zero, x), axis, keepdims, dtype)
 
 
 def aminmax_kernel(x: Any, dim: int | None, keepdim: bool) -> tuple[Any, Any]:
