@@ -186,6 +186,48 @@ def numpy_only(op: str, *values: Any) -> Any:
     return np
 
 
+# numpy's one-letter kinds of the array API's dtype kinds (`xp.isdtype`), in the
+# order they are asked of a foreign dtype; numpy's own dtypes answer `.kind`.
+_KIND_NAMES = (
+    ("f", "real floating"),
+    ("c", "complex floating"),
+    ("i", "signed integer"),
+    ("u", "unsigned integer"),
+    ("b", "bool"),
+)
+# The kind of each foreign dtype seen (array_api_strict's, PyTorch's, ...).
+_FOREIGN_KINDS: dict[Any, str] = {}
+
+
+def dtype_kind(dtype: Any) -> str:
+    """numpy's kind letter of any backend's dtype: 'f' (real floating), 'c'
+    (complex), 'i', 'u' (integers), 'b' (bool), or numpy's others ('S', 'U',
+    'O', ...). A numpy dtype (numpy's, Dask's, CuPy's) answers `.kind`, as
+    cheap as reading it; another library's dtype is asked once, through its
+    namespace's `isdtype`, and kept."""
+    try:
+        return dtype.kind
+    except AttributeError:
+        kind = _FOREIGN_KINDS.get(dtype)
+        if kind is None:
+            kind = _FOREIGN_KINDS[dtype] = _foreign_kind(dtype)
+        return kind
+
+
+def _foreign_kind(dtype: Any) -> str:
+    import importlib
+
+    module = importlib.import_module(type(dtype).__module__.split(".")[0])
+    if not hasattr(module, "isdtype"):  # PyTorch: array-api-compat's wrapper
+        import array_api_compat
+
+        module = array_api_compat.array_namespace(module.empty(0, dtype=dtype))
+    for letter, name in _KIND_NAMES:
+        if module.isdtype(dtype, name):
+            return letter
+    raise TypeError(f"{dtype}: not a dtype of the array API standard")
+
+
 def dtype_in(xp: Any, dtype: Any) -> Any:
     """A dtype as namespace `xp` names it: a numpy dtype (what the wrappers
     carry) by its name in `xp`; another backend's dtype as it is."""
@@ -218,6 +260,13 @@ def adopt(value: Any) -> Any:
     if hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask"):
         return value
     return np.asarray(value)
+
+
+def copy(array: Any) -> Any:
+    """A copy of `array`, of its own backend (a numpy scalar: a 0-d ndarray)."""
+    if type(array) is _ndarray or isinstance(array, _SCALARS):
+        return np.array(array, copy=True)
+    return _namespace_of_type(array).asarray(array, copy=True)
 
 
 def is_foreign(value: Any) -> bool:

@@ -317,7 +317,7 @@ def eye(
 
 def _is_int(value: Any) -> bool:
     if isinstance(value, Tensor):
-        return value._data.dtype.kind in "iub"
+        return backend.dtype_kind(value._data.dtype) in "iub"
     return isinstance(value, (int, np.integer, bool, np.bool_))
 
 
@@ -409,7 +409,17 @@ def logspace(
 
 
 def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
-    return dtypes.to_numpy(dtype) if dtype is not None else input._data.dtype
+    return dtypes.to_numpy(dtype) if dtype is not None else input.dtype.np
+
+
+def _like_leaf(
+    input: Tensor, array: np.ndarray, requires_grad: bool, device: Any
+) -> Tensor:
+    """A *_like factory's leaf, on `input`'s backend (Dask, CuPy, ...) as in
+    PyTorch a *_like result is on its input's device, unless one is named."""
+    if device is None and backend.is_foreign(input._data):
+        array = backend.like(array, input._data)
+    return _leaf(array, requires_grad, device)
 
 
 def zeros_like(
@@ -420,8 +430,8 @@ def zeros_like(
     device: Any = None,
 ) -> Tensor:
     """Zeros with `input`'s shape (and dtype, unless given)."""
-    return _leaf(
-        np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    return _like_leaf(
+        input, np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
     )
 
 
@@ -433,7 +443,9 @@ def ones_like(
     device: Any = None,
 ) -> Tensor:
     """Ones with `input`'s shape (and dtype, unless given)."""
-    return _leaf(np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device)
+    return _like_leaf(
+        input, np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    )
 
 
 def empty_like(
@@ -444,8 +456,8 @@ def empty_like(
     device: Any = None,
 ) -> Tensor:
     """An uninitialized tensor with `input`'s shape (and dtype, unless given)."""
-    return _leaf(
-        np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    return _like_leaf(
+        input, np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
     )
 
 
@@ -459,7 +471,7 @@ def full_like(
 ) -> Tensor:
     """`fill_value` with `input`'s shape and dtype (not the value's, unlike full)."""
     array = np.full(input.shape, fill_value, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad, device)
+    return _like_leaf(input, array, requires_grad, device)
 
 
 # -- random --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -35,7 +36,9 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 def _float_outputs(value: Any) -> list[Tensor]:
     items = value if isinstance(value, (tuple, list)) else (value,)
-    return [t for t in items if isinstance(t, Tensor) and t._data.dtype.kind == "f"]
+    return [
+        t for t in items if isinstance(t, Tensor) and dtype_kind(t._data.dtype) == "f"
+    ]
 
 
 def _numerical_jacobians(

@@ -194,7 +194,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
             raise RuntimeError(ERR_REQUIRES_GRAD_NON_LEAF)
-        if value and self._data.dtype.kind not in "fc":
+        if value and backend.dtype_kind(self._data.dtype) not in "fc":
             raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
         self._requires_grad = bool(value)
 
@@ -367,7 +367,7 @@ class Tensor:
     nelement = numel
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return backend.dtype_kind(self._data.dtype) == "f"
 
     def numpy(self) -> np.ndarray:
         """The ndarray itself (shared memory), as `torch.Tensor.numpy`; another
@@ -401,7 +401,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+        if backend.dtype_kind(self._data.dtype) not in "iu" or self._data.size != 1:
             raise TypeError(
                 "only integer tensors of a single element can be converted to an index"
             )

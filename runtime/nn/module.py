@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle, add_hook
 from yamlgrad.runtime.nn.parameter import Parameter
@@ -405,7 +406,9 @@ class Module:
                 "nn.Module.to only accepts floating point or complex dtypes, but got "
                 f"desired dtype={dtype}"
             )
-        return self._apply(lambda a: a.astype(target) if a.dtype.kind in "fc" else a)
+        return self._apply(
+            lambda a: a.astype(target) if dtype_kind(a.dtype) in "fc" else a
+        )
 
     def cpu(self) -> Module:
         return self
@@ -416,13 +419,19 @@ class Module:
         raise AssertionError(devices.ERR_NO_CUDA)
 
     def double(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float64) if a.dtype.kind == "f" else a)
+        return self._apply(
+            lambda a: a.astype(np.float64) if dtype_kind(a.dtype) == "f" else a
+        )
 
     def float(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float32) if a.dtype.kind == "f" else a)
+        return self._apply(
+            lambda a: a.astype(np.float32) if dtype_kind(a.dtype) == "f" else a
+        )
 
     def half(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float16) if a.dtype.kind == "f" else a)
+        return self._apply(
+            lambda a: a.astype(np.float16) if dtype_kind(a.dtype) == "f" else a
+        )
 
     # -- state -------------------------------------------------------------------------
 

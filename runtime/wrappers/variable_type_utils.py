@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import backend, dtypes
 from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator, gradient_edge
 from yamlgrad.runtime.autograd.copy_slices import (
@@ -502,7 +503,11 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     data = result._data
     dtype = data.dtype
     # (`is` first: the builtin float dtypes are singletons, and `.kind` costs more.)
-    if dtype is not _FLOAT64 and dtype is not _FLOAT32 and dtype.kind not in "fc":
+    if (
+        dtype is not _FLOAT64
+        and dtype is not _FLOAT32
+        and dtype_kind(dtype) not in "fc"
+    ):
         return  # integer and bool results never require grad
     metadata = grad_fn._input_metadata
     if metadata:
@@ -541,7 +546,7 @@ def set_history_outputs(
         index = grad_fn.add_input_metadata(out)
         if differentiable is not None and not differentiable[i]:
             continue
-        if out._data.dtype.kind in "fc":
+        if dtype_kind(out._data.dtype) in "fc":
             out.output_nr = index
             out.grad_fn = grad_fn
             out._requires_grad = True
