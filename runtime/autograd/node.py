@@ -250,8 +250,12 @@ _METADATA_CACHE_LIMIT = 4096
 
 
 def output_metadata(data: np.ndarray) -> tuple:
-    """The shared `((shape, dtype),)` for an output array (see METADATA_CACHE)."""
+    """The shared `((shape, dtype),)` for an output array (see METADATA_CACHE);
+    another library's dtype (array_api_strict's), which hashes as numpy's and
+    warns when compared with it, gets a tuple of its own."""
     key = (data.shape, data.dtype)
+    if not isinstance(key[1], np.dtype):
+        return (key,)
     metadata = METADATA_CACHE.get(key)
     if metadata is None:
         if len(METADATA_CACHE) >= _METADATA_CACHE_LIMIT:

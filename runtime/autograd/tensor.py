@@ -325,7 +325,20 @@ class Tensor:
             raise TypeError(
                 f"Variable data has to be a tensor, but got {type(value).__name__}"
             )
-        self._data = value._data
+        self._set_data(value._data)
+
+    def _set_data(self, array: Any) -> None:
+        """Hold `array`. A leaf's AccumulateGrad, which conforms gradients to
+        the array's shape and dtype, is made afresh when they (or the backend)
+        change, as PyTorch's set_data resets the grad accumulator."""
+        old = self._data
+        self._data = array
+        if (
+            type(array) is not type(old)
+            or array.dtype != old.dtype
+            or array.shape != old.shape
+        ):
+            self._grad_accumulator = None
 
     def backward(
         self,

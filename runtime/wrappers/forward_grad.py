@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
-from yamlgrad.runtime import dispatch
+from yamlgrad.runtime import backend, dispatch
 from yamlgrad.runtime.autograd.forward_ad import STATE as forward_ad_state
 from yamlgrad.runtime.autograd.forward_ad import attach_tangent, formula_mode
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
@@ -58,7 +58,11 @@ def tangent_of(value: Any) -> Any:
         tangent = value._fw_grad
         if tangent is not None:
             return tangent
-        return Tensor._make(np.zeros(value._data.shape, value._data.dtype))
+        data = value._data
+        if type(data) is np.ndarray:
+            return Tensor._make(np.zeros(data.shape, data.dtype))
+        xp = backend.namespace_of(data)
+        return Tensor._make(xp.zeros(data.shape, dtype=data.dtype))
     return Tensor._make(np.zeros((), np.result_type(value)))
 
 
@@ -78,19 +82,21 @@ def _fit(result: Tensor, tangent: Any) -> Tensor | None:
     give a Python number, or a value that still broadcasts (an input's zeros)."""
     if tangent is None:
         return None
-    if not isinstance(tangent, Tensor):
-        tangent = Tensor._make(np.asarray(tangent))
     data = result._data
+    xp = backend.namespace_of(data)
+    if not isinstance(tangent, Tensor):
+        tangent = Tensor._make(xp.asarray(tangent))
     if tangent._data.shape != data.shape:
         if tangent._requires_grad:
             tangent = dispatch.ops.expand(tangent, data.shape).clone()
         else:
-            tangent = Tensor._make(np.broadcast_to(tangent._data, data.shape).copy())
+            expanded = xp.broadcast_to(tangent._data, data.shape)
+            tangent = Tensor._make(backend.copy(expanded))
     if tangent._data.dtype != data.dtype:
         if tangent._requires_grad:
             tangent = dispatch.ops._to_copy(tangent, dtype=data.dtype)
         else:
-            tangent = Tensor._make(tangent._data.astype(data.dtype))
+            tangent = Tensor._make(xp.astype(tangent._data, data.dtype))
     return tangent
 
 

@@ -503,19 +503,20 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     data = result._data
     dtype = data.dtype
     # (`is` first: the builtin float dtypes are singletons, and `.kind` costs more.)
-    if (
-        dtype is not _FLOAT64
-        and dtype is not _FLOAT32
-        and dtype_kind(dtype) not in "fc"
-    ):
-        return  # integer and bool results never require grad
+    shared = True
+    if dtype is not _FLOAT64 and dtype is not _FLOAT32:
+        if dtype_kind(dtype) not in "fc":
+            return  # integer and bool results never require grad
+        shared = isinstance(dtype, np.dtype)  # (see output_metadata)
     metadata = grad_fn._input_metadata
     if metadata:
         result.output_nr = len(metadata)
         grad_fn._input_metadata = (*metadata, (data.shape, dtype))
     else:  # the common first output: its metadata tuple is shared
         key = (data.shape, dtype)
-        grad_fn._input_metadata = METADATA_CACHE.get(key) or output_metadata(data)
+        grad_fn._input_metadata = (
+            shared and METADATA_CACHE.get(key) or output_metadata(data)
+        )
         result.output_nr = 0
     result.grad_fn = grad_fn
     result._requires_grad = True
