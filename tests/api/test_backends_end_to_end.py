@@ -268,9 +268,7 @@ def test_compile_names_the_backend_it_cannot_trace(device: str) -> None:
     def f(t: yg.Tensor) -> yg.Tensor:
         return (t.sin() ** 2).sum()
 
-    with pytest.raises(
-        TraceError, match=f"cannot trace a tensor on {device}"
-    ):
+    with pytest.raises(TraceError, match=f"cannot trace a tensor on {device}"):
         yg.compile(f)(w)
     assert w.grad is None
     yg.compile(f, fallback=True)(w).backward()
