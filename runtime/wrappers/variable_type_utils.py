@@ -408,6 +408,15 @@ def result_type(*values: Any) -> np.dtype:
             wrapped = _promote(wrapped, _BOOL)
         elif isinstance(v, (int, np.integer)):
             wrapped = _promote(wrapped, _INT64)
+        elif type(v) is not float and backend.is_foreign(v):
+            # Another backend's array: by its dtype as numpy names it.
+            dtype = v.dtype
+            if not isinstance(dtype, np.dtype):
+                dtype = dtypes.from_numpy(dtype).np
+            if v.ndim:
+                dim = _promote(dim, dtype)
+            else:
+                zero = _promote(zero, dtype)
         elif v is not None:
             wrapped = _promote(wrapped, dtypes.DEFAULT_FLOAT.np)
     result = _combine(dim, _combine(zero, wrapped))
@@ -448,9 +457,20 @@ def promote_operands(
     if int_to_float and dtype.kind in "biu":
         dtype = dtypes.DEFAULT_FLOAT.np
     return tuple(
-        v.astype(dtype) if type(v) is np.ndarray and v.dtype != dtype else v
+        (
+            (v.astype(dtype) if v.dtype != dtype else v)
+            if type(v) is np.ndarray
+            else _cast_foreign(v, dtype) if backend.is_foreign(v) else v
+        )
         for v in values
     )
+
+
+def _cast_foreign(array: Any, dtype: np.dtype) -> Any:
+    """Another backend's operand in the common dtype, in its own namespace."""
+    xp = backend.namespace_of(array)
+    target = backend.dtype_in(xp, dtype)
+    return array if array.dtype == target else xp.astype(array, target)
 
 
 def compute_requires_grad(*args: Any) -> bool:

@@ -98,7 +98,9 @@ def _same_as_numpy(program: Callable[[str], list], device: str) -> int:
     for g, w in zip(got, want):
         assert (g is None) == (w is None)
         if w is not None:
-            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+            assert g.dtype == w.dtype
+            tol = 1e-10 if w.dtype == np.float64 else 1e-5
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
     return computes
 
 
@@ -190,6 +192,17 @@ def transforms(device: str) -> list:
     return [g, rows, value, tangent]
 
 
+def mixed_dtypes(device: str) -> list:
+    """PyTorch's type promotion on every backend: a float32 tensor with a
+    float64 0-d tensor, a Python float, an int64 tensor divided, a bool mask."""
+    d = _data()
+    w = yg.tensor(d["w"], dtype=yg.float32).to(device).requires_grad_()
+    x, labels = yg.tensor(d["x"]).to(device), yg.tensor(d["labels"]).to(device)
+    y = x.sum() * w * 2.5 + labels[:4, None] / 2 + (w > 0)
+    y.sum().backward()
+    return [y, w.grad, labels * 2.5, labels + labels]
+
+
 PROGRAMS = [
     mlp_backward,
     double_backward,
@@ -197,6 +210,7 @@ PROGRAMS = [
     grad_modes,
     inplace_ops,
     transforms,
+    mixed_dtypes,
 ]
 
 
