@@ -14,6 +14,8 @@ refusal and the same-device error.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ import scipy.special
 
 import fake_cupy
 import yamlgrad as yg
-from support import INFOS, call, op_id
+from support import INFOS, REPO_ROOT, call, op_id
 from yamlgrad.runtime import backend
 from yamlgrad.testing import sample_inputs
 from yamlgrad.tools.model import DifferentiabilityInfo
@@ -156,3 +158,34 @@ def test_cupyx_special_on_a_gpu() -> None:
     np.testing.assert_allclose(t.grad.numpy(), scipy.special.psi(x))
     with pytest.raises(NotImplementedError, match="not implemented for the cupy"):
         yg.special.airy_ai(t.detach())
+
+
+def test_gpu_mlp_benchmark_small_run() -> None:
+    """benchmarks/gpu_mlp.py at a tiny size: every runner's step agrees with
+    the by-hand one, a row per runner; the GPU side runs where there is one
+    and says why not elsewhere."""
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "gpu_mlp.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "every runner's step agrees with the by-hand step" in run.stdout
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    cpu = [row[1].strip() for row in rows[2:] if row[0].strip() == "cpu (numpy)"]
+    assert cpu == ["numpy by hand", "yamlgrad", "torch"]
+    if _cupy_present() is None:
+        assert any(row[0].strip() == "cuda (CuPy)" for row in rows[2:])
+    else:
+        assert "GPU side skipped" in run.stdout
+
+
+def _cupy_present() -> str | None:
+    """Why there is no GPU side here, or None."""
+    try:
+        import cupy
+
+        return None if cupy.cuda.runtime.getDeviceCount() > 0 else "no device"
+    except Exception as e:  # not installed, no driver
+        return str(e)
