@@ -16,6 +16,7 @@ backward and an SGD update of the four parameters:
 
 Each row is the median time per step over `--repeats` samples of `--steps`
 steps, and its ratios to the by-hand floor and to torch on the same side. The
+CPU kernels run on one thread (`YAMLGRAD_BENCH_THREADS`, as benchmarks/run.py); the
 CPU side reads this thread's CPU time with `--cpu-time` (steadier on a shared
 machine), else wall time; the GPU side always reads wall time, after
 synchronizing the device (a GPU's work is not this thread's CPU time). Before
@@ -29,16 +30,22 @@ test, tests/api/test_cupy_backend.py).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+# One thread for numpy's and torch's CPU kernels, as benchmarks/run.py: every
+# CPU runner's work is this thread's (its CPU time).
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, os.environ.get("YAMLGRAD_BENCH_THREADS", "1"))
 
-import yamlgrad as yg
-import yamlgrad.nn.functional as F
+import numpy as np  # noqa: E402
+
+import yamlgrad as yg  # noqa: E402
+import yamlgrad.nn.functional as F  # noqa: E402
 
 Params = list[Any]
 
