@@ -341,7 +341,8 @@ def like(value: np.ndarray, template: Any) -> Any:
     if is_lazy(template):
         import dask.array as da
 
-        return da.from_array(value, chunks=template.chunks)
+        same = tuple(value.shape) == tuple(template.shape)
+        return da.from_array(value, chunks=template.chunks if same else "auto")
     return _namespace_of_type(template).asarray(value)
 
 

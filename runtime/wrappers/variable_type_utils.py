@@ -713,6 +713,8 @@ def _rebind(self: Tensor, value: Any) -> None:
             ERR_IMMUTABLE_VIEW_INPLACE.format(backend.device_name(self._data))
         )
     data = self._data
+    if not backend.is_foreign(value):  # numpy's values (a draw, a fill): moved
+        value = backend.like(np.broadcast_to(value, tuple(data.shape)), data)
     xp = backend.namespace_of(data, value)
     value = xp.asarray(value, dtype=data.dtype)
     if value.shape != data.shape and math.prod(value.shape) == math.prod(data.shape):

@@ -215,6 +215,24 @@ def mixed_dtypes(device: str) -> list:
     return [y, w.grad, labels * 2.5, labels + labels]
 
 
+def draws_and_init(device: str) -> list:
+    """Seeded draws land on the tensor's backend: nn.init, an in-place
+    sampler, dropout's mask, copy_ from numpy; clip_grad_norm_ in the
+    gradients' namespace."""
+    d = _data()
+    yg.manual_seed(1)
+    w = yg.empty(4, 3, dtype=yg.float64).to(device)
+    yg.nn.init.xavier_uniform_(w)
+    b = yg.zeros(3, dtype=yg.float64).to(device).uniform_(-1.0, 1.0)
+    c = yg.zeros(3, dtype=yg.float64).to(device).copy_(yg.tensor(d["v"]))
+    w.requires_grad_()
+    x = yg.tensor(d["x"]).to(device)
+    h = F.dropout(x @ w, 0.5) + b * c
+    h.sum().backward()
+    norm = yg.nn.utils.clip_grad_norm_([w], 0.5)
+    return [h.detach(), b, c, norm, w.grad]
+
+
 PROGRAMS = [
     mlp_backward,
     double_backward,
@@ -223,6 +241,7 @@ PROGRAMS = [
     inplace_ops,
     transforms,
     mixed_dtypes,
+    draws_and_init,
 ]
 
 
