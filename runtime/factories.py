@@ -415,11 +415,17 @@ def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
 def _like_leaf(
     input: Tensor, array: np.ndarray, requires_grad: bool, device: Any
 ) -> Tensor:
-    """A *_like factory's leaf, on `input`'s backend (Dask, CuPy, ...) as in
-    PyTorch a *_like result is on its input's device, unless one is named."""
+    """A *_like factory's leaf of `array`, on `input`'s backend."""
+    return _on_backend_of(input, _leaf(array, requires_grad, device), device)
+
+
+def _on_backend_of(input: Tensor, out: Tensor, device: Any) -> Tensor:
+    """A *_like factory's result moved to `input`'s backend (Dask, CuPy, ...),
+    as in PyTorch a *_like result is on its input's device, unless one is
+    named."""
     if device is None and backend.is_foreign(input._data):
-        array = backend.like(array, input._data)
-    return _leaf(array, requires_grad, device)
+        out._data = backend.like(out._data, input._data)
+    return out
 
 
 def zeros_like(
@@ -532,7 +538,8 @@ def rand_like(
 ) -> Tensor:
     """`rand` with `input`'s shape and dtype."""
     draw = functools.partial(_uniform, np_dtype=_like_dtype(input, dtype))
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def randn_like(
@@ -545,7 +552,8 @@ def randn_like(
 ) -> Tensor:
     """`randn` with `input`'s shape and dtype."""
     draw = functools.partial(_normal, np_dtype=_like_dtype(input, dtype))
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def _randint_array(
@@ -613,7 +621,8 @@ def randint_like(
     def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return _randint_array(rng, low, high, shape, np_dtype)
 
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def randperm(

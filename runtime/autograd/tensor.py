@@ -392,10 +392,16 @@ class Tensor:
     def item(self) -> int | float | bool:
         if self._data.size != 1:
             raise RuntimeError(ERR_ITEM_NUMEL.format(numel=self._data.size))
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        """The values as a numpy array: another backend's computed (a lazy
+        array) or copied to host memory (a GPU's), to be read in Python."""
+        data = self._data
+        return data if type(data) is np.ndarray else backend.to_numpy(data)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -405,7 +411,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(ERR_BOOL_AMBIGUOUS)
-        return bool(self._data.reshape(()))
+        return bool(self._host().reshape(()))
 
     def __float__(self) -> float:
         return float(self.item())

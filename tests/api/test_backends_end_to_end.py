@@ -230,7 +230,7 @@ def draws_and_init(device: str) -> list:
     h = F.dropout(x @ w, 0.5) + b * c
     h.sum().backward()
     norm = yg.nn.utils.clip_grad_norm_([w], 0.5)
-    return [h.detach(), b, c, norm, w.grad]
+    return [h.detach(), b, c, norm, w.grad, yg.randn_like(b), yg.zeros_like(w)]
 
 
 PROGRAMS = [
@@ -272,6 +272,18 @@ def test_optimizer_steps_give_numpy_numbers(optimizer: str, device: str) -> None
         # One compute per parameter and step: the step reads it and persists
         # the result (so the next step's graph starts from values).
         assert computes == steps * len(list(_mlp("cpu").parameters()))
+
+
+def test_reading_values_into_python(device: str) -> None:
+    """`.item()`, `.tolist()`, `bool()` and `float()` read another backend's
+    values (a lazy array computed, a GPU's copied), as numpy's."""
+    want = mlp_backward("cpu")[0]
+    loss = mlp_backward(device)[0]
+    assert loss.item() == pytest.approx(want.item(), rel=1e-12)
+    assert float(loss) == pytest.approx(float(want), rel=1e-12)
+    assert bool(loss > 0) is True
+    w = yg.tensor(_data()["w"]).to(device)
+    assert w.tolist() == yg.tensor(_data()["w"]).tolist()
 
 
 def test_module_moves_and_comes_back(device: str) -> None:
