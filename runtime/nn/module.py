@@ -499,6 +499,9 @@ class Module:
             )
         with no_grad():
             for target, array in copies:
+                if backend.is_foreign(target._data) or backend.is_foreign(array):
+                    target.copy_(Tensor._make(array))  # across backends
+                    continue
                 target._data[...] = array
                 target.version_counter.bump()
         return _IncompatibleKeys(missing, unexpected)

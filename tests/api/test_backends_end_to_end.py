@@ -335,6 +335,25 @@ def test_module_moves_and_comes_back(device: str) -> None:
     )
 
 
+def test_state_dict_loads_across_backends_and_saves(device: str, tmp_path) -> None:
+    """load_state_dict copies across backends (as PyTorch's copy_ across
+    devices); yg.save stores another backend's tensors as their values."""
+    on_cpu = _mlp("cpu")
+    model = yg.nn.Sequential(
+        yg.nn.Linear(4, 8), yg.nn.ReLU(), yg.nn.Linear(8, 3)
+    ).double()
+    model.to(device).load_state_dict(on_cpu.state_dict())
+    assert str(model[0].weight.device).startswith(device)
+    yg.save(model.state_dict(), tmp_path / "model.yg")
+    back = _mlp("cpu")
+    with yg.no_grad():
+        for p in back.parameters():
+            p.zero_()
+    back.load_state_dict(yg.load(tmp_path / "model.yg"))
+    for p, q in zip(back.parameters(), on_cpu.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
 def test_write_into_a_view_is_refused_and_leaves_the_tensor(device: str) -> None:
     base = yg.tensor(_data()["w"]).to(device)
     before = base.numpy().copy()
