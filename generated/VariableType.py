@@ -23510,8 +23510,9 @@ NUMPY_ONLY_REASONS.update(
     }
 )
 
-# The ops among them whose numpy kernels also run on Dask, chunk by chunk
-# (`backends: [numpy, dask]`), by their names with the overload.
+# The ops among them whose numpy kernels also run on Dask, chunk by chunk, and
+# on CuPy through cupyx.scipy.special (`backends: [numpy, dask]`), by their
+# names with the overload.
 DASK_BLOCKWISE.update(
     {
         "erf",

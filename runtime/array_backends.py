@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime import backend
+from yamlgrad.runtime import backend, devices
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["from_dask", "compute", "persist"]
@@ -63,17 +63,54 @@ def persist(tensor: Tensor) -> Tensor:
     return tensor
 
 
-def to_backend(tensor: Tensor, target: str) -> Tensor:
-    """`x.to("cpu")` of another backend's tensor: its values as a numpy array
-    (computed, or copied from the GPU); `x.to("dask")` of a numpy tensor: a
-    Dask array of one chunk over the same values. No history is recorded."""
-    data = tensor._data
-    if target == "cpu":
-        return Tensor._make(backend.to_numpy(data))
-    if target == "dask":
-        import dask.array as da
+def _to_dask(array: Any) -> Any:
+    import dask.array as da
 
-        return Tensor._make(data if backend.is_lazy(data) else da.from_array(data))
-    raise RuntimeError(
-        f"Expected one of cpu, dask device type at start of device string: {target}"
-    )
+    return da.from_array(backend.to_numpy(array))
+
+
+def _to_strict(array: Any) -> Any:
+    import array_api_strict
+
+    return array_api_strict.asarray(backend.to_numpy(array))
+
+
+def _to_cupy(array: Any) -> Any:
+    try:
+        import cupy
+    except ImportError:
+        raise AssertionError(devices.ERR_NO_CUDA) from None
+    return cupy.asarray(backend.to_numpy(array))
+
+
+# Where `x.to(...)` and `module.to(...)` move a tensor's array, by the device
+# type named: numpy's memory, a Dask array (one chunk), the standard's reference
+# implementation, a CuPy array on the GPU (PyTorch's error where CuPy is absent).
+MOVES = {
+    "cpu": backend.to_numpy,
+    "dask": _to_dask,
+    "array_api_strict": _to_strict,
+    "cuda": _to_cupy,
+}
+
+
+def moves_to(device: Any) -> bool:
+    """Whether `device` names a backend `move` puts arrays on (not another
+    PyTorch device type, which `devices.usable` refuses)."""
+    return str(device).partition(":")[0] in MOVES
+
+
+def move(array: Any, device: Any) -> Any:
+    """`array` on the backend `device` names (see MOVES): itself when it is
+    there already; a lazy array computed when moved off Dask."""
+    kind = str(device).partition(":")[0]
+    if backend.device_name(array).partition(":")[0] == kind:
+        return array
+    return MOVES[kind](array)
+
+
+def to_backend(tensor: Tensor, target: Any) -> Tensor:
+    """`x.to(device)` of a tensor to another backend (or back to numpy): a new
+    tensor of the moved array, without history; `x` itself when it is there."""
+    data = move(tensor._data, target)
+    return tensor if data is tensor._data else Tensor._make(data)

@@ -161,9 +161,10 @@ DASK_BLOCKWISE: set[str] = set()
 
 
 def numpy_only(op: str, *values: Any) -> Any:
-    """numpy, when every array among `values` is a numpy array; Dask's namespace
-    for Dask arrays given to an op of `DASK_BLOCKWISE`; else the error of an op
-    that runs on numpy (and Dask) only, with its reason."""
+    """numpy, when every array among `values` is a numpy array; Dask's (or
+    CuPy's) namespace for Dask (or CuPy) arrays given to an op of
+    `DASK_BLOCKWISE`; else the error of an op that runs on numpy (and Dask and
+    CuPy) only, with its reason."""
     xp = array_namespace(*values)
     if xp is not np:
         first = next(
@@ -173,17 +174,59 @@ def numpy_only(op: str, *values: Any) -> Any:
             if _is_array(item)
         )
         blockwise_too = op in DASK_BLOCKWISE
-        if blockwise_too and is_lazy(first):
+        if blockwise_too and (is_lazy(first) or _backend_name(first) == "cupy"):
             return xp
         raise NotImplementedError(
             ERR_NUMPY_ONLY.format(
                 op=op,
                 backend=_backend_name(first),
-                backends="numpy and Dask" if blockwise_too else "numpy",
+                backends="numpy, Dask and CuPy" if blockwise_too else "numpy",
                 reason=NUMPY_ONLY_REASONS.get(op),
             )
         )
     return np
+
+
+# numpy's one-letter kinds of the array API's dtype kinds (`xp.isdtype`), in the
+# order they are asked of a foreign dtype; numpy's own dtypes answer `.kind`.
+_KIND_NAMES = (
+    ("f", "real floating"),
+    ("c", "complex floating"),
+    ("i", "signed integer"),
+    ("u", "unsigned integer"),
+    ("b", "bool"),
+)
+# The kind of each foreign dtype seen (array_api_strict's, PyTorch's, ...).
+_FOREIGN_KINDS: dict[Any, str] = {}
+
+
+def dtype_kind(dtype: Any) -> str:
+    """numpy's kind letter of any backend's dtype: 'f' (real floating), 'c'
+    (complex), 'i', 'u' (integers), 'b' (bool), or numpy's others ('S', 'U',
+    'O', ...). A numpy dtype (numpy's, Dask's, CuPy's) answers `.kind`, as
+    cheap as reading it; another library's dtype is asked once, through its
+    namespace's `isdtype`, and kept."""
+    try:
+        return dtype.kind
+    except AttributeError:
+        kind = _FOREIGN_KINDS.get(dtype)
+        if kind is None:
+            kind = _FOREIGN_KINDS[dtype] = _foreign_kind(dtype)
+        return kind
+
+
+def _foreign_kind(dtype: Any) -> str:
+    import importlib
+
+    module = importlib.import_module(type(dtype).__module__.split(".")[0])
+    if not hasattr(module, "isdtype"):  # PyTorch: array-api-compat's wrapper
+        import array_api_compat
+
+        module = array_api_compat.array_namespace(module.empty(0, dtype=dtype))
+    for letter, name in _KIND_NAMES:
+        if module.isdtype(dtype, name):
+            return letter
+    raise TypeError(f"{dtype}: not a dtype of the array API standard")
 
 
 def dtype_in(xp: Any, dtype: Any) -> Any:
@@ -199,15 +242,45 @@ def blockwise(fn: Any, *args: Any, dtype: Any = None) -> Any:
     numpy kernel): called as is on numpy arrays and numbers; on Dask arrays,
     called chunk by chunk, lazily (the operands broadcast and their chunks align
     as in any element-wise op), giving `dtype` (by default the arrays' result
-    type). The one place a numpy-only function reaches Dask's arrays."""
-    lazy = [a for a in args if is_lazy(a)]
-    if not lazy:
+    type); on CuPy arrays, `cupy_special(fn)` on the GPU, its result in
+    `dtype`. The one place a numpy-only function reaches another backend."""
+    arrays = [a for a in args if type(a) is not _ndarray and _is_array(a)]
+    if not arrays:
         return fn(*args)
-    from dask.array.core import elemwise
-
     if dtype is None:
-        dtype = np.result_type(*(a.dtype for a in lazy))
-    return elemwise(fn, *args, dtype=dtype)
+        dtype = np.result_type(*(a.dtype for a in arrays))
+    if is_lazy(arrays[0]):
+        from dask.array.core import elemwise
+
+        return elemwise(fn, *args, dtype=dtype)
+    if _backend_name(arrays[0]) == "cupy":
+        return cupy_special(fn)(*args).astype(dtype, copy=False)
+    return fn(*args)
+
+
+ERR_NO_CUPY_SPECIAL = (
+    "not implemented for the cupy backend: this op's kernel computes {name}, "
+    "which cupyx.scipy.special does not have. Call .numpy() on its inputs first."
+)
+
+
+def cupy_special(fn: Any) -> Any:
+    """The function of cupyx.scipy.special that computes what `fn` does on
+    numpy arrays, found by `fn`'s name: a scipy.special ufunc's own name
+    (`gammaln`), or that of the scipy.special function a kernel named
+    `_<name>` stands for (`_polygamma`). NotImplementedError, naming CuPy,
+    where cupyx has none."""
+    import functools
+    import importlib
+
+    special = importlib.import_module("cupyx.scipy.special")
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__name__", type(fn).__name__).lstrip("_")
+    found = getattr(special, name, None)
+    if found is None:
+        raise NotImplementedError(ERR_NO_CUPY_SPECIAL.format(name=name))
+    return found
 
 
 def adopt(value: Any) -> Any:
@@ -218,6 +291,13 @@ def adopt(value: Any) -> Any:
     if hasattr(type(value), "__array_namespace__") or hasattr(type(value), "dask"):
         return value
     return np.asarray(value)
+
+
+def copy(array: Any) -> Any:
+    """A copy of `array`, of its own backend (a numpy scalar: a 0-d ndarray)."""
+    if type(array) is _ndarray or isinstance(array, _SCALARS):
+        return np.array(array, copy=True)
+    return _namespace_of_type(array).asarray(array, copy=True)
 
 
 def is_foreign(value: Any) -> bool:
@@ -261,7 +341,8 @@ def like(value: np.ndarray, template: Any) -> Any:
     if is_lazy(template):
         import dask.array as da
 
-        return da.from_array(value, chunks=template.chunks)
+        same = tuple(value.shape) == tuple(template.shape)
+        return da.from_array(value, chunks=template.chunks if same else "auto")
     return _namespace_of_type(template).asarray(value)
 
 

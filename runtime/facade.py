@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
@@ -240,7 +241,7 @@ def _rfloordiv(self: Tensor, other: Any) -> Tensor:
 
 def _invert(self: Tensor) -> Tensor:
     """`~x`: bitwise_not, for bool and integer tensors only (as PyTorch)."""
-    if self._data.dtype.kind not in "biu":
+    if dtype_kind(self._data.dtype) not in "biu":
         raise TypeError(
             "~ (operator.invert) is only implemented on integer and Boolean-type "
             "tensors"

@@ -319,7 +319,7 @@ def eye(
 
 def _is_int(value: Any) -> bool:
     if isinstance(value, Tensor):
-        return value._data.dtype.kind in "iub"
+        return backend.dtype_kind(value._data.dtype) in "iub"
     return isinstance(value, (int, np.integer, bool, np.bool_))
 
 
@@ -411,7 +411,23 @@ def logspace(
 
 
 def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
-    return dtypes.to_numpy(dtype) if dtype is not None else input._data.dtype
+    return dtypes.to_numpy(dtype) if dtype is not None else input.dtype.np
+
+
+def _like_leaf(
+    input: Tensor, array: np.ndarray, requires_grad: bool, device: Any
+) -> Tensor:
+    """A *_like factory's leaf of `array`, on `input`'s backend."""
+    return _on_backend_of(input, _leaf(array, requires_grad, device), device)
+
+
+def _on_backend_of(input: Tensor, out: Tensor, device: Any) -> Tensor:
+    """A *_like factory's result moved to `input`'s backend (Dask, CuPy, ...),
+    as in PyTorch a *_like result is on its input's device, unless one is
+    named."""
+    if device is None and backend.is_foreign(input._data):
+        out._data = backend.like(out._data, input._data)
+    return out
 
 
 def zeros_like(
@@ -422,8 +438,8 @@ def zeros_like(
     device: Any = None,
 ) -> Tensor:
     """Zeros with `input`'s shape (and dtype, unless given)."""
-    return _leaf(
-        np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    return _like_leaf(
+        input, np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
     )
 
 
@@ -435,7 +451,9 @@ def ones_like(
     device: Any = None,
 ) -> Tensor:
     """Ones with `input`'s shape (and dtype, unless given)."""
-    return _leaf(np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device)
+    return _like_leaf(
+        input, np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    )
 
 
 def empty_like(
@@ -446,8 +464,8 @@ def empty_like(
     device: Any = None,
 ) -> Tensor:
     """An uninitialized tensor with `input`'s shape (and dtype, unless given)."""
-    return _leaf(
-        np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    return _like_leaf(
+        input, np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
     )
 
 
@@ -461,7 +479,7 @@ def full_like(
 ) -> Tensor:
     """`fill_value` with `input`'s shape and dtype (not the value's, unlike full)."""
     array = np.full(input.shape, fill_value, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad, device)
+    return _like_leaf(input, array, requires_grad, device)
 
 
 # -- random --------------------------------------------------------------------------
@@ -522,7 +540,8 @@ def rand_like(
 ) -> Tensor:
     """`rand` with `input`'s shape and dtype."""
     draw = functools.partial(_uniform, np_dtype=_like_dtype(input, dtype))
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def randn_like(
@@ -535,7 +554,8 @@ def randn_like(
 ) -> Tensor:
     """`randn` with `input`'s shape and dtype."""
     draw = functools.partial(_normal, np_dtype=_like_dtype(input, dtype))
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def _randint_array(
@@ -603,7 +623,8 @@ def randint_like(
     def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return _randint_array(rng, low, high, shape, np_dtype)
 
-    return _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    out = _random_leaf(generator, tuple(input.shape), draw, requires_grad, device)
+    return _on_backend_of(input, out, device)
 
 
 def randperm(

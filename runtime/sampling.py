@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import dtypes
+from yamlgrad.runtime import backend, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
@@ -39,7 +39,10 @@ def _batchable(fn: Callable[..., Any]) -> Callable[..., Any]:
     def sampler(*args: Any, **kwargs: Any) -> Any:
         values = (*args, *kwargs.values())
         if not any(
-            isinstance(v, Tensor) and type(v._data) is not np.ndarray for v in values
+            isinstance(v, Tensor)
+            and type(v._data) is not np.ndarray
+            and not backend.is_foreign(v._data)
+            for v in values
         ):
             return fn(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
@@ -91,8 +94,10 @@ def normal(
 # -- in place: Tensor.uniform_, normal_, bernoulli_, exponential_, random_, ... ------
 
 
-def _draw_dtype(tensor: Tensor) -> np.dtype:
-    dtype = tensor._data.dtype
+def draw_dtype(tensor: Tensor) -> np.dtype:
+    """The numpy dtype a draw for `tensor` is made in (on any backend): its own
+    float dtype of 32 bits or more, else float64."""
+    dtype = tensor.dtype.np
     return dtype if dtype.kind == "f" and dtype.itemsize >= 4 else np.dtype(np.float64)
 
 
@@ -100,14 +105,17 @@ def fill_with(self: Tensor, values: np.ndarray) -> Tensor:
     """Write a draw into `self` in place, as `self.copy_(draw)`: it bumps the
     version, refuses a leaf that requires grad in grad mode, and to autograd the
     new values do not depend on the old (PyTorch's rules for its samplers)."""
-    return self.copy_(Tensor._make(values.astype(self._data.dtype, copy=False)))
+    values = np.asarray(values).astype(self.dtype.np, copy=False)
+    if backend.is_foreign(self._data):  # the draw (numpy's) moved to self's backend
+        values = backend.like(values, self._data)
+    return self.copy_(Tensor._make(values))
 
 
 @_batchable
 def uniform_(
     self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
 ) -> Tensor:
-    draw = _rng(generator).random(self.shape, dtype=_draw_dtype(self))
+    draw = _rng(generator).random(self.shape, dtype=draw_dtype(self))
     return fill_with(self, from_ + (to - from_) * draw)
 
 
@@ -137,7 +145,7 @@ def random_(
     if to is None and from_ != 0:
         from_, to = 0, from_
     if to is None:
-        dtype = self._data.dtype
+        dtype = self.dtype.np
         to = 2 ** (np.finfo(dtype).nmant + 1) if dtype.kind == "f" else None
         to = to if to is not None else int(np.iinfo(dtype).max) + 1
     if from_ >= to:

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["save", "load"]
@@ -33,6 +34,8 @@ def _encode(obj: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
     """The JSON description of `obj`, adding its arrays to `arrays`."""
     if isinstance(obj, Tensor) or isinstance(obj, np.ndarray):
         array = obj._data if isinstance(obj, Tensor) else obj
+        if backend.is_foreign(array):  # stored as its values (computed, copied)
+            array = backend.to_numpy(array)
         if array.dtype.hasobject:
             raise TypeError(f"yg.save cannot store an object array at {path}")
         name = f"a{len(arrays)}"

@@ -58,7 +58,7 @@ def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, b
     bools = []
     for arg in args:
         if isinstance(arg, Tensor):
-            dtype, device = arg.dtype, devices.CPU
+            dtype, device = arg.dtype, arg.device
         elif isinstance(arg, dtypes.dtype):
             dtype = arg
         elif isinstance(arg, bool):
@@ -77,12 +77,12 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     tensor([1., 1.], dtype=yamlgrad.float64)
     """
     dtype, device, copy = parse_to(args, dict(kwargs))
-    if device == "dask" or device is not None and backend.is_foreign(self._data):
-        self = array_backends.to_backend(self, str(device))
+    if device is not None and array_backends.moves_to(device):
+        self = array_backends.to_backend(self, device)
         device = None
     if device is not None:
         devices.usable(device)
-    if dtype is None or self._data.dtype == dtypes.to_numpy(dtype):
+    if dtype is None or self.dtype.np == dtypes.to_numpy(dtype):
         if not copy:
             return self
         dtype = self.dtype
@@ -90,8 +90,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
-    """PyTorch's error: yamlgrad has no CUDA."""
-    raise AssertionError(devices.ERR_NO_CUDA)
+    """A CuPy array on the GPU; PyTorch's error where CuPy is absent."""
+    return self.to("cuda" if device is None else device)
 
 
 def cpu(self: Tensor, memory_format: Any = None) -> Tensor:

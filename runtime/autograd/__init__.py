@@ -82,7 +82,7 @@ def _make_grads(
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError(ERR_IMPLICIT_GRAD)
-            g = Tensor._make(np.ones_like(out._data))
+            g = Tensor._make(backend.namespace_of(out._data).ones_like(out._data))
         elif not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
         elif g.shape != out.shape:
@@ -233,7 +233,9 @@ def grad(
     for index, (t, g) in enumerate(zip(ins, captured)):
         if g is None:
             if materialize_grads:
-                result.append(Tensor._make(np.zeros_like(t._data)))
+                result.append(
+                    Tensor._make(backend.namespace_of(t._data).zeros_like(t._data))
+                )
                 continue
             if not allow_unused:
                 raise RuntimeError(ERR_UNUSED_INPUT.format(index=index))

@@ -112,7 +112,7 @@ def nan_message(name: str, index: int) -> str:
 
 
 def _has_nan(block: Any) -> bool:
-    return block.dtype.kind in "fc" and bool((block != block).any())
+    return backend.dtype_kind(block.dtype) in "fc" and bool((block != block).any())
 
 
 def nan_check_deferred(array: Any, node: Any, index: int) -> Any:

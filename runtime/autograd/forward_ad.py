@@ -27,6 +27,7 @@ import threading
 import weakref
 from typing import Any, NamedTuple
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.errors import (
     ERR_ALREADY_DUAL,
@@ -127,7 +128,7 @@ class UnpackedDualTensor(NamedTuple):
 
 
 def _check_floating(what: str, tensor: Tensor) -> None:
-    if tensor._data.dtype.kind not in "fc":
+    if dtype_kind(tensor._data.dtype) not in "fc":
         raise ValueError(not_floating(what, str(tensor.dtype)))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.autograd import grad_mode
 from yamlgrad.runtime.errors import ERR_LEAF_INPLACE
 from yamlgrad.runtime.autograd.node import INVALID_EDGE, Grad, Node, flat_edges
@@ -184,7 +185,7 @@ def _wrap_output(ctx: BackwardCFunction, out: Any, inputs: list[Tensor]) -> Any:
         out = out.detach()  # an input returned as is becomes a new output
     if (
         any(out is t for t in ctx._non_differentiable)
-        or out._data.dtype.kind not in "fc"
+        or dtype_kind(out._data.dtype) not in "fc"
     ):
         ctx.add_input_metadata(out)
         return out

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -35,27 +37,50 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 def _float_outputs(value: Any) -> list[Tensor]:
     items = value if isinstance(value, (tuple, list)) else (value,)
-    return [t for t in items if isinstance(t, Tensor) and t._data.dtype.kind == "f"]
+    return [
+        t for t in items if isinstance(t, Tensor) and dtype_kind(t._data.dtype) == "f"
+    ]
+
+
+def _host_flat(t: Tensor) -> np.ndarray:
+    """A tensor's values, flat, in a numpy array of their own (another
+    backend's computed or copied to host memory)."""
+    return np.array(backend.to_numpy(t._data), copy=True).reshape(-1)
+
+
+def _beside(values: np.ndarray, t: Tensor) -> Any:
+    """numpy `values` in `t`'s dtype, on `t`'s backend: a seed for its gradient."""
+    values = values.astype(t.dtype.np)
+    return backend.like(values, t._data) if backend.is_foreign(t._data) else values
 
 
 def _numerical_jacobians(
     func: Callable[..., Any], inputs: tuple[Any, ...], index: int, eps: float
 ) -> list[np.ndarray]:
     """d(output o)/d(inputs[index]) per output, as (numel out, numel in) matrices."""
-    x = inputs[index]._data
+    tensor = inputs[index]
+    original = tensor._data
+    foreign = backend.is_foreign(original)
+    # Another backend's input is perturbed in a host copy, given to it anew.
+    x = np.array(backend.to_numpy(original), copy=True) if foreign else original
     flat = x.reshape(-1)  # a view: the perturbation writes into the input itself
     if not np.shares_memory(flat, x):
         raise GradcheckError(f"input #{index} must be contiguous for gradcheck")
+
+    def outputs_at(value: float) -> list[np.ndarray]:
+        flat[j] = value
+        if foreign:
+            tensor._data = backend.like(x.copy(), original)
+        return [_host_flat(o) for o in _float_outputs(func(*inputs))]
+
     columns: list[list[np.ndarray]] = []
     # Grad mode stays as it is: gradgradcheck's function runs a backward itself.
     for j in range(flat.size):
         saved = flat[j]
-        flat[j] = saved + eps
-        up = [o._data.reshape(-1).copy() for o in _float_outputs(func(*inputs))]
-        flat[j] = saved - eps
-        down = [o._data.reshape(-1).copy() for o in _float_outputs(func(*inputs))]
+        up, down = outputs_at(saved + eps), outputs_at(saved - eps)
         flat[j] = saved
         columns.append([(u - d) / (2 * eps) for u, d in zip(up, down)])
+    tensor._data = original
     outputs = _float_outputs(func(*inputs))
     return [
         (
@@ -78,18 +103,15 @@ def _analytical_jacobians(
             result.append([np.zeros((out._data.size, t._data.size)) for t in inputs])
             continue
         for k in range(out._data.size):
-            seed = np.zeros(out._data.size, dtype=out._data.dtype)
+            seed = np.zeros(out._data.size)
             seed[k] = 1.0
+            seed = _beside(seed.reshape(out._data.shape), out)
             grads = autograd.grad(
-                out,
-                inputs,
-                Tensor._make(seed.reshape(out._data.shape)),
-                retain_graph=True,
-                allow_unused=True,
+                out, inputs, Tensor._make(seed), retain_graph=True, allow_unused=True
             )
             for i, g in enumerate(grads):
                 size = inputs[i]._data.size
-                rows[i].append(np.zeros(size) if g is None else g._data.reshape(-1))
+                rows[i].append(np.zeros(size) if g is None else _host_flat(g))
         result.append(
             [
                 np.stack(r) if r else np.zeros((0, inputs[i]._data.size))
@@ -125,7 +147,7 @@ def gradcheck(
             "none of the them have requires_grad=True."
         )
     for i in positions:
-        if inputs[i]._data.dtype != np.float64:
+        if inputs[i].dtype.np != np.float64:
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating "
                 "point. This check will likely fail if all the inputs are not of "
@@ -173,7 +195,7 @@ def gradgradcheck(
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
             Tensor._make(
-                rng.standard_normal(o._data.shape).astype(o._data.dtype)
+                _beside(rng.standard_normal(o._data.shape), o)
             ).requires_grad_()
             for o in outputs
         )

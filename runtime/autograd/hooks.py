@@ -23,8 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -189,7 +188,7 @@ def retains_grad_hook(tensor: Tensor) -> Callable[[Tensor], None]:
         if t is None:
             return
         if t._grad is None:
-            t._grad = Tensor._make(np.array(grad._data, copy=True))
+            t._grad = Tensor._make(backend.copy(grad._data))
         else:
             t._grad = Tensor._make(t._grad._data + grad._data)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode
 from yamlgrad.runtime.autograd.hooks import (
     TABLE_LOCK,
@@ -223,9 +224,8 @@ class Node:
         out = list(grads) + [None] * (len(self._input_metadata) - len(grads))
         for i, g in enumerate(out):
             shape, dtype = self._input_metadata[i]
-            if g is None and dtype.kind in "fc":
-                zeros = np.zeros(shape, dtype=dtype)
-                out[i] = zeros if raw else _tensor_type()._make(zeros)
+            if g is None and backend.dtype_kind(dtype) in "fc":
+                out[i] = _zeros_beside(grads, shape, dtype, raw)
         return out
 
     def release_variables(self) -> None:
@@ -250,8 +250,12 @@ _METADATA_CACHE_LIMIT = 4096
 
 
 def output_metadata(data: np.ndarray) -> tuple:
-    """The shared `((shape, dtype),)` for an output array (see METADATA_CACHE)."""
+    """The shared `((shape, dtype),)` for an output array (see METADATA_CACHE);
+    another library's dtype (array_api_strict's), which hashes as numpy's and
+    warns when compared with it, gets a tuple of its own."""
     key = (data.shape, data.dtype)
+    if not isinstance(key[1], np.dtype):
+        return (key,)
     metadata = METADATA_CACHE.get(key)
     if metadata is None:
         if len(METADATA_CACHE) >= _METADATA_CACHE_LIMIT:
@@ -265,6 +269,16 @@ def record_anomaly(node: Node, skip: int = 0) -> None:
     without the `skip` frames between the op's code and this call."""
     node._metadata = {}
     anomaly_mode.record_forward_stack(node._metadata, skip + 1)
+
+
+def _zeros_beside(
+    grads: list[Grad], shape: tuple[int, ...], dtype: Any, raw: bool
+) -> Grad:
+    """Zeros for a missing output gradient, on the backend of the gradients that
+    did arrive (a Tensor's under `create_graph`, unless `raw`)."""
+    arrays = [g if raw else g._data for g in grads if g is not None]
+    zeros = backend.array_namespace(*arrays[:1]).zeros(shape, dtype=dtype)
+    return zeros if raw else _tensor_type()._make(zeros)
 
 
 def _tensor_type() -> type[Tensor]:

@@ -194,7 +194,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
             raise RuntimeError(ERR_REQUIRES_GRAD_NON_LEAF)
-        if value and self._data.dtype.kind not in "fc":
+        if value and backend.dtype_kind(self._data.dtype) not in "fc":
             raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
         self._requires_grad = bool(value)
 
@@ -325,7 +325,20 @@ class Tensor:
             raise TypeError(
                 f"Variable data has to be a tensor, but got {type(value).__name__}"
             )
-        self._data = value._data
+        self._set_data(value._data)
+
+    def _set_data(self, array: Any) -> None:
+        """Hold `array`. A leaf's AccumulateGrad, which conforms gradients to
+        the array's shape and dtype, is made afresh when they (or the backend)
+        change, as PyTorch's set_data resets the grad accumulator."""
+        old = self._data
+        self._data = array
+        if (
+            type(array) is not type(old)
+            or array.dtype != old.dtype
+            or array.shape != old.shape
+        ):
+            self._grad_accumulator = None
 
     def backward(
         self,
@@ -367,7 +380,7 @@ class Tensor:
     nelement = numel
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return backend.dtype_kind(self._data.dtype) == "f"
 
     def numpy(self) -> np.ndarray:
         """The ndarray itself (shared memory), as `torch.Tensor.numpy`; another
@@ -379,10 +392,16 @@ class Tensor:
     def item(self) -> int | float | bool:
         if self._data.size != 1:
             raise RuntimeError(ERR_ITEM_NUMEL.format(numel=self._data.size))
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        """The values as a numpy array: another backend's computed (a lazy
+        array) or copied to host memory (a GPU's), to be read in Python."""
+        data = self._data
+        return data if type(data) is np.ndarray else backend.to_numpy(data)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -392,7 +411,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(ERR_BOOL_AMBIGUOUS)
-        return bool(self._data.reshape(()))
+        return bool(self._host().reshape(()))
 
     def __float__(self) -> float:
         return float(self.item())
@@ -401,7 +420,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+        if backend.dtype_kind(self._data.dtype) not in "iu" or self._data.size != 1:
             raise TypeError(
                 "only integer tensors of a single element can be converted to an index"
             )

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.graph import (
     CONSTANT,
@@ -56,6 +58,13 @@ _INTERNAL = tuple(
     os.path.join(_PACKAGE, folder) + os.sep for folder in ("runtime", "generated")
 )
 _GENERATED_MODULE = "yamlgrad.generated.VariableType"
+
+
+ERR_FOREIGN_BACKEND = (
+    "yamlgrad.compile cannot trace a tensor on {device} (at {line}): compiled "
+    "graphs run on numpy arrays. Use yg.compile(fn, fallback=True) to run the "
+    "function eagerly on {device}, or call .numpy() on its tensors first."
+)
 
 
 class TraceError(RuntimeError):
@@ -171,6 +180,12 @@ class Tracer:
                 return name
 
     def new_value(self, base: str, kind: str, data: Any, requires_grad: bool) -> Value:
+        if backend.is_foreign(data):
+            raise TraceError(
+                ERR_FOREIGN_BACKEND.format(
+                    device=backend.device_name(data), line=user_line()
+                )
+            )
         array = np.asarray(data)
         return Value(
             self.fresh_name(base), kind, array.shape, array.dtype, requires_grad, array
@@ -279,7 +294,7 @@ class Tracer:
 
     def output(self, tensor: Tensor, base: str, needs: bool) -> Value:
         data = tensor._data
-        requires_grad = needs and data.dtype.kind in "fc"
+        requires_grad = needs and dtype_kind(data.dtype) in "fc"
         value = self.new_value(base, OP, data, requires_grad)
         if type(tensor) is Tensor:
             tensor.__class__ = TracerTensor

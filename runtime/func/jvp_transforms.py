@@ -32,6 +32,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd import forward_ad
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
@@ -83,7 +84,7 @@ def _check_jvp_arguments(primals: Any, tangents: Any) -> tuple[list, list, Any]:
                 raise RuntimeError(ERR_JVP_PRIMAL_TYPE.format(kind=type(value)))
     for p, t in zip(flat_primals, flat_tangents):
         for what, value in (("primal", p), ("tangent", t)):
-            if value._data.dtype.kind not in "fc":
+            if dtype_kind(value._data.dtype) not in "fc":
                 raise ValueError(not_floating(what, str(value.dtype)))
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(

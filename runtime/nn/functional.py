@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import factories
+from yamlgrad.runtime import backend, factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.nn.ntuple import (
     AVG_POOL1D,
@@ -663,12 +663,14 @@ def dropout(
         keep = VariableType._to_copy(VariableType.lt(draw, 1.0 - p), dtype=input.dtype)
         mask = VariableType.div(keep, 1.0 - p)
         return input.mul_(mask) if inplace else VariableType.mul(input, mask)
-    dtype = input._data.dtype
+    dtype = input.dtype.np
     if p == 1.0:
         noise = np.zeros((), dtype=dtype)
     else:
         keep = factories._rng(None).random(input.shape) < 1.0 - p
         noise = (keep / (1.0 - p)).astype(dtype)
+    if backend.is_foreign(input._data):  # the draw (numpy's) on input's backend
+        noise = backend.like(noise, input._data)
     mask = Tensor._make(noise)
     if inplace:
         return input.mul_(mask)

@@ -16,7 +16,10 @@ import warnings
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.factories import Generator, _rng
+from yamlgrad.runtime.sampling import draw_dtype
+from yamlgrad.runtime.wrappers.variable_type_utils import write_inplace
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
@@ -68,22 +71,21 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
-    """Store `values` in `tensor`'s data, in place, as an in-place op under no_grad."""
+    """Store `values` in `tensor`'s data, in place, as an in-place op under
+    no_grad (another backend's tensor takes them as its new array)."""
+    if backend.is_foreign(tensor._data):
+        write_inplace(tensor, np.asarray(values, dtype=tensor.dtype.np))
+        return tensor
     tensor._data[...] = values
     tensor.version_counter.bump()
     return tensor
-
-
-def _draw_dtype(tensor: Tensor) -> np.dtype:
-    dtype = tensor._data.dtype
-    return dtype if dtype.kind == "f" and dtype.itemsize >= 4 else np.dtype(np.float64)
 
 
 def uniform_(
     tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     """Values drawn uniformly from [a, b)."""
-    draw = _rng(generator).random(tensor.shape, dtype=_draw_dtype(tensor))
+    draw = _rng(generator).random(tensor.shape, dtype=draw_dtype(tensor))
     return _write(tensor, a + (b - a) * draw)
 
 
@@ -94,7 +96,7 @@ def normal_(
     generator: Generator | None = None,
 ) -> Tensor:
     """Values drawn from N(mean, std**2)."""
-    draw = _rng(generator).standard_normal(tensor.shape, dtype=_draw_dtype(tensor))
+    draw = _rng(generator).standard_normal(tensor.shape, dtype=draw_dtype(tensor))
     return _write(tensor, mean + std * draw)
 
 

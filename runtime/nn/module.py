@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle, add_hook
 from yamlgrad.runtime.nn.parameter import Parameter
@@ -389,14 +391,19 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """`to(device)`, `to(dtype)`, `to(device, dtype)`, `to(tensor)`: casts the
-        floating-point parameters and buffers; the device can only be the CPU."""
-        from yamlgrad.runtime import devices, dtypes
+        """`to(device)`, `to(dtype)`, `to(device, dtype)`, `to(tensor)`: moves the
+        parameters, gradients and buffers to a backend (`"dask"`,
+        `"array_api_strict"`, `"cuda"` with CuPy, `"cpu"`: numpy) and casts the
+        floating-point ones, keeping the Parameter objects."""
+        from yamlgrad.runtime import array_backends, devices, dtypes
         from yamlgrad.runtime.tensor_methods import parse_to
 
         dtype, device, _ = parse_to(args, dict(kwargs))
         if device is not None:
-            devices.usable(device)
+            if not array_backends.moves_to(device):
+                devices.usable(device)
+            else:
+                self._apply(lambda a: array_backends.move(a, device))
         if dtype is None:
             return self
         target = dtypes.to_numpy(dtype)
@@ -405,24 +412,24 @@ class Module:
                 "nn.Module.to only accepts floating point or complex dtypes, but got "
                 f"desired dtype={dtype}"
             )
-        return self._apply(lambda a: a.astype(target) if a.dtype.kind in "fc" else a)
+        return self._apply(_cast_floating(target, "fc"))
 
     def cpu(self) -> Module:
-        return self
+        """The parameters and buffers as numpy arrays (from any backend)."""
+        return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
-        from yamlgrad.runtime import devices
-
-        raise AssertionError(devices.ERR_NO_CUDA)
+        """On the GPU, as CuPy arrays (PyTorch's error where CuPy is absent)."""
+        return self.to("cuda" if device is None else device)
 
     def double(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float64) if a.dtype.kind == "f" else a)
+        return self._apply(_cast_floating(np.dtype(np.float64), "f"))
 
     def float(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float32) if a.dtype.kind == "f" else a)
+        return self._apply(_cast_floating(np.dtype(np.float32), "f"))
 
     def half(self) -> Module:
-        return self._apply(lambda a: a.astype(np.float16) if a.dtype.kind == "f" else a)
+        return self._apply(_cast_floating(np.dtype(np.float16), "f"))
 
     # -- state -------------------------------------------------------------------------
 
@@ -492,6 +499,9 @@ class Module:
             )
         with no_grad():
             for target, array in copies:
+                if backend.is_foreign(target._data) or backend.is_foreign(array):
+                    target.copy_(Tensor._make(array))  # across backends
+                    continue
                 target._data[...] = array
                 target.version_counter.bump()
         return _IncompatibleKeys(missing, unexpected)
@@ -547,10 +557,25 @@ def _check_name(module: Module, name: str, kind: str, table: dict) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
+def _cast_floating(target: np.dtype, kinds: str) -> Callable[[Any], Any]:
+    """The cast of `Module.to(dtype)`, `.float()`, ...: an array of a kind in
+    `kinds` to `target`, in its own backend; any other as it is."""
+
+    def cast(array: Any) -> Any:
+        if dtype_kind(array.dtype) not in kinds:
+            return array
+        if type(array) is np.ndarray:
+            return array.astype(target)
+        xp = backend.namespace_of(array)
+        return xp.astype(array, backend.dtype_in(xp, target))
+
+    return cast
+
+
 def _replace_data(tensor: Tensor, fn: Callable[[np.ndarray], np.ndarray]) -> None:
     new = fn(tensor._data)
     if new is not tensor._data:
-        tensor._data = new
+        tensor._set_data(new)
         tensor.version_counter.bump()
 
 

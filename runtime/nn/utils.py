@@ -50,18 +50,22 @@ def clip_grad_norm_(
     arrays = [g._data for g in grads]
     if any(backend.is_lazy(a) for a in arrays):
         return _clip_lazily(grads, max_norm, norm_type, error_if_nonfinite)
+    xp = backend.namespace_of(*arrays)
     if math.isinf(norm_type):
-        total = max(float(np.abs(a).max(initial=0.0)) for a in arrays)
+        total = max(
+            (float(xp.max(xp.abs(a))) for a in arrays if math.prod(a.shape)),
+            default=0.0,
+        )
     else:
-        per = [np.sum(np.abs(a.astype(np.float64)) ** norm_type) for a in arrays]
-        total = float(np.sum(per)) ** (1.0 / norm_type)
+        per = [xp.sum(xp.abs(xp.astype(a, xp.float64)) ** norm_type) for a in arrays]
+        total = sum(float(p) for p in per) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(ERR_NONFINITE.format(norm_type))
     coefficient = min(max_norm / (total + 1e-6), 1.0)
     with no_grad():
         for g in grads:
             g.mul_(coefficient)
-    return Tensor._make(np.asarray(total, dtype=arrays[0].dtype))
+    return Tensor._make(xp.asarray(total, dtype=arrays[0].dtype))
 
 
 def _nonfinite(block: Any) -> bool:

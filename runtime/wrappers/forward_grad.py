@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import dispatch
+from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime import backend, dispatch
 from yamlgrad.runtime.autograd.forward_ad import STATE as forward_ad_state
 from yamlgrad.runtime.autograd.forward_ad import attach_tangent, formula_mode
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
@@ -57,7 +58,11 @@ def tangent_of(value: Any) -> Any:
         tangent = value._fw_grad
         if tangent is not None:
             return tangent
-        return Tensor._make(np.zeros(value._data.shape, value._data.dtype))
+        data = value._data
+        if type(data) is np.ndarray:
+            return Tensor._make(np.zeros(data.shape, data.dtype))
+        xp = backend.namespace_of(data)
+        return Tensor._make(xp.zeros(data.shape, dtype=data.dtype))
     return Tensor._make(np.zeros((), np.result_type(value)))
 
 
@@ -77,26 +82,28 @@ def _fit(result: Tensor, tangent: Any) -> Tensor | None:
     give a Python number, or a value that still broadcasts (an input's zeros)."""
     if tangent is None:
         return None
-    if not isinstance(tangent, Tensor):
-        tangent = Tensor._make(np.asarray(tangent))
     data = result._data
+    xp = backend.namespace_of(data)
+    if not isinstance(tangent, Tensor):
+        tangent = Tensor._make(xp.asarray(tangent))
     if tangent._data.shape != data.shape:
         if tangent._requires_grad:
             tangent = dispatch.ops.expand(tangent, data.shape).clone()
         else:
-            tangent = Tensor._make(np.broadcast_to(tangent._data, data.shape).copy())
+            expanded = xp.broadcast_to(tangent._data, data.shape)
+            tangent = Tensor._make(backend.copy(expanded))
     if tangent._data.dtype != data.dtype:
         if tangent._requires_grad:
             tangent = dispatch.ops._to_copy(tangent, dtype=data.dtype)
         else:
-            tangent = Tensor._make(tangent._data.astype(data.dtype))
+            tangent = Tensor._make(xp.astype(tangent._data, data.dtype))
     return tangent
 
 
 def set_fw_grad(result: Tensor, tangent: Any) -> None:
     """Attach the forward formula's value as `result`'s tangent (PyTorch's
     `result._set_fw_grad(...)`); integer and bool results get none."""
-    if result._data.dtype.kind not in "fc":
+    if dtype_kind(result._data.dtype) not in "fc":
         return
     tangent = _fit(result, tangent)
     if tangent is not None:
@@ -114,7 +121,7 @@ def set_fw_grad_inplace(self: Tensor, tangent: Any) -> None:
     `self` has, so a view's tangent (a view of its base's tangent) updates the
     base's too, as PyTorch updates tangents in place; a view without one first
     gets its part of its base's tangent (zeros for a base without one)."""
-    if self._data.dtype.kind not in "fc":
+    if dtype_kind(self._data.dtype) not in "fc":
         return
     tangent = _fit(self, tangent)
     if tangent is None:
@@ -169,7 +176,7 @@ def _input_for(value: Any, keep_graph: bool) -> Any:
     itself, so that the tangent depends on it. Anything else stays as it is."""
     if isinstance(value, list):
         return [_input_for(v, keep_graph) for v in value]
-    if not isinstance(value, Tensor) or value._data.dtype.kind not in "fc":
+    if not isinstance(value, Tensor) or dtype_kind(value._data.dtype) not in "fc":
         return value
     if keep_graph and value._requires_grad:
         return dispatch.ops.alias(value)  # its own tensor, even for f(x, x)
@@ -218,7 +225,9 @@ def derived_jvp(
         pairs = [p for name in leaves for p in _pairs(leaves[name], tangents[name])]
         out = op(**{**args, **leaves})
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]
-        live = [o for o in outputs if o._data.dtype.kind in "fc" and o.requires_grad]
+        live = [
+            o for o in outputs if dtype_kind(o._data.dtype) in "fc" and o.requires_grad
+        ]
         cotangents = [
             _input_for(Tensor._make(np.zeros_like(o._data)), False) for o in live
         ]
@@ -248,6 +257,6 @@ def derived_jvp(
 
 
 def _zeros_if_floating(output: Tensor) -> Tensor | None:
-    if output._data.dtype.kind not in "fc":
+    if dtype_kind(output._data.dtype) not in "fc":
         return None
     return Tensor._make(np.zeros_like(output._data))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -37,13 +38,13 @@ def _as_index(item: Any) -> Tensor | None:
         array = item._data
     elif isinstance(item, (list, np.ndarray)):
         array = np.asarray(item)
-        if array.dtype.kind not in "biu":
+        if dtype_kind(array.dtype) not in "biu":
             raise IndexError(_INDEX_ERROR.format(type(item).__name__))
-        if array.dtype.kind in "iu":
+        if dtype_kind(array.dtype) in "iu":
             array = array.astype(np.int64)
     else:
         return None
-    if array.dtype.kind not in "biu":
+    if dtype_kind(array.dtype) not in "biu":
         raise IndexError(
             "tensors used as indices must be long, int, byte or bool tensors"
         )

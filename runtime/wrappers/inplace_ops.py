@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import grad_mode
 from yamlgrad.runtime.errors import ERR_INFERENCE_INPLACE, ERR_VIEW_OF_LEAF_INPLACE
 from yamlgrad.runtime.autograd.copy_slices import (
@@ -27,6 +28,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     check_inplace,
     collect_next_edges,
     rebase_history,
+    write_inplace,
 )
 
 _NUMBERS = (int, float, bool, np.number, np.bool_)
@@ -82,11 +84,24 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         check_inplace(self)
         fn = CopyBackwards()
         fn._next_edges = collect_next_edges(self, src)
-    _write(self._data, data)
-    self.version_counter.bump()
+    if backend.is_foreign(data):
+        data = _transferred(data, self._data)
+    if backend.is_foreign(self._data):
+        write_inplace(self, data)  # a new array: refused for a view
+    else:
+        _write(self._data, data)
+        self.version_counter.bump()
     if fn is not None:
         rebase_history(self, fn)
     return self
+
+
+def _transferred(data: Any, target: Any) -> Any:
+    """copy_'s source of another backend than `target`'s, through host memory
+    (PyTorch's copy_ copies across devices); of the same backend, as it is."""
+    if backend.device_name(data) == backend.device_name(target):
+        return data
+    return backend.to_numpy(data)
 
 
 def setitem(self: Tensor, key: Any, value: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime import backend, dtypes
 from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator, gradient_edge
 from yamlgrad.runtime.autograd.copy_slices import (
@@ -407,6 +408,15 @@ def result_type(*values: Any) -> np.dtype:
             wrapped = _promote(wrapped, _BOOL)
         elif isinstance(v, (int, np.integer)):
             wrapped = _promote(wrapped, _INT64)
+        elif type(v) is not float and backend.is_foreign(v):
+            # Another backend's array: by its dtype as numpy names it.
+            dtype = v.dtype
+            if not isinstance(dtype, np.dtype):
+                dtype = dtypes.from_numpy(dtype).np
+            if v.ndim:
+                dim = _promote(dim, dtype)
+            else:
+                zero = _promote(zero, dtype)
         elif v is not None:
             wrapped = _promote(wrapped, dtypes.DEFAULT_FLOAT.np)
     result = _combine(dim, _combine(zero, wrapped))
@@ -447,9 +457,20 @@ def promote_operands(
     if int_to_float and dtype.kind in "biu":
         dtype = dtypes.DEFAULT_FLOAT.np
     return tuple(
-        v.astype(dtype) if type(v) is np.ndarray and v.dtype != dtype else v
+        (
+            (v.astype(dtype) if v.dtype != dtype else v)
+            if type(v) is np.ndarray
+            else _cast_foreign(v, dtype) if backend.is_foreign(v) else v
+        )
         for v in values
     )
+
+
+def _cast_foreign(array: Any, dtype: np.dtype) -> Any:
+    """Another backend's operand in the common dtype, in its own namespace."""
+    xp = backend.namespace_of(array)
+    target = backend.dtype_in(xp, dtype)
+    return array if array.dtype == target else xp.astype(array, target)
 
 
 def compute_requires_grad(*args: Any) -> bool:
@@ -502,15 +523,20 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     data = result._data
     dtype = data.dtype
     # (`is` first: the builtin float dtypes are singletons, and `.kind` costs more.)
-    if dtype is not _FLOAT64 and dtype is not _FLOAT32 and dtype.kind not in "fc":
-        return  # integer and bool results never require grad
+    shared = True
+    if dtype is not _FLOAT64 and dtype is not _FLOAT32:
+        if dtype_kind(dtype) not in "fc":
+            return  # integer and bool results never require grad
+        shared = isinstance(dtype, np.dtype)  # (see output_metadata)
     metadata = grad_fn._input_metadata
     if metadata:
         result.output_nr = len(metadata)
         grad_fn._input_metadata = (*metadata, (data.shape, dtype))
     else:  # the common first output: its metadata tuple is shared
         key = (data.shape, dtype)
-        grad_fn._input_metadata = METADATA_CACHE.get(key) or output_metadata(data)
+        grad_fn._input_metadata = (
+            shared and METADATA_CACHE.get(key) or output_metadata(data)
+        )
         result.output_nr = 0
     result.grad_fn = grad_fn
     result._requires_grad = True
@@ -541,7 +567,7 @@ def set_history_outputs(
         index = grad_fn.add_input_metadata(out)
         if differentiable is not None and not differentiable[i]:
             continue
-        if out._data.dtype.kind in "fc":
+        if dtype_kind(out._data.dtype) in "fc":
             out.output_nr = index
             out.grad_fn = grad_fn
             out._requires_grad = True
@@ -687,6 +713,8 @@ def _rebind(self: Tensor, value: Any) -> None:
             ERR_IMMUTABLE_VIEW_INPLACE.format(backend.device_name(self._data))
         )
     data = self._data
+    if not backend.is_foreign(value):  # numpy's values (a draw, a fill): moved
+        value = backend.like(np.broadcast_to(value, tuple(data.shape)), data)
     xp = backend.namespace_of(data, value)
     value = xp.asarray(value, dtype=data.dtype)
     if value.shape != data.shape and math.prod(value.shape) == math.prod(data.shape):
