@@ -237,6 +237,15 @@ def dtype_in(xp: Any, dtype: Any) -> Any:
     return getattr(xp, np.dtype(dtype).name)
 
 
+def numpy_dtype(array: Any) -> np.dtype:
+    """An array's dtype as numpy's: numpy's, Dask's and CuPy's are numpy
+    dtypes; another library's is read by its name."""
+    dtype = array.dtype
+    if isinstance(dtype, np.dtype):
+        return dtype
+    return np.dtype(str(dtype).rsplit(".", 1)[-1].rstrip("'>"))
+
+
 def blockwise(fn: Any, *args: Any, dtype: Any = None) -> Any:
     """`fn(*args)` for an element-wise numpy function (a scipy.special ufunc, a
     numpy kernel): called as is on numpy arrays and numbers; on Dask arrays,

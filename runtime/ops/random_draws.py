@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.generator import Generator
 from yamlgrad.runtime.wrappers.randomness import draw_rng
@@ -80,14 +81,17 @@ def normal_draw(mean: Any, std: Any, generator: Generator) -> np.ndarray:
 def normal_fill(
     self: np.ndarray, mean: float, std: float, generator: Generator
 ) -> np.ndarray:
-    """normal_'s new values: self's shape and dtype, drawn afresh."""
-    if self.dtype.kind != "f":
-        raise _not_implemented_for("normal_kernel_cpu", self.dtype)
+    """normal_'s new values: self's shape and dtype, drawn afresh (in numpy,
+    then moved to self's backend)."""
+    dtype = backend.numpy_dtype(self)
+    if dtype.kind != "f":
+        raise _not_implemented_for("normal_kernel_cpu", dtype)
     _check_std(std)
     draw = draw_rng(generator).standard_normal(
-        self.shape, dtype=_draw_dtype(self.dtype)
+        tuple(self.shape), dtype=_draw_dtype(dtype)
     )
-    return _shifted(draw, mean, std, self.dtype)
+    values = _shifted(draw, mean, std, dtype)
+    return backend.like(values, self) if backend.is_foreign(self) else values
 
 
 def _shifted(draw: np.ndarray, mean: Any, std: Any, dtype: np.dtype) -> np.ndarray:

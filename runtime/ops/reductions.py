@@ -170,7 +170,7 @@ def _numpy_dtype(x: Any) -> np.dtype:
     and messages."""
     if _foreign_namespace(x) is None:
         return np.result_type(x)
-    return np.dtype(str(x.dtype).rsplit(".", 1)[-1].rstrip("'>"))
+    return backend.numpy_dtype(x)
 
 
 def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> None:

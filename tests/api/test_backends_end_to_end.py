@@ -230,13 +230,14 @@ def draws_and_init(device: str) -> list:
     w = yg.empty(4, 3, dtype=yg.float64).to(device)
     yg.nn.init.xavier_uniform_(w)
     b = yg.zeros(3, dtype=yg.float64).to(device).uniform_(-1.0, 1.0)
+    n = yg.zeros(2, 3, dtype=yg.float32).to(device).normal_(2.0, 0.5)
     c = yg.zeros(3, dtype=yg.float64).to(device).copy_(yg.tensor(d["v"]))
     w.requires_grad_()
     x = yg.tensor(d["x"]).to(device)
     h = F.dropout(x @ w, 0.5) + b * c
     h.sum().backward()
     norm = yg.nn.utils.clip_grad_norm_([w], 0.5)
-    return [h.detach(), b, c, norm, w.grad, yg.randn_like(b), yg.zeros_like(w)]
+    return [h.detach(), b, c, n, norm, w.grad, yg.randn_like(b), yg.zeros_like(w)]
 
 
 PROGRAMS = [
