@@ -79,6 +79,10 @@ from yamlgrad.runtime.ops.grid_sampling import (
     grid_sampler_backward_grid,
     grid_sampler_backward_input,
 )
+from yamlgrad.runtime.ops.householder import (
+    householder_product_backward,
+    ormqr_backward,
+)
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
     embedding_backward,
@@ -116,13 +120,11 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     cholesky_backward,
     cholesky_inverse_backward,
     cholesky_solve_backward,
-    householder_product_backward,
     linalg_cross,
     linalg_lstsq_backward,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_solve_triangular_backward,
-    ormqr_backward,
     pinv_backward,
     triangular_solve_backward,
 )

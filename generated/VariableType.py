@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops import (
     gamma,
     gates,
     grid_sampling,
+    householder,
     indexing,
     linalg,
     linalg_decompositions,
@@ -8331,9 +8332,7 @@ def linalg_householder_product(input: Any, tau: Any) -> Tensor:
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tau = SavedVariable(tau, False)
     try:
-        result = Tensor._make(
-            linalg_decompositions.householder_product_kernel(input_, tau_)
-        )
+        result = Tensor._make(householder.householder_product_kernel(input_, tau_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "linalg_householder_product", kernel_failure, input=input_, tau=tau_
@@ -8393,7 +8392,7 @@ def ormqr(
         grad_fn._saved_transpose = transpose
     try:
         result = Tensor._make(
-            linalg_decompositions.ormqr_kernel(self_, input2_, input3_, left, transpose)
+            householder.ormqr_kernel(self_, input2_, input3_, left, transpose)
         )
     except ValueError as kernel_failure:
         raise kernel_error(

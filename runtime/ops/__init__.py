@@ -7,7 +7,8 @@ and the thresholding activations), losses, composites (bodies of composite entri
 special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
 std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,
-unsafe_split, block_diag, nonzero, one_hot), gamma (mvlgamma), and common (private helpers several
+unsafe_split, block_diag, nonzero, one_hot), gamma (mvlgamma), householder
+(householder_product, ormqr), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order
