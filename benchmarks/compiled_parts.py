@@ -1,0 +1,118 @@
+"""Where workload 2's compiled step spends its time beyond the numpy floor.
+
+    OMP_NUM_THREADS=1 python benchmarks/compiled_parts.py --repeats 9 --cpu-time
+
+For each variant of workload 2 (benchmarks/run.py's MLP step: tanh or relu,
+float32 or float64) this times, interleaved in one run:
+
+* `floor`: the step in numpy with the backward written by hand (`mlp_floor`);
+* `code`: the generated forward and backward of the compiled graph alone, called
+  on the arrays (what the generated source costs, without Tensors or the engine);
+* `framework`: the whole compiled step (`from_numpy(...).requires_grad_()`, the
+  guards, the outputs' Tensors, `CompiledFunctionBackward`, the engine, the
+  leaves' AccumulateGrads) with the generated functions replaced by ones that
+  return results computed beforehand, the gradients copied (as a fresh backward
+  makes them, so the leaves take them without a copy of their own), less the
+  time of those copies: what the step costs around the generated code;
+* `step`: the whole compiled step (benchmarks/run.py's "yamlgrad compiled" row).
+
+Each cell is the median over `--repeats` of the mean over `--number` calls, with
+the spread (max - min of the repeats) beside it; ratios are to the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run  # noqa: E402
+
+PARTS = ("floor", "code", "framework", "step")
+
+
+def parts(data: run.MlpData) -> dict[str, Callable[[], Any]]:
+    """The four timed callables of one variant (see the module docstring)."""
+    compiled = run.mlp_runners(data)[run.COMPILED]
+    compiled()  # traces
+    graph = compiled.functions[0]._last
+    code = graph.code
+    arrays = [data.x0, data.onehot, *data.params]
+    seed = np.ones((), data.params[0].dtype)
+
+    def generated() -> Any:
+        results = code.forward(*arrays)
+        return code.backward(seed, *results[code.n_outputs :])
+
+    results = code.forward(*arrays)
+    grads = code.backward(seed, *results[code.n_outputs :])
+
+    def copies(*args: Any) -> tuple[Any, ...]:
+        return tuple(None if g is None else g.copy() for g in grads)
+
+    stub = dataclasses.replace(code, forward=lambda *a: results, backward=copies)
+
+    def framework() -> Any:
+        graph.code = stub
+        try:
+            return compiled()
+        finally:
+            graph.code = code
+
+    return {
+        "floor": run.mlp_floor(data),
+        "code": generated,
+        "framework": framework,
+        "step": compiled,
+        "copies": copies,
+    }
+
+
+def measure(
+    fns: dict[str, Callable[[], Any]], repeats: int, number: int, clock: Any
+) -> dict[str, list[float]]:
+    """Seconds per call of each callable, per repeat, interleaved."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = clock()
+            for _ in range(number):
+                fn()
+            times[name].append((clock() - start) / number)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--number", type=int, default=200)
+    parser.add_argument("--cpu-time", action="store_true", help="thread CPU time")
+    args = parser.parse_args(argv)
+    clock = time.thread_time if args.cpu_time else time.perf_counter
+    header = "| variant | " + " | ".join(f"{p} µs (spread)" for p in PARTS)
+    print(header + " | code / floor | step / floor |")
+    print("|---" * (len(PARTS) + 3) + "|")
+    for activation in ("tanh", "relu"):
+        for dtype in (np.float32, np.float64):
+            data = run.MlpData.make(64, (784, 256, 10), activation, dtype)
+            times = measure(parts(data), args.repeats, args.number, clock)
+            copies = times.pop("copies")
+            times["framework"] = [t - c for t, c in zip(times["framework"], copies)]
+            median = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
+            spread = {k: (max(v) - min(v)) * 1e6 for k, v in times.items()}
+            cells = [f"{median[p]:.1f} ({spread[p]:.1f})" for p in PARTS]
+            ratios = [median[p] / median["floor"] for p in ("code", "step")]
+            name = f"{activation} {np.dtype(dtype).name}"
+            print(f"| {name} | " + " | ".join(cells), end="")
+            print(f" | {ratios[0]:.3f} | {ratios[1]:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
