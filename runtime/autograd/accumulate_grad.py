@@ -41,6 +41,8 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 
 # Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
 _GRAD_LOCK = threading.RLock()
+# numpy's module has a `__getattr__`: a global of our own is read faster.
+_ndarray = np.ndarray
 
 
 class AccumulateGrad(Node):
@@ -177,26 +179,37 @@ def accumulate_leaves(
     A view is taken too when it is one of disjoint pieces of an array that
     nothing but those pieces holds, all of them delivered here (a compiled
     graph's packed gradient, split into its leaves' gradients: `_sole_bases`)."""
-    bases = _sole_bases(batch) if raw and len(batch) > 1 else _NONE
+    if not raw:
+        with _GRAD_LOCK:
+            for node, buffer in batch:
+                if buffer[0] is not None:
+                    AccumulateGrad._accumulate(node.variable, buffer[0], raw)
+        return
+    bases = _sole_bases(batch) if len(batch) > 1 else _NONE
+    make = Tensor._make
+    getrefcount = sys.getrefcount
     with _GRAD_LOCK:
         for node, buffer in batch:
             grad = buffer[0]
             if grad is None:
                 continue
             leaf = node.variable
-            if raw and type(grad) is np.ndarray and leaf._grad is None:
+            if type(grad) is _ndarray and leaf._grad is None:
                 # The reference count first: a gradient that flows to several
                 # leaves (most of a scalar graph's) is copied without its flags.
-                if sys.getrefcount(grad) > _ONLY_THE_BUFFERS:
+                # (An array of at most one element is C-contiguous.)
+                if getrefcount(grad) > _ONLY_THE_BUFFERS:
                     grad = np.array(grad, copy=True)
                 elif grad.base is not None:
-                    if id(grad.base) not in bases or not grad.flags.c_contiguous:
+                    if id(grad.base) not in bases or (
+                        grad.size > 1 and not grad.flags.c_contiguous
+                    ):
                         grad = np.array(grad, copy=True)
                 else:
                     flags = grad.flags
                     if not (flags.writeable and flags.c_contiguous):
                         grad = np.array(grad, copy=True)
-                leaf._grad = Tensor._make(grad)
+                leaf._grad = make(grad)
             else:
                 grad = None
                 AccumulateGrad._accumulate(leaf, buffer[0], raw)
@@ -210,18 +223,24 @@ def _sole_bases(batch: list[tuple[AccumulateGrad, list[Grad]]]) -> set[int]:
     `batch` delivers, which together are no bigger than the array (so they do not
     overlap), of an array that owns its writeable, C-ordered memory."""
     found: dict[int, list[Any]] = {}
+    entry: list[Any] = [None, 0, 0]  # the last base's: consecutive views share one
     for _, buffer in batch:
         grad = buffer[0]
-        if type(grad) is np.ndarray:
+        if type(grad) is _ndarray:
             base = grad.base
-            if base is not None:
-                entry = found.get(id(base))
+            if base is entry[0]:
+                if base is not None:
+                    entry[1] += 1
+                    entry[2] += grad.size
+            else:
+                entry = found.get(id(base))  # type: ignore[assignment]
                 if entry is None:
-                    found[id(base)] = [base, 1, grad.size]
+                    entry = found[id(base)] = [base, 1, grad.size]
                 else:
                     entry[1] += 1
                     entry[2] += grad.size
-    grad = base = None
+    found.pop(id(None), None)
+    grad = base = entry = None  # type: ignore[assignment]
     sole = set()
     for key, entry in found.items():
         base, count, size = entry
