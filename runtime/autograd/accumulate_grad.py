@@ -43,6 +43,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 _GRAD_LOCK = threading.RLock()
 # numpy's module has a `__getattr__`: a global of our own is read faster.
 _ndarray = np.ndarray
+_weakref = weakref.ref
 
 
 class AccumulateGrad(Node):
@@ -61,6 +62,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         data = variable._data
         self._input_metadata = ((data.shape, data.dtype),)
+        variable._grad_accumulator = _weakref(self)  # the leaf's one node
         if anomaly_mode.ever_enabled and anomaly_mode.state.enabled:
             record_anomaly(self, skip=1)
 
@@ -304,7 +306,6 @@ def _accumulator_held(tensor: Tensor) -> AccumulateGrad:
     node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(tensor)
-        tensor._grad_accumulator = weakref.ref(node)
     return node
 
 
@@ -318,10 +319,12 @@ def gradient_edges(tensors: list[Tensor]) -> tuple[Any, ...]:
             grad_fn = t.grad_fn
             if grad_fn is not None:
                 edges += (grad_fn, t.output_nr)
-            elif t._requires_grad:
-                edges += (_accumulator_held(t), 0)
-            else:
+            elif not t._requires_grad:
                 edges += INVALID_EDGE
+            elif t._grad_accumulator is None:  # a fresh leaf (most of them)
+                edges += (AccumulateGrad(t), 0)
+            else:
+                edges += (_accumulator_held(t), 0)
     return tuple(edges)
 
 
