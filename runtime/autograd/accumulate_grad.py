@@ -61,7 +61,8 @@ class AccumulateGrad(Node):
         self._hooks = None
         self.variable = variable
         data = variable._data
-        self._input_metadata = ((data.shape, data.dtype),)
+        metadata = (data.shape, data.dtype)
+        self._input_metadata = _LEAF_METADATA.get(metadata) or _shared(metadata)
         variable._grad_accumulator = _weakref(self)  # the leaf's one node
         if anomaly_mode.ever_enabled and anomaly_mode.state.enabled:
             record_anomaly(self, skip=1)
@@ -101,6 +102,22 @@ class AccumulateGrad(Node):
             variable._grad = copy.copy_(new_grad)
         else:
             variable._grad = old + new_grad
+
+
+# One input metadata tuple per (shape, dtype) for all leaves: a compiled graph
+# makes hundreds of AccumulateGrads at once, and tuples of their own would be
+# most of the objects the cyclic garbage collector then scans.
+_LEAF_METADATA: dict[tuple[Any, Any], tuple[tuple[Any, Any]]] = {}
+_LEAF_METADATA_LIMIT = 1024
+
+
+def _shared(metadata: tuple[Any, Any]) -> tuple[tuple[Any, Any]]:
+    """AccumulateGrad's `_input_metadata` for a leaf of that (shape, dtype),
+    remembered while fewer than _LEAF_METADATA_LIMIT are."""
+    found = (metadata,)
+    if len(_LEAF_METADATA) < _LEAF_METADATA_LIMIT:
+        _LEAF_METADATA[metadata] = found
+    return found
 
 
 def _references_of_an_engines_gradient() -> int:
