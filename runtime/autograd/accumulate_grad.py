@@ -169,47 +169,47 @@ def accumulated_now(
     node: AccumulateGrad,
     buffer: list[Grad],
     raw: bool,
-    batch: list[tuple[AccumulateGrad, list[Grad]]] | None,
+    batch: list[Any] | None,
 ) -> bool:
     """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
     hook watches the leaf (False: it has hooks, and goes through the queue).
     With `batch` (the gradient comes from a node with many leaves, a compiled
-    graph's), the node and its buffer are added to it instead, for
-    accumulate_leaves once that node's gradients are all delivered."""
+    graph's), the node and its gradient are added to it instead (flat: node,
+    gradient, node, ...; no pair nor buffer kept per leaf for the cyclic
+    collector to scan), for accumulate_leaves once that node's gradients are all
+    delivered."""
     leaf = node.variable
     if leaf._hooks or leaf._post_accumulate_hooks:
         return False
     if batch is not None:
-        batch.append((node, buffer))
+        batch += (node, buffer[0])
     else:
         node.apply(buffer, raw)
     return True
 
 
-def accumulate_leaves(
-    batch: list[tuple[AccumulateGrad, list[Grad]]], raw: bool
-) -> None:
+def accumulate_leaves(batch: list[Any], raw: bool) -> None:
     """Run the AccumulateGrads of many leaves that no hook watches, each with
-    its complete input buffer (accumulated_now's batch): under one hold of the
+    its gradient (accumulated_now's flat batch): under one hold of the
     lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
-    (taken when fresh and held by nothing but its buffer, else copied) without
+    (taken when fresh and held by nothing but the batch, else copied) without
     apply's calls, which are otherwise most of such a backward's work.
 
     A view is taken too when it is one of disjoint pieces of an array that
     nothing but those pieces holds, all of them delivered here (a compiled
     graph's packed gradient, split into its leaves' gradients: `_sole_bases`)."""
+    pairs = iter(batch)
     if not raw:
         with _GRAD_LOCK:
-            for node, buffer in batch:
-                if buffer[0] is not None:
-                    AccumulateGrad._accumulate(node.variable, buffer[0], raw)
+            for node, grad in zip(pairs, pairs):
+                if grad is not None:
+                    AccumulateGrad._accumulate(node.variable, grad, raw)
         return
-    bases = _sole_bases(batch) if len(batch) > 1 else _NONE
+    bases = _sole_bases(batch) if len(batch) > 2 else _NONE
     make = Tensor._make
     getrefcount = sys.getrefcount
     with _GRAD_LOCK:
-        for node, buffer in batch:
-            grad = buffer[0]
+        for node, grad in zip(pairs, pairs):
             if grad is None:
                 continue
             leaf = node.variable
@@ -230,21 +230,19 @@ def accumulate_leaves(
                         grad = np.array(grad, copy=True)
                 leaf._grad = make(grad)
             else:
-                grad = None
-                AccumulateGrad._accumulate(leaf, buffer[0], raw)
+                AccumulateGrad._accumulate(leaf, grad, raw)
 
 
 _NONE: frozenset[int] = frozenset()
 
 
-def _sole_bases(batch: list[tuple[AccumulateGrad, list[Grad]]]) -> set[int]:
+def _sole_bases(batch: list[Any]) -> set[int]:
     """The ids of the arrays whose only references are the views of them that
     `batch` delivers, which together are no bigger than the array (so they do not
     overlap), of an array that owns its writeable, C-ordered memory."""
     found: dict[int, list[Any]] = {}
     entry: list[Any] = [None, 0, 0]  # the last base's: consecutive views share one
-    for _, buffer in batch:
-        grad = buffer[0]
+    for grad in batch[1::2]:
         if type(grad) is _ndarray:
             base = grad.base
             if base is entry[0]:
@@ -293,15 +291,15 @@ _THE_ENTRYS = _references_of_an_entrys_base()
 
 def _references_of_a_delivered_gradient() -> int:
     """What sys.getrefcount says in accumulate_leaves of a gradient nobody but
-    the engine's buffer holds (the buffer, the local, getrefcount's argument)."""
+    the batch holds (the batch, zip's pair, the local, getrefcount's argument)."""
 
-    def probe(batch: list[tuple[None, list[np.ndarray]]]) -> int:
-        for _, buffer in batch:
-            grad = buffer[0]
+    def probe(batch: list[Any]) -> int:
+        pairs = iter(batch)
+        for _, grad in zip(pairs, pairs):
             return sys.getrefcount(grad)
         return 0
 
-    return probe([(None, [np.empty(0)])])
+    return probe([None, np.empty(0)])
 
 
 _ONLY_THE_BUFFERS = _references_of_a_delivered_gradient()
