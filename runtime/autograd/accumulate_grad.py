@@ -41,6 +41,9 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 
 # Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
 _GRAD_LOCK = threading.RLock()
+# numpy's module has a `__getattr__`: a global of our own is read faster.
+_ndarray = np.ndarray
+_weakref = weakref.ref
 
 
 class AccumulateGrad(Node):
@@ -58,7 +61,9 @@ class AccumulateGrad(Node):
         self._hooks = None
         self.variable = variable
         data = variable._data
-        self._input_metadata = ((data.shape, data.dtype),)
+        metadata = (data.shape, data.dtype)
+        self._input_metadata = _LEAF_METADATA.get(metadata) or _shared(metadata)
+        variable._grad_accumulator = _weakref(self)  # the leaf's one node
         if anomaly_mode.ever_enabled and anomaly_mode.state.enabled:
             record_anomaly(self, skip=1)
 
@@ -97,6 +102,22 @@ class AccumulateGrad(Node):
             variable._grad = copy.copy_(new_grad)
         else:
             variable._grad = old + new_grad
+
+
+# One input metadata tuple per (shape, dtype) for all leaves: a compiled graph
+# makes hundreds of AccumulateGrads at once, and tuples of their own would be
+# most of the objects the cyclic garbage collector then scans.
+_LEAF_METADATA: dict[tuple[Any, Any], tuple[tuple[Any, Any]]] = {}
+_LEAF_METADATA_LIMIT = 1024
+
+
+def _shared(metadata: tuple[Any, Any]) -> tuple[tuple[Any, Any]]:
+    """AccumulateGrad's `_input_metadata` for a leaf of that (shape, dtype),
+    remembered while fewer than _LEAF_METADATA_LIMIT are."""
+    found = (metadata,)
+    if len(_LEAF_METADATA) < _LEAF_METADATA_LIMIT:
+        _LEAF_METADATA[metadata] = found
+    return found
 
 
 def _references_of_an_engines_gradient() -> int:
@@ -148,80 +169,95 @@ def accumulated_now(
     node: AccumulateGrad,
     buffer: list[Grad],
     raw: bool,
-    batch: list[tuple[AccumulateGrad, list[Grad]]] | None,
+    batch: list[Any] | None,
 ) -> bool:
     """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
     hook watches the leaf (False: it has hooks, and goes through the queue).
     With `batch` (the gradient comes from a node with many leaves, a compiled
-    graph's), the node and its buffer are added to it instead, for
-    accumulate_leaves once that node's gradients are all delivered."""
+    graph's), the node and its gradient are added to it instead (flat: node,
+    gradient, node, ...; no pair nor buffer kept per leaf for the cyclic
+    collector to scan), for accumulate_leaves once that node's gradients are all
+    delivered."""
     leaf = node.variable
     if leaf._hooks or leaf._post_accumulate_hooks:
         return False
     if batch is not None:
-        batch.append((node, buffer))
+        batch += (node, buffer[0])
     else:
         node.apply(buffer, raw)
     return True
 
 
-def accumulate_leaves(
-    batch: list[tuple[AccumulateGrad, list[Grad]]], raw: bool
-) -> None:
+def accumulate_leaves(batch: list[Any], raw: bool) -> None:
     """Run the AccumulateGrads of many leaves that no hook watches, each with
-    its complete input buffer (accumulated_now's batch): under one hold of the
+    its gradient (accumulated_now's flat batch): under one hold of the
     lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
-    (taken when fresh and held by nothing but its buffer, else copied) without
+    (taken when fresh and held by nothing but the batch, else copied) without
     apply's calls, which are otherwise most of such a backward's work.
 
     A view is taken too when it is one of disjoint pieces of an array that
     nothing but those pieces holds, all of them delivered here (a compiled
     graph's packed gradient, split into its leaves' gradients: `_sole_bases`)."""
-    bases = _sole_bases(batch) if raw and len(batch) > 1 else _NONE
+    pairs = iter(batch)
+    if not raw:
+        with _GRAD_LOCK:
+            for node, grad in zip(pairs, pairs):
+                if grad is not None:
+                    AccumulateGrad._accumulate(node.variable, grad, raw)
+        return
+    bases = _sole_bases(batch) if len(batch) > 2 else _NONE
+    make = Tensor._make
+    getrefcount = sys.getrefcount
     with _GRAD_LOCK:
-        for node, buffer in batch:
-            grad = buffer[0]
+        for node, grad in zip(pairs, pairs):
             if grad is None:
                 continue
             leaf = node.variable
-            if raw and type(grad) is np.ndarray and leaf._grad is None:
+            if type(grad) is _ndarray and leaf._grad is None:
                 # The reference count first: a gradient that flows to several
                 # leaves (most of a scalar graph's) is copied without its flags.
-                if sys.getrefcount(grad) > _ONLY_THE_BUFFERS:
+                # (An array of at most one element is C-contiguous.)
+                if getrefcount(grad) > _ONLY_THE_BUFFERS:
                     grad = np.array(grad, copy=True)
                 elif grad.base is not None:
-                    if id(grad.base) not in bases or not grad.flags.c_contiguous:
+                    if id(grad.base) not in bases or (
+                        grad.size > 1 and not grad.flags.c_contiguous
+                    ):
                         grad = np.array(grad, copy=True)
                 else:
                     flags = grad.flags
                     if not (flags.writeable and flags.c_contiguous):
                         grad = np.array(grad, copy=True)
-                leaf._grad = Tensor._make(grad)
+                leaf._grad = make(grad)
             else:
-                grad = None
-                AccumulateGrad._accumulate(leaf, buffer[0], raw)
+                AccumulateGrad._accumulate(leaf, grad, raw)
 
 
 _NONE: frozenset[int] = frozenset()
 
 
-def _sole_bases(batch: list[tuple[AccumulateGrad, list[Grad]]]) -> set[int]:
+def _sole_bases(batch: list[Any]) -> set[int]:
     """The ids of the arrays whose only references are the views of them that
     `batch` delivers, which together are no bigger than the array (so they do not
     overlap), of an array that owns its writeable, C-ordered memory."""
     found: dict[int, list[Any]] = {}
-    for _, buffer in batch:
-        grad = buffer[0]
-        if type(grad) is np.ndarray:
+    entry: list[Any] = [None, 0, 0]  # the last base's: consecutive views share one
+    for grad in batch[1::2]:
+        if type(grad) is _ndarray:
             base = grad.base
-            if base is not None:
-                entry = found.get(id(base))
+            if base is entry[0]:
+                if base is not None:
+                    entry[1] += 1
+                    entry[2] += grad.size
+            else:
+                entry = found.get(id(base))  # type: ignore[assignment]
                 if entry is None:
-                    found[id(base)] = [base, 1, grad.size]
+                    entry = found[id(base)] = [base, 1, grad.size]
                 else:
                     entry[1] += 1
                     entry[2] += grad.size
-    grad = base = None
+    found.pop(id(None), None)
+    grad = base = entry = None  # type: ignore[assignment]
     sole = set()
     for key, entry in found.items():
         base, count, size = entry
@@ -255,15 +291,15 @@ _THE_ENTRYS = _references_of_an_entrys_base()
 
 def _references_of_a_delivered_gradient() -> int:
     """What sys.getrefcount says in accumulate_leaves of a gradient nobody but
-    the engine's buffer holds (the buffer, the local, getrefcount's argument)."""
+    the batch holds (the batch, zip's pair, the local, getrefcount's argument)."""
 
-    def probe(batch: list[tuple[None, list[np.ndarray]]]) -> int:
-        for _, buffer in batch:
-            grad = buffer[0]
+    def probe(batch: list[Any]) -> int:
+        pairs = iter(batch)
+        for _, grad in zip(pairs, pairs):
             return sys.getrefcount(grad)
         return 0
 
-    return probe([(None, [np.empty(0)])])
+    return probe([None, np.empty(0)])
 
 
 _ONLY_THE_BUFFERS = _references_of_a_delivered_gradient()
@@ -285,7 +321,6 @@ def _accumulator_held(tensor: Tensor) -> AccumulateGrad:
     node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(tensor)
-        tensor._grad_accumulator = weakref.ref(node)
     return node
 
 
@@ -299,10 +334,12 @@ def gradient_edges(tensors: list[Tensor]) -> tuple[Any, ...]:
             grad_fn = t.grad_fn
             if grad_fn is not None:
                 edges += (grad_fn, t.output_nr)
-            elif t._requires_grad:
-                edges += (_accumulator_held(t), 0)
-            else:
+            elif not t._requires_grad:
                 edges += INVALID_EDGE
+            elif t._grad_accumulator is None:  # a fresh leaf (most of them)
+                edges += (AccumulateGrad(t), 0)
+            else:
+                edges += (_accumulator_held(t), 0)
     return tuple(edges)
 
 

@@ -519,7 +519,7 @@ class _GraphTask:
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
         direct = self.direct
-        leaves: list[tuple[AccumulateGrad, list]] | None = [] if inline else None
+        leaves: list[Any] | None = [] if inline else None
         grads.reverse()  # popped as delivered: see the class docstring
         pairs = iter(edges)  # node, input_nr, node, ...: two at a time
         for child, slot in zip(pairs, pairs):
@@ -577,7 +577,7 @@ class _GraphTask:
             else:
                 ready.push(child, buffer)
         if leaves:
-            grad = buffer = None  # the buffers' are then the only references
+            grad = buffer = None  # the batch's are then the only references
             accumulate_leaves(leaves, raw)
         if first is None:
             return None
