@@ -35,6 +35,7 @@ from yamlgrad.runtime.autograd.node import (
     Edge,
     Grad,
     Node,
+    output_metadata,
     record_anomaly,
 )
 from yamlgrad.runtime.autograd.tensor import Tensor
@@ -60,9 +61,10 @@ class AccumulateGrad(Node):
         self._metadata = None
         self._hooks = None
         self.variable = variable
-        data = variable._data
-        metadata = (data.shape, data.dtype)
-        self._input_metadata = _LEAF_METADATA.get(metadata) or _shared(metadata)
+        # shared with every node of that (shape, dtype): a compiled graph makes
+        # hundreds of AccumulateGrads at once, and tuples of their own would be
+        # most of the objects the cyclic garbage collector then scans
+        self._input_metadata = output_metadata(variable._data)
         variable._grad_accumulator = _weakref(self)  # the leaf's one node
         if anomaly_mode.ever_enabled and anomaly_mode.state.enabled:
             record_anomaly(self, skip=1)
@@ -102,22 +104,6 @@ class AccumulateGrad(Node):
             variable._grad = copy.copy_(new_grad)
         else:
             variable._grad = old + new_grad
-
-
-# One input metadata tuple per (shape, dtype) for all leaves: a compiled graph
-# makes hundreds of AccumulateGrads at once, and tuples of their own would be
-# most of the objects the cyclic garbage collector then scans.
-_LEAF_METADATA: dict[tuple[Any, Any], tuple[tuple[Any, Any]]] = {}
-_LEAF_METADATA_LIMIT = 1024
-
-
-def _shared(metadata: tuple[Any, Any]) -> tuple[tuple[Any, Any]]:
-    """AccumulateGrad's `_input_metadata` for a leaf of that (shape, dtype),
-    remembered while fewer than _LEAF_METADATA_LIMIT are."""
-    found = (metadata,)
-    if len(_LEAF_METADATA) < _LEAF_METADATA_LIMIT:
-        _LEAF_METADATA[metadata] = found
-    return found
 
 
 def _references_of_an_engines_gradient() -> int:
