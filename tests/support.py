@@ -449,3 +449,43 @@ def assert_one_error_line(message: str, case: BadInput) -> None:
     assert "\n" not in message
     for quoted in case.quoted:
         assert quoted in message[len(prefix) :], f"{quoted} not in {message!r}"
+
+
+def no_gpu_reason() -> str | None:
+    """Why CuPy tests cannot run here, or None when CuPy and a GPU are present."""
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "no CUDA GPU"
+    except Exception as e:  # no driver, no device
+        return f"no usable CUDA GPU: {e}"
+    return None
+
+
+def gpu_cupy() -> ModuleType:
+    """CuPy with a usable CUDA device, or the calling test is skipped saying why."""
+    reason = no_gpu_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    import cupy
+
+    return cupy
+
+
+def compute_counter() -> Any:
+    """A Dask callback, used as a context manager, whose `count` is the number
+    of graphs the local scheduler ran inside it."""
+    import dask.callbacks
+
+    class Computes(dask.callbacks.Callback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def _start(self, dsk: object) -> None:
+            self.count += 1
+
+    return Computes()

@@ -21,7 +21,17 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as F
-from support import INFOS, build_args, call, op_id, python_names, sample_inputs, wrapper
+from support import (
+    INFOS,
+    build_args,
+    call,
+    compute_counter,
+    gpu_cupy,
+    op_id,
+    python_names,
+    sample_inputs,
+    wrapper,
+)
 from yamlgrad.runtime import backend
 from yamlgrad.tools.model import DifferentiabilityInfo
 
@@ -29,17 +39,6 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-class Computes(dask.callbacks.Callback):
-    """Counts the graphs the local scheduler runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk: object) -> None:
-        self.count += 1
 
 
 def _problem(rows: int = 600, cols: int = 5, chunk: int = 150) -> tuple:
@@ -60,7 +59,7 @@ def _reference(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, np.n
 
 def test_lstsq_backward_builds_one_graph_and_computes_once() -> None:
     x, y, w, X, Y, W = _problem()
-    with Computes() as counter:
+    with compute_counter() as counter:
         loss = ((X @ W - Y) ** 2).mean()
         loss.backward()
         assert counter.count == 0  # forward and backward only build the graph
@@ -74,7 +73,7 @@ def test_lstsq_backward_builds_one_graph_and_computes_once() -> None:
 
 def test_autograd_grad_hands_out_lazy_gradients() -> None:
     x, y, w, X, Y, W = _problem()
-    with Computes() as counter:
+    with compute_counter() as counter:
         loss = ((X @ W - Y) ** 2).mean()
         (grad,) = yg.autograd.grad(loss, W)
         assert counter.count == 0 and backend.is_lazy(grad._data)
@@ -83,7 +82,7 @@ def test_autograd_grad_hands_out_lazy_gradients() -> None:
 
 def test_gradients_accumulate_lazily() -> None:
     x, y, w, X, Y, W = _problem()
-    with Computes() as counter:
+    with compute_counter() as counter:
         for _ in range(2):
             ((X @ W - Y) ** 2).mean().backward()
         assert counter.count == 0
@@ -134,7 +133,7 @@ def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> Non
     x, y, w, X, Y, W = _problem()
     with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
         anomaly = yg.autograd.detect_anomaly()
-    with Computes() as counter:
+    with compute_counter() as counter:
         with anomaly:
             ((X @ W - Y) ** 2).mean().backward()
         assert counter.count == 0
@@ -143,7 +142,7 @@ def test_anomaly_mode_on_dask_computes_nothing_and_defers_its_nan_check() -> Non
     np.testing.assert_allclose(grad.numpy(), _reference(x, y, w)[1], atol=1e-10)
     v = yg.from_dask(da.from_array(np.array([1.0, 0.0, 2.0, 3.0]), chunks=2))
     v.requires_grad_()
-    with Computes() as counter, anomaly, np.errstate(invalid="ignore"):
+    with compute_counter() as counter, anomaly, np.errstate(invalid="ignore"):
         (v / v).sum().backward()
         assert counter.count == 0
     with (
@@ -166,7 +165,7 @@ def test_clip_grad_norm_on_dask_computes_nothing_and_defers_its_check(
     V = yg.tensor(w).requires_grad_()
     ((yg.tensor(x) @ V - yg.tensor(y)) ** 2).mean().backward()
     want = yg.nn.utils.clip_grad_norm_([V], 0.01, norm_type)
-    with Computes() as counter:
+    with compute_counter() as counter:
         total = yg.nn.utils.clip_grad_norm_([W], 0.01, norm_type, True)
         assert counter.count == 0
     total, grad = yg.compute(total, W.grad)
@@ -175,7 +174,7 @@ def test_clip_grad_norm_on_dask_computes_nothing_and_defers_its_check(
     p = yg.from_dask(da.from_array(np.array([1.0, np.inf]), chunks=1))
     p.requires_grad_()
     (p * p).sum().backward()
-    with Computes() as counter:
+    with compute_counter() as counter:
         total = yg.nn.utils.clip_grad_norm_([p], 1.0, norm_type, True)
         assert counter.count == 0
     with pytest.raises(RuntimeError, match="non-finite, so it cannot be clipped"):
@@ -196,7 +195,7 @@ def test_a_mean_gradient_broadcast_over_many_rows_stays_chunked() -> None:
 
 def test_repr_device_and_transfer_compute_nothing_until_asked() -> None:
     _, _, w, X, Y, W = _problem()
-    with Computes() as counter:
+    with compute_counter() as counter:
         text = repr(X @ W)
         assert counter.count == 0
     assert (
@@ -243,7 +242,7 @@ def test_blockwise_entry_runs_lazily_on_dask_chunks(
             leaves = [tensors[d.var_name] for d in info.derivatives]
             for leaf in leaves:
                 leaf.requires_grad_()
-            with Computes() as computes:
+            with compute_counter() as computes:
                 out = call(info, kwargs, tensors)
                 if leaves:
                     out.sum().backward()
@@ -353,18 +352,8 @@ def test_lstsq_benchmark_small_run(tmp_path: Path) -> None:
     assert "agrees with the chunked numpy reference" in run.stdout
 
 
-def _gpu() -> object:
-    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA GPU")
-    except Exception as e:  # no driver, no device
-        pytest.skip(f"no usable CUDA GPU: {e}")
-    return cupy
-
-
 def test_cupy_runs_the_same_path() -> None:
-    cupy = _gpu()
+    cupy = gpu_cupy()
     rng = np.random.default_rng(0)
     x, y, w = (
         rng.standard_normal((64, 5)),

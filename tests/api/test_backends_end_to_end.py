@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import fake_cupy
+from support import compute_counter, no_gpu_reason
 import yamlgrad as yg
 import yamlgrad.nn.functional as F
 from yamlgrad.runtime.compile import TraceError
@@ -33,20 +34,6 @@ dask = pytest.importorskip("dask")
 pytest.importorskip("array_api_strict")
 
 
-def _cupy_on_gpu() -> str | None:
-    """Why the CuPy runs are skipped, or None when CuPy and a GPU are present."""
-    try:
-        import cupy
-    except ImportError:
-        return "CuPy is not installed"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "no CUDA GPU"
-    except Exception as e:  # no driver, no device
-        return f"no usable CUDA GPU: {e}"
-    return None
-
-
 BACKENDS = [
     "array_api_strict",
     "dask",
@@ -54,7 +41,7 @@ BACKENDS = [
     pytest.param(
         "cuda",
         marks=pytest.mark.skipif(
-            _cupy_on_gpu() is not None, reason=str(_cupy_on_gpu())
+            no_gpu_reason() is not None, reason=str(no_gpu_reason())
         ),
     ),
 ]
@@ -68,17 +55,6 @@ def device(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
         fake_cupy.install(monkeypatch)
         return "cuda"
     return request.param
-
-
-class Computes(dask.callbacks.Callback):
-    """Counts the graphs the local scheduler runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk: object) -> None:
-        self.count += 1
 
 
 def _data(seed: int = 0) -> dict[str, np.ndarray]:
@@ -100,7 +76,7 @@ def _mlp(device: str) -> yg.nn.Module:
 def _run(program: Callable[[str], list], device: str) -> tuple[list, int]:
     """The program's results as numpy arrays, and how many computes Dask ran
     before `yg.compute` was asked for them."""
-    with Computes() as counter:
+    with compute_counter() as counter:
         tensors = program(device)
         before = counter.count
         values = yg.compute(*tensors)

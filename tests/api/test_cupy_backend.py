@@ -23,7 +23,7 @@ import scipy.special
 
 import fake_cupy
 import yamlgrad as yg
-from support import INFOS, REPO_ROOT, call, op_id
+from support import INFOS, REPO_ROOT, call, gpu_cupy, op_id
 from yamlgrad.runtime import backend
 from yamlgrad.testing import sample_inputs
 from yamlgrad.tools.model import DifferentiabilityInfo
@@ -134,21 +134,11 @@ def test_device_transfer_and_errors(cupy: object) -> None:
         yg.masked_select(t, t > 1)
 
 
-def _gpu() -> object:
-    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA GPU")
-    except Exception as e:  # no driver, no device
-        pytest.skip(f"no usable CUDA GPU: {e}")
-    return cupy
-
-
 def test_cupyx_special_on_a_gpu() -> None:
     """On CuPy itself: an entry cupyx has (lgamma, its backward digamma) gives
     scipy's numbers on the GPU; one it lacks (Airy's Ai) is refused naming
     CuPy."""
-    cupy = _gpu()
+    cupy = gpu_cupy()
     x = np.array([0.5, 1.5, 3.0])
     t = yg.as_tensor(cupy.asarray(x)).requires_grad_()
     y = yg.lgamma(t)

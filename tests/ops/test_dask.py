@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from support import INFOS, op_id
+from support import INFOS, compute_counter, op_id
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime.backend import ERR_NUMPY_ONLY
 from yamlgrad.testing import (
@@ -77,17 +77,6 @@ def _entries() -> list[Any]:
         )
         for i in ON_DASK
     ]
-
-
-class Computes(dask.callbacks.Callback):
-    """Counts the graphs the local scheduler runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk: object) -> None:
-        self.count += 1
 
 
 def _lazy(array: np.ndarray) -> Any:
@@ -150,7 +139,7 @@ def test_entry_on_dask_computes_once_and_matches_numpy(
         want, want_grads = _run(info, kwargs, slots, _numpy_tensor, None)
         cotangents = [rng.standard_normal(o.shape) for o in want]
         want, want_grads = _run(info, kwargs, slots, _numpy_tensor, cotangents)
-        with Computes() as counter:
+        with compute_counter() as counter:
             try:
                 got, got_grads = _run(info, kwargs, slots, _dask_tensor, cotangents)
             except NotImplementedError as error:
@@ -183,7 +172,7 @@ def test_repeat_interleave_with_output_size_stays_lazy() -> None:
     values = np.arange(6.0).reshape(2, 3)
     x = yg.from_dask(_lazy(values)).requires_grad_()
     repeats = yg.from_dask(da.from_array(np.array([1, 0, 2])))
-    with Computes() as counter:
+    with compute_counter() as counter:
         out = yg.repeat_interleave(x, repeats, dim=1, output_size=3)
         out.backward(yg.from_dask(_lazy(np.arange(6.0).reshape(2, 3))))
         assert counter.count == 0
