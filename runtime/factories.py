@@ -23,6 +23,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend, devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import ERR_REQUIRES_GRAD_DTYPE
 from yamlgrad.runtime.generator import Generator, default_generator
 from yamlgrad.runtime.wrappers.randomness import (
     different_batch,
@@ -116,8 +117,10 @@ def _leaf(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
     PyTorch's error); requires_grad refuses integer dtypes (Tensor's)."""
     devices.usable(device)
     out = Tensor._make(array)
-    if requires_grad:
-        out.requires_grad = True
+    if requires_grad:  # Tensor.requires_grad's check, for a leaf
+        if backend.dtype_kind(array.dtype) not in "fc":
+            raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
+        out._requires_grad = True
     return out
 
 
@@ -202,10 +205,13 @@ def tensor(
     if isinstance(data, Tensor):
         data = data._data
     array = np.array(data, copy=True)
-    np_dtype = (
-        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
-    )
-    if array.dtype != np_dtype:
+    if type(dtype) is dtypes.dtype:  # (spelled out: a scalar model makes many)
+        np_dtype = dtype.np
+    elif dtype is not None:
+        np_dtype = dtypes.to_numpy(dtype)
+    else:
+        np_dtype = _default_dtype(data, array)
+    if array.dtype is not np_dtype and array.dtype != np_dtype:
         array = array.astype(np_dtype)
     return _leaf(array, requires_grad, device)
 

@@ -160,24 +160,25 @@ def accumulated_now(
     """Run a leaf's AccumulateGrad as the engine delivers its gradient, when no
     hook watches the leaf (False: it has hooks, and goes through the queue).
     With `batch` (the gradient comes from a node with many leaves, a compiled
-    graph's), the node and its gradient are added to it instead (flat: node,
-    gradient, node, ...; no pair nor buffer kept per leaf for the cyclic
+    graph's), the leaf and its gradient are added to it instead (flat: leaf,
+    gradient, leaf, ...; no pair nor buffer kept per leaf for the cyclic
     collector to scan), for accumulate_leaves once that node's gradients are all
     delivered."""
     leaf = node.variable
     if leaf._hooks or leaf._post_accumulate_hooks:
         return False
     if batch is not None:
-        batch += (node, buffer[0])
+        batch += (leaf, buffer[0])
     else:
         node.apply(buffer, raw)
     return True
 
 
 def accumulate_leaves(batch: list[Any], raw: bool) -> None:
-    """Run the AccumulateGrads of many leaves that no hook watches, each with
-    its gradient (accumulated_now's flat batch): under one hold of the
-    lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
+    """Do what the AccumulateGrads of many leaves that no hook watches do, each
+    with its gradient (the flat batch leaf, gradient, ... of accumulated_now, or
+    of a backward straight into leaves, whose nodes may not even be made: see
+    leaf_edges): under one hold of the lock, and a first ndarray gradient stored here by `_owned_or_copy`'s rule
     (taken when fresh and held by nothing but the batch, else copied) without
     apply's calls, which are otherwise most of such a backward's work.
 
@@ -187,18 +188,17 @@ def accumulate_leaves(batch: list[Any], raw: bool) -> None:
     pairs = iter(batch)
     if not raw:
         with _GRAD_LOCK:
-            for node, grad in zip(pairs, pairs):
+            for leaf, grad in zip(pairs, pairs):
                 if grad is not None:
-                    AccumulateGrad._accumulate(node.variable, grad, raw)
+                    AccumulateGrad._accumulate(leaf, grad, raw)
         return
     bases = _sole_bases(batch) if len(batch) > 2 else _NONE
     make = Tensor._make
     getrefcount = sys.getrefcount
     with _GRAD_LOCK:
-        for node, grad in zip(pairs, pairs):
+        for leaf, grad in zip(pairs, pairs):
             if grad is None:
                 continue
-            leaf = node.variable
             if type(grad) is _ndarray and leaf._grad is None:
                 # The reference count first: a gradient that flows to several
                 # leaves (most of a scalar graph's) is copied without its flags.
@@ -310,23 +310,36 @@ def _accumulator_held(tensor: Tensor) -> AccumulateGrad:
     return node
 
 
-def gradient_edges(tensors: list[Tensor]) -> tuple[Any, ...]:
-    """Each tensor's gradient edge, in a node's flat form (node, input_nr, ...):
-    collect_next_edges for many tensors at once, taking the lock once for all
-    the leaves (a compiled graph's node may have hundreds)."""
+def leaf_edges(tensors: list[Tensor]) -> tuple[Any, ...]:
+    """Each tensor's gradient edge in a node's flat form (node, input_nr, ...),
+    except that a leaf whose AccumulateGrad is not made yet stands for it
+    itself: `(leaf, 0)`. A node with hundreds of fresh leaves (a compiled
+    graph's) then makes their AccumulateGrads only if its edges are read
+    (`resolved_edges`); a backward that goes straight into the leaves (the
+    engine's `_only_leaves`) needs none, and the cyclic collector has two
+    objects fewer per leaf to scan."""
     edges: list[Any] = []
-    with _GRAD_LOCK:
-        for t in tensors:
-            grad_fn = t.grad_fn
-            if grad_fn is not None:
-                edges += (grad_fn, t.output_nr)
-            elif not t._requires_grad:
-                edges += INVALID_EDGE
-            elif t._grad_accumulator is None:  # a fresh leaf (most of them)
-                edges += (AccumulateGrad(t), 0)
-            else:
-                edges += (_accumulator_held(t), 0)
+    for t in tensors:
+        grad_fn = t.grad_fn
+        if grad_fn is not None:
+            edges += (grad_fn, t.output_nr)
+        elif not t._requires_grad:
+            edges += INVALID_EDGE
+        else:
+            ref = t._grad_accumulator
+            node = ref() if ref is not None else None
+            edges += (t if node is None else node, 0)
     return tuple(edges)
+
+
+def resolved_edges(edges: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`leaf_edges`' edges with each leaf that stands for its AccumulateGrad
+    replaced by that node: the one made since (by another op that read the
+    leaf), or a new one. The lock is taken once for all of them."""
+    with _GRAD_LOCK:
+        return tuple(
+            _accumulator_held(e) if isinstance(e, Tensor) else e for e in edges
+        )
 
 
 def gradient_edge(t: Tensor) -> Edge:

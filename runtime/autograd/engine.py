@@ -243,6 +243,11 @@ def execute(
             for g in grads
         ]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
+    single = raw and outputs is None and len(roots) == 1
+    leaves = _only_leaves(roots[0].node) if single else None
+    if leaves is not None:
+        _run_into_leaves(roots[0], grads[0], keep_graph, leaves)
+        return []
     if len(roots) == 1:
         graph_root = roots[0].node
         assert graph_root is not None
@@ -284,6 +289,82 @@ def execute(
             with pruned_tasks_lock:
                 pruned_tasks[0] -= 1
     return captured
+
+
+def _only_leaves(node: Node | None) -> list[Tensor | None] | None:
+    """The leaf each gradient of `node` goes to (None: nowhere), in the order
+    of its edges, when a backward from it is the node and then those leaves
+    alone: no hook watches it, its gradients are exact as they come (a
+    compiled graph's), and every edge leads to a leaf that no hook watches,
+    through an AccumulateGrad that none watches either, or one not made yet
+    (see leaf_edges). Else None. Such a backward needs none of the loop's
+    machinery (dependency counts, input buffers, the ready queue):
+    `_run_into_leaves` runs it."""
+    if (
+        node is None
+        or node._hooks is not None
+        or not type(node)._exact_outputs
+        or anomaly_mode.ever_enabled
+        and anomaly_mode.state.enabled
+    ):
+        return None
+    leaves: list[Tensor | None] = []
+    for child in node.held_edges()[::2]:
+        if child is None:
+            leaves.append(None)
+            continue
+        if type(child) is AccumulateGrad:
+            accumulator: Node | None = child
+            leaf = child.variable
+        elif isinstance(child, Tensor):  # its node not made yet, unless since
+            leaf = child
+            ref = leaf._grad_accumulator
+            accumulator = ref() if ref is not None else None
+        else:
+            return None
+        if accumulator is not None and accumulator._hooks is not None:
+            return None
+        if leaf._hooks or leaf._post_accumulate_hooks:
+            return None
+        leaves.append(leaf)
+    return leaves
+
+
+def _run_into_leaves(
+    root: Edge, grad: Grad, keep_graph: bool, leaves: list[Tensor | None]
+) -> None:
+    """The backward of a node whose gradients all go to leaves (`leaves`, from
+    `_only_leaves`), on ndarrays: the node runs once with its seed, then its
+    gradients go to the leaves in one batch, in the order of its edges (a leaf
+    reached twice takes the first gradient and adds the second: the sum the
+    loop would have buffered). Grad mode is off meanwhile, as in the loop."""
+    node = root.node
+    assert node is not None
+    cls = type(node)
+    inputs: list[Grad | None] = [None] * max(node.num_inputs, 1)
+    inputs[root.input_nr] = grad
+    grad = None
+    previous_mode = set_grad_mode(False)
+    previous_task = task_state.should_execute
+    task_state.should_execute = None
+    try:
+        grads = cls.apply(node, inputs, True)
+        inputs = None  # type: ignore[assignment]
+        if not keep_graph and cls._saves:
+            cls.release_variables(node)
+        if type(grads) is not list or len(grads) != len(leaves):
+            grads = validate_outputs(node._next_edges, grads, True, node)  # raises
+        batch: list[Any] = []
+        grads.reverse()  # popped: the batch then holds the only references
+        for leaf in leaves:
+            grad = grads.pop()
+            if leaf is not None and grad is not None:
+                batch += (leaf, grad)
+        grad = grads = None  # type: ignore[assignment]
+        accumulate_leaves(batch, True)
+    finally:
+        set_grad_mode(previous_mode)
+        task_state.should_execute = previous_task
 
 
 def _cast_to_root(edge: Edge, grad: Grad, raw: bool) -> Grad:

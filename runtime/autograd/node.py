@@ -126,6 +126,12 @@ class Node:
         collect_next_edges and flat_edges give them."""
         self._next_edges = edges
 
+    def held_edges(self) -> tuple[Any, ...]:
+        """The flat edges as the node holds them, without making anything: a
+        node may hold a fresh leaf in place of its AccumulateGrad, made only
+        when `_next_edges` is read (a compiled graph's node: see leaf_edges)."""
+        return self._next_edges
+
     @property
     def next_edges(self) -> tuple[Edge, ...]:
         flat = self._next_edges

@@ -26,7 +26,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.compiler import CompiledCode
 from yamlgrad.runtime.compile.graph import Graph, Value
 from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
-from yamlgrad.runtime.autograd.accumulate_grad import gradient_edges
+from yamlgrad.runtime.autograd.accumulate_grad import leaf_edges, resolved_edges
 from yamlgrad.runtime.autograd.node import pruned_tasks
 from yamlgrad.runtime.wrappers.variable_type_utils import set_history
 
@@ -98,7 +98,7 @@ class CompiledGraph:
         if code.backward is not None:
             saved = results[n + code.n_writebacks :]
             node = CompiledFunctionBackward(self, saved, tensors)
-            node.set_next_edges(gradient_edges(tensors))
+            node.hold_edges(leaf_edges(tensors))
             for i in code.grad_outputs:
                 set_history(outputs[i], node)
             # An output backward reads, changed in place later, must be caught.
@@ -111,10 +111,41 @@ class CompiledGraph:
 class CompiledFunctionBackward(Node):
     """The backward of a compiled graph: one node for all of it."""
 
-    __slots__ = ("_graph", "_saved", "_sources", "_versions", "_outputs")
+    __slots__ = (
+        "_graph",
+        "_saved",
+        "_sources",
+        "_versions",
+        "_outputs",
+        "_held",
+        "_unresolved",
+    )
     # Its gradients are reduced and cast to each input's shape and dtype when
     # generated, and None for inputs that do not require grad.
     _exact_outputs = True
+
+    # The edges as leaf_edges gives them (a fresh leaf standing for its
+    # AccumulateGrad), resolved into nodes the first time anything reads them:
+    # a backward straight into the leaves reads `held_edges` and makes none.
+    @property  # type: ignore[override]
+    def _next_edges(self) -> tuple[Any, ...]:
+        if self._unresolved:
+            self._held = resolved_edges(self._held)
+            self._unresolved = False
+        return self._held
+
+    @_next_edges.setter
+    def _next_edges(self, edges: tuple[Any, ...]) -> None:
+        self._held = edges
+        self._unresolved = False
+
+    def hold_edges(self, edges: tuple[Any, ...]) -> None:
+        """Set the edges as leaf_edges gives them (see `_next_edges`)."""
+        self._held = edges
+        self._unresolved = True
+
+    def held_edges(self) -> tuple[Any, ...]:
+        return self._held
 
     def __init__(
         self, graph: CompiledGraph, saved: tuple[Any, ...], sources: list[Tensor]

@@ -358,3 +358,64 @@ def test_many_leaves_accumulate_into_their_grads_and_node_hooks_run() -> None:
     for i, t in enumerate(leaves):
         assert t.grad is first[i]  # added in place: .grad keeps its identity
         np.testing.assert_array_equal(t.grad.numpy(), [2.0 * i, 2.0 * i])
+
+
+def test_fresh_leaves_get_their_accumulate_grads_only_when_the_edges_are_read() -> None:
+    a, b = _leaf(3), _leaf(3, seed=1)
+    f = yg.compile(lambda a, b: (a * b).sum())
+    f(a, b).backward()  # straight from the compiled node into the leaves
+    assert a._grad_accumulator is None and b._grad_accumulator is None
+    np.testing.assert_allclose(a.grad.numpy(), b.detach().numpy())
+    np.testing.assert_allclose(b.grad.numpy(), a.detach().numpy())
+    y = f(a, b)
+    nodes = [node for node, _ in y.grad_fn.next_functions]
+    assert [type(n).__name__ for n in nodes] == ["AccumulateGrad"] * 2
+    assert nodes[0].variable is a and nodes[1].variable is b
+    assert (a * 2).grad_fn.next_functions[0][0] is nodes[0]  # one node per leaf
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * b.detach().numpy())
+
+
+def test_hooks_added_after_a_compiled_call_run_in_its_backward() -> None:
+    f = yg.compile(lambda a, b: (a * b).sum())
+    seen: list[str] = []
+
+    def backward_with(hook: str) -> tuple[yg.Tensor, np.ndarray]:
+        a, b = _leaf(2), _leaf(2, seed=1)
+        y = f(a, b)  # then a hook of one kind on the leaf a
+        if hook == "tensor":
+            a.register_hook(lambda g: g * 10)
+        elif hook == "post accumulate":
+            a.register_post_accumulate_grad_hook(lambda t: seen.append(hook))
+        else:  # on a's AccumulateGrad, made by another op since
+            node = (a * 1).grad_fn.next_functions[0][0]
+            node.register_hook(lambda grad_inputs, grad_outputs: seen.append(hook))
+        y.backward()
+        return a, b.detach().numpy()
+
+    a, b = backward_with("tensor")
+    np.testing.assert_allclose(a.grad.numpy(), 10 * b)
+    for hook in ("post accumulate", "node"):
+        a, b = backward_with(hook)
+        np.testing.assert_allclose(a.grad.numpy(), b)
+    assert seen == ["post accumulate", "node"]
+
+
+def test_a_leaf_passed_twice_takes_both_gradients() -> None:
+    a = _leaf(4)
+    y = yg.compile(lambda a, b: (a * b).sum())(a, a)
+    y.backward(retain_graph=True)
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy())
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 4 * a.detach().numpy())
+
+
+def test_the_seed_of_a_one_element_output_has_its_shape_and_dtype() -> None:
+    a = _leaf(3, dtype=np.float32)
+    y = yg.compile(lambda a: (a * a).sum().reshape(1, 1))(a)
+    y.backward()
+    assert a.grad.dtype == yg.float32
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy(), rtol=1e-6)
+    z = a * 1.0
+    (z.sum().reshape(1)).backward()  # an eager root, seeded the same way
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy() + 1, rtol=1e-6)
