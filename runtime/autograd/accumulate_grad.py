@@ -192,7 +192,7 @@ def accumulate_leaves(batch: list[Any], raw: bool) -> None:
                 if grad is not None:
                     AccumulateGrad._accumulate(leaf, grad, raw)
         return
-    bases = _sole_bases(batch) if len(batch) > 2 else _NONE
+    bases = None  # _sole_bases(batch), found at the first view (if any)
     make = Tensor._make
     getrefcount = sys.getrefcount
     with _GRAD_LOCK:
@@ -206,6 +206,8 @@ def accumulate_leaves(batch: list[Any], raw: bool) -> None:
                 if getrefcount(grad) > _ONLY_THE_BUFFERS:
                     grad = np.array(grad, copy=True)
                 elif grad.base is not None:
+                    if bases is None:
+                        bases = _sole_bases(batch) if len(batch) > 2 else _NONE
                     if id(grad.base) not in bases or (
                         grad.size > 1 and not grad.flags.c_contiguous
                     ):

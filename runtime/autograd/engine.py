@@ -32,6 +32,9 @@ takes a ready node, runs the tensor hooks on its inputs and calls it
 delivery on the path without hooks) and adds it to the input buffer of the node
 it flows to (`_add` is InputBuffer::add) and hands on the nodes that became ready: the
 first to run goes straight back to the loop, the others wait in `_ReadyQueue`.
+A backward whose root sends every gradient to a leaf that no hook watches (a
+compiled graph's node) needs none of that: `_run_into_leaves` runs the node and
+hands its gradients to the leaves.
 
 The loop runs once per node of every backward, so it is tuned: without hooks or
 anomaly mode `_call_function` is inlined; a node that runs as soon as it is ready
@@ -235,7 +238,7 @@ def execute(
     raw = (
         not create_graph
         and forward_ad.STATE.level < 0
-        and all(type(g) is np.ndarray or backend.is_foreign(g) for g in grads)
+        and all(type(g) is _ndarray or backend.is_foreign(g) for g in grads)
     )
     if not raw and not create_graph:  # seeds made as ndarrays
         grads = [

@@ -227,6 +227,8 @@ class Node:
     def materialize_grads(self, grads: list[Grad], raw: bool) -> list[Grad]:
         """Zeros for the outputs that got no gradient, so formulas that read every
         output's gradient (`grads`) need not handle None. Integer outputs stay None."""
+        if len(grads) == 1 == len(self._input_metadata) and grads[0] is not None:
+            return grads  # one output, with its gradient (most backwards)
         out = list(grads) + [None] * (len(self._input_metadata) - len(grads))
         for i, g in enumerate(out):
             shape, dtype = self._input_metadata[i]
