@@ -157,7 +157,7 @@ class CompiledFunctionBackward(Node):
         # raises as a saved variable's would, for those backward reads, and for
         # all before a replay (create_graph=True), which recomputes from them.
         self._sources: list[Tensor] | None = sources
-        self._versions = [_version(t) for t in sources]
+        self._versions = _versions(sources)
         self._outputs: list[SavedVariable] = []
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -188,9 +188,9 @@ class CompiledFunctionBackward(Node):
         assert sources is not None
         versions = self._versions
         for i in which:
-            t = sources[i]
-            if _version(t) != versions[i]:
-                raise RuntimeError(_modified(t, versions[i]))
+            counter = sources[i]._version_counter  # (_version, inlined: per input)
+            if (0 if counter is None else counter.value) != versions[i]:
+                raise RuntimeError(_modified(sources[i], versions[i]))
         return sources
 
     def _replay(self, grads: list[Tensor], sources: list[Tensor]) -> list[Any]:
@@ -240,6 +240,14 @@ def _modified(t: Tensor, version: int) -> str:
 def _version(t: Tensor) -> int:
     counter = t._version_counter
     return 0 if counter is None else counter.value
+
+
+def _versions(tensors: list[Tensor]) -> list[int]:
+    """Each tensor's `_version`, without a call per tensor (a compiled graph
+    of a scalar model has hundreds of inputs)."""
+    return [
+        0 if (counter := t._version_counter) is None else counter.value for t in tensors
+    ]
 
 
 def replay(graph: Graph, sources: list[Tensor]) -> list[Tensor]:
