@@ -366,7 +366,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         data = copy.deepcopy(self._data, memo)
-        new = _rebuild_tensor(type(self), data, self._requires_grad)
+        new = rebuild_tensor(type(self), data, self._requires_grad)
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
@@ -383,8 +383,7 @@ class Tensor:
             if not hasattr(hook, "__torch_unserializable__"):
                 message = WARN_HOOK_NOT_SERIALIZED.format(hook=hook)
                 warnings.warn(message, UserWarning, stacklevel=2)
-        args = (type(self), self._data, self._requires_grad)
-        return _rebuild_tensor, args, _user_attributes(self) or None
+        return reduce_tensor(self)
 
     # -- array facts -------------------------------------------------------------
 
@@ -510,7 +509,14 @@ def _backward_hooks(t: Tensor) -> list[Callable[..., Any]]:
     return list(node_hooks.tensor_pre_hooks.get(t.output_nr, {}).values())
 
 
-def _rebuild_tensor(cls: type[Tensor], data: Any, requires_grad: bool) -> Tensor:
+def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
+    """`t` for pickle and `copy.copy`: `rebuild_tensor`'s arguments, then the
+    user's attributes (restored after, so an attribute may refer back to `t`)."""
+    args = (type(t), t._data, t._requires_grad)
+    return rebuild_tensor, args, _user_attributes(t) or None
+
+
+def rebuild_tensor(cls: type[Tensor], data: Any, requires_grad: bool) -> Tensor:
     """A leaf of class `cls` holding `data` (what pickle and copy call). An
     inference tensor's copy is one only inside inference mode, as any new tensor."""
     t = Tensor._make(data)
