@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from support import dtype_name, error_message, libraries_under_test
+from support import compute_counter, dtype_name, error_message, libraries_under_test
 
 LIBS = pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 
@@ -256,3 +256,16 @@ def test_a_hook_marked_by_torch_is_recognized() -> None:
     t = yg.ones(2, requires_grad=True)
     t.register_hook(torch.utils.hooks.unserializable_hook(lambda g: g))
     assert _pickle_warnings(t) == []
+
+
+def test_a_dask_tensors_copies_stay_lazy() -> None:
+    da = pytest.importorskip("dask.array")
+    t = yg.from_dask(da.from_array(np.arange(4.0), chunks=2)).requires_grad_()
+    y = (t * 2).sum()  # keeps t's AccumulateGrad alive
+    y.backward(retain_graph=True)
+    with compute_counter() as counter:
+        copies = [copy.deepcopy(t), _round_trip(t), copy.copy(t)]
+        assert counter.count == 0
+    for c in copies:
+        assert c.device == t.device and c.requires_grad and c.is_leaf
+        np.testing.assert_array_equal(c.detach().cpu().numpy(), np.arange(4.0))
