@@ -168,6 +168,16 @@ def test_pickle_keeps_the_data_and_attributes_but_not_the_grad(
     assert dtype_name(ints.dtype) == "int64" and _values(ints) == [[1, 2]]
 
 
+def test_an_attribute_that_refers_back_to_its_tensor_refers_to_the_copy() -> None:
+    # (torch's deep copy makes a second copy for it, and its pickle loses it.)
+    t = yg.ones(2, requires_grad=True)
+    y = (t * 2).sum()  # keeps t's AccumulateGrad alive
+    t.me = t
+    c, u = copy.deepcopy(t), _round_trip(t)
+    assert c.me is c and u.me is u
+    assert y.requires_grad
+
+
 @LIBS
 def test_a_pickled_non_leaf_comes_back_as_a_leaf(lib: ModuleType) -> None:
     t = lib.tensor([1.0, 2.0], requires_grad=True)
