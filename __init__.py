@@ -55,6 +55,7 @@ else:
         ("optim.lr_scheduler", optim.lr_scheduler),  # noqa: F405
         ("utils", utils),  # noqa: F405
         ("utils.data", utils.data),  # noqa: F405
+        ("utils.hooks", utils.hooks),  # noqa: F405
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
         ("func", func),  # noqa: F405

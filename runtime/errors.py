@@ -186,6 +186,18 @@ ERR_RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=Fa
 ERR_POST_ACCUMULATE_NON_LEAF = (
     "post accumulate grad hooks cannot be registered on non-leaf tensors"
 )
+# copy.deepcopy and pickle (Tensor.__deepcopy__, Tensor.__reduce_ex__)
+ERR_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+    "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+    "be because of a torch.nn.utils.weight_norm usage, see "
+    "https://github.com/pytorch/pytorch/pull/103001"
+)
+WARN_HOOK_NOT_SERIALIZED = (
+    "backward hook {hook!r} on tensor will not be serialized.  If this is expected, "
+    "you can decorate the function with @yamlgrad.utils.hooks.unserializable_hook "
+    "to suppress this warning"
+)
 ERR_LEAF_INPLACE = (
     "a leaf Variable that requires grad is being used in an in-place operation."
 )

@@ -17,6 +17,7 @@ Decisions:
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import warnings
@@ -36,6 +37,7 @@ from yamlgrad.runtime.errors import (
     ERR_POST_ACCUMULATE_NON_LEAF,
     ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
+    ERR_DEEPCOPY_NON_LEAF,
     ERR_DETACH_VIEW_INPLACE,
     ERR_GRAD_SIZE,
     ERR_GRAD_TYPE,
@@ -43,6 +45,7 @@ from yamlgrad.runtime.errors import (
     ERR_NUMPY_REQUIRES_GRAD,
     ERR_REQUIRES_GRAD_DTYPE,
     ERR_REQUIRES_GRAD_NON_LEAF,
+    WARN_HOOK_NOT_SERIALIZED,
     WARN_NON_LEAF_GRAD,
     assigned_grad_dtype,
 )
@@ -352,6 +355,36 @@ class Tensor:
 
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+    # -- copy and pickle ----------------------------------------------------------
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A new leaf with copies of the data, `.grad` and the user's attributes
+        (`memo` kept: what two references shared, their copies share). Hooks,
+        the version counter and the AccumulateGrad stay the original's."""
+        if self.grad_fn is not None:
+            raise RuntimeError(ERR_DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        data = copy.deepcopy(self._data, memo)
+        new = rebuild_tensor(type(self), data, self._requires_grad)
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        attributes = _user_attributes(self)
+        if attributes:
+            new.__dict__.update(copy.deepcopy(attributes, memo))
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickle (and `copy.copy`) as a leaf of the same class: the data,
+        `requires_grad` and the user's attributes, not `.grad` nor the hooks (a
+        warning names each hook not marked `yg.utils.hooks.unserializable_hook`)."""
+        for hook in _backward_hooks(self):
+            if not hasattr(hook, "__torch_unserializable__"):
+                message = WARN_HOOK_NOT_SERIALIZED.format(hook=hook)
+                warnings.warn(message, UserWarning, stacklevel=2)
+        return reduce_tensor(self)
+
     # -- array facts -------------------------------------------------------------
 
     @property
@@ -451,6 +484,47 @@ class Tensor:
 
     def __repr__(self) -> str:
         return format_tensor(self)
+
+
+# The autograd metadata kept in a tensor's `__dict__`: the class defaults above.
+# Whatever else is there the user set, and is copied and pickled with the tensor.
+_AUTOGRAD_METADATA = frozenset(
+    name
+    for name, value in vars(Tensor).items()
+    if name[0] == "_" and name[:2] != "__" and not hasattr(value, "__get__")
+)
+
+
+def _user_attributes(t: Tensor) -> dict[str, Any]:
+    return {k: v for k, v in t.__dict__.items() if k not in _AUTOGRAD_METADATA}
+
+
+def _backward_hooks(t: Tensor) -> list[Callable[..., Any]]:
+    """The hooks `register_hook` put on `t` (a non-leaf's live on its grad_fn)."""
+    if t.grad_fn is None:
+        return list((t._hooks or {}).values())
+    node_hooks = t.grad_fn._hooks
+    if node_hooks is None:
+        return []
+    return list(node_hooks.tensor_pre_hooks.get(t.output_nr, {}).values())
+
+
+def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
+    """`t` for pickle and `copy.copy`: `rebuild_tensor`'s arguments, then the
+    user's attributes (restored after, so an attribute may refer back to `t`)."""
+    args = (type(t), t._data, t._requires_grad)
+    return rebuild_tensor, args, _user_attributes(t) or None
+
+
+def rebuild_tensor(cls: type[Tensor], data: Any, requires_grad: bool) -> Tensor:
+    """A leaf of class `cls` holding `data` (what pickle and copy call). An
+    inference tensor's copy is one only inside inference mode, as any new tensor."""
+    t = Tensor._make(data)
+    if cls is not Tensor and cls is not InferenceTensor:
+        t.__class__ = cls
+    if requires_grad:
+        t.requires_grad = True
+    return t
 
 
 # -- repr: a port of torch/_tensor_str.py with PyTorch's default print options ----

@@ -11,9 +11,15 @@ is.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from yamlgrad.runtime.autograd.tensor import Tensor, format_tensor
+from yamlgrad.runtime.autograd.tensor import (
+    Tensor,
+    format_tensor,
+    rebuild_tensor,
+    reduce_tensor,
+)
 
 __all__ = ["Parameter"]
 
@@ -32,6 +38,19 @@ class Parameter(Tensor):
             # The wrapped tensor and the parameter are one storage, one version.
             self._version_counter = data.version_counter
         self.requires_grad = requires_grad
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A Parameter on a copy of the data with the same `requires_grad`, and
+        nothing else: no `.grad`, no attributes (as `torch.nn.Parameter`'s)."""
+        if id(self) not in memo:
+            data = copy.deepcopy(self._data, memo)
+            memo[id(self)] = rebuild_tensor(type(self), data, self._requires_grad)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickled as a Tensor, but without a warning for its hooks (PyTorch's
+        Parameter does not look at them)."""
+        return reduce_tensor(self)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + format_tensor(self)
