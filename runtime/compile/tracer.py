@@ -27,6 +27,7 @@ import functools
 import keyword
 import os
 import sys
+import sysconfig
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +59,9 @@ _INTERNAL = tuple(
     os.path.join(_PACKAGE, folder) + os.sep for folder in ("runtime", "generated")
 )
 _GENERATED_MODULE = "yamlgrad.generated.VariableType"
+# The standard library's own folder (copy.deepcopy, pickle): a call the user's
+# line made through it is named at that line (not the library's).
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
 ERR_FOREIGN_BACKEND = (
@@ -72,11 +76,17 @@ class TraceError(RuntimeError):
 
 
 def user_line() -> str:
-    """`file:line` of the innermost frame outside yamlgrad's runtime."""
+    """`file:line` of the innermost frame outside yamlgrad's runtime and the
+    standard library (its installed packages excepted)."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_INTERNAL):
+        if not (
+            name.startswith(_INTERNAL)
+            or name.startswith("<frozen ")
+            or name.startswith(_STDLIB)
+            and "site-packages" not in name
+        ):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
@@ -135,6 +145,18 @@ class TracerTensor(Tensor):
     def __index__(self) -> int:
         tracing.data_dependent("use as an index")
         return Tensor.__index__(self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        tracing.data_dependent("conversion to a numpy array")
+        return Tensor.__array__(self, dtype, copy)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        tracing.data_dependent("copy.deepcopy()")
+        return Tensor.__deepcopy__(self, memo)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        tracing.data_dependent("copy.copy() or pickling")
+        return Tensor.__reduce_ex__(self, protocol)
 
     def detach(self) -> Tensor:
         out = Tensor.detach(self)

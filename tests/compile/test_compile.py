@@ -3,6 +3,8 @@ ops, and the one CompiledFunctionBackward node inside autograd."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 import warnings
 
@@ -149,8 +151,12 @@ def test_a_tensor_made_inside_the_function_is_a_constant() -> None:
         lambda t: bool(t),
         lambda t: t.tolist(),
         lambda t: t.detach().numpy(),
+        lambda t: np.asarray(t).sum(),
+        lambda t: copy.deepcopy(t.detach()).sum() > 0,
+        lambda t: pickle.dumps(t.detach()) is None,
+        lambda t: copy.copy(t.detach()) is None,
     ],
-    ids=["item", "bool", "tolist", "numpy"],
+    ids=["item", "bool", "tolist", "numpy", "asarray", "deepcopy", "pickle", "copy"],
 )
 def test_data_dependent_python_raises_naming_the_line(read: object) -> None:
     def f(x: yg.Tensor) -> yg.Tensor:
