@@ -14,6 +14,11 @@ float32 or float64) this times, interleaved in one run:
   return results computed beforehand, the gradients copied (as a fresh backward
   makes them, so the leaves take them without a copy of their own), less the
   time of those copies: what the step costs around the generated code;
+* `framework after a matmul`: `framework` run right after the step's largest
+  matrix product (`x.T @ g`, the gradient of the first weight), less that
+  product alone and the copies: the same Python work where the step does it,
+  after numpy has streamed megabytes through the caches (the floor's own glue
+  code pays the same, on far fewer statements);
 * `step`: the whole compiled step (benchmarks/run.py's "yamlgrad compiled" row).
 
 Each cell is the median over `--repeats` of the mean over `--number` calls, with
@@ -34,7 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
 
-PARTS = ("floor", "code", "framework", "step")
+PARTS = ("floor", "code", "framework", "framework after a matmul", "step")
 
 
 def parts(data: run.MlpData) -> dict[str, Callable[[], Any]]:
@@ -65,12 +70,24 @@ def parts(data: run.MlpData) -> dict[str, Callable[[], Any]]:
         finally:
             graph.code = code
 
+    x = data.x0  # the first weight's gradient is x.T @ the hidden layer's
+    g = np.ones((x.shape[0], data.params[0].shape[1]), x.dtype)
+
+    def matmul() -> Any:
+        return x.T @ g
+
+    def after_matmul() -> Any:
+        matmul()
+        return framework()
+
     return {
         "floor": run.mlp_floor(data),
         "code": generated,
         "framework": framework,
+        "framework after a matmul": after_matmul,
         "step": compiled,
         "copies": copies,
+        "matmul": matmul,
     }
 
 
@@ -103,7 +120,12 @@ def main(argv: list[str] | None = None) -> int:
             data = run.MlpData.make(64, (784, 256, 10), activation, dtype)
             times = measure(parts(data), args.repeats, args.number, clock)
             copies = times.pop("copies")
+            matmuls = times.pop("matmul")
             times["framework"] = [t - c for t, c in zip(times["framework"], copies)]
+            times["framework after a matmul"] = [
+                t - c - m
+                for t, c, m in zip(times["framework after a matmul"], copies, matmuls)
+            ]
             median = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
             spread = {k: (max(v) - min(v)) * 1e6 for k, v in times.items()}
             cells = [f"{median[p]:.1f} ({spread[p]:.1f})" for p in PARTS]
