@@ -46,6 +46,8 @@ class Stmt:
     comment: str | None = None  # printed above it: the entry and the user's line
     unpack: bool = False  # the expression gives a sequence: `a, b = ...`
     tree: ast.expr | None = None  # the expression's tree, when built from one
+    # Statements merged into this one (runtime/compile/folding.py), as written.
+    fused: tuple[str, ...] = ()
 
     def text(self) -> str:
         target = ", ".join(self.targets)
@@ -314,7 +316,9 @@ def insert_deletes(stmts: list[Stmt], keep: set[str], params: list[str]) -> list
         out.append(f"del {', '.join(unused)}")
     for i, s in enumerate(stmts):
         if s.comment:
-            out.append(("comment", s.comment))
+            out += [("comment", line) for line in s.comment.split("\n")]
+        if s.fused:
+            out.append(("comment", "fused: " + "; ".join(s.fused)))
         out.append(s.text())
         if i in dies:
             out.append(f"del {', '.join(sorted(dies[i]))}")
