@@ -132,9 +132,11 @@ def _zero_outside(value: Any, keep: Any) -> Any:
     """`value` where the raw bool `keep` holds, else 0, by selection (as
     PyTorch's masked backward kernels do): an inf or nan gradient outside
     the region gives 0, not nan."""
-    if isinstance(value, Tensor):
-        return ops.where(_constant(np.asarray(keep), value), value, 0)
-    value, keep = np.asarray(value), np.asarray(keep)
+    if type(value) is not np.ndarray:
+        if isinstance(value, Tensor):
+            return ops.where(_constant(np.asarray(keep), value), value, 0)
+        value = np.asarray(value)
+    keep = np.asarray(keep)
     bits = _SAME_WIDTH.get(value.dtype.itemsize) if value.dtype.kind == "f" else None
     if bits is None or keep.dtype != np.bool_ or value.size < _BITS_FROM:
         return np.where(keep, value, 0).astype(value.dtype, copy=False)

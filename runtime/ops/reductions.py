@@ -483,6 +483,13 @@ def argmin(x: Any, dim: int | None, keepdim: bool) -> Any:
 def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     """max()/min() of everything (dim None), or amax/amin over `dim` (every dim
     for []), with PyTorch's checks of a reduction without an identity."""
+    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
+    if type(x) is np.ndarray and dim is not None and len(dim) == 1:
+        # One dim of an ndarray, in range and not empty: PyTorch's checks pass,
+        # and nothing but the ufunc's reduce is called.
+        d = dim[0]
+        if type(d) is int and -x.ndim <= d < x.ndim and x.shape[d]:
+            return fn(x, axis=d, keepdims=keepdim)
     full = dim is None or len(dim) == 0
     _no_identity(op, x, None if full else dim, False, False)  # dims in range
     ndim = x.ndim if hasattr(x, "ndim") else np.ndim(x)
@@ -502,7 +509,6 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
         return fn(x, axis=axis, keepdims=keepdim and dim is not None)
     # The ufunc's own reduce: np.amax's Python wrapper costs as much again
     # on small arrays.
-    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
     if dim is None:
         return fn(x, axis=None)
     return fn(x, axis=reduce_dims(dim, ndim), keepdims=keepdim)
