@@ -45,6 +45,15 @@ def _dim(dim: int, ndim: int, op: str) -> int:
     return dim % n
 
 
+def _distinct(dims: Any) -> None:
+    """PyTorch's error for a dim given twice in a list of wrapped dims."""
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+
+
 def _size_at(x: Any, d: int) -> int:
     """x.size(d), with PyTorch's IndexError for a dim x does not have."""
     n = np.ndim(x)

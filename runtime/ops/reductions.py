@@ -19,6 +19,7 @@ from yamlgrad.runtime.autograd.input_metadata import sum_to
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     register_numpy_kernels,
+    static,
     take_along_axis,
 )
 from yamlgrad.runtime.errors import scalar_type_name as _st
@@ -30,6 +31,7 @@ from yamlgrad.runtime.ops.common import (
     _constant_like,
     _data,
     _dim,
+    _distinct,
     _wrap_dim,
     _zero_outside,
     _zeros,
@@ -131,6 +133,7 @@ def mean_reduce(
     return value.astype(np.float16) if half else value
 
 
+@static
 def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:
     """The `axis=` for a reduction: PyTorch reduces every dim for None and for [].
 
@@ -247,6 +250,7 @@ def min_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     return _arg_reduce(x, dim, keepdim, np.argmin)
 
 
+@static
 def wrap_dims(
     dim: int | tuple[int, ...] | None, ndim: int
 ) -> int | tuple[int, ...] | None:
@@ -494,14 +498,7 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     _no_identity(op, x, None if full else dim, False, False)  # dims in range
     ndim = x.ndim if hasattr(x, "ndim") else np.ndim(x)
     if not full and len(dim) > 1:
-        seen = set()
-        for d in dim:
-            w = d % max(ndim, 1)
-            if w in seen:
-                raise RuntimeError(
-                    f"dim {w} appears multiple times in the list of dims"
-                )
-            seen.add(w)
+        _distinct([d % max(ndim, 1) for d in dim])
     xp = _foreign_namespace(x)
     if xp is not None:
         fn = xp.max if op in ("max", "amax") else xp.min

@@ -175,3 +175,69 @@ def test_negations_go_onto_nonzero_literals_of_floating_values() -> None:
     # -(g * 0) is -0.0 where g * -0 is +0.0; an integer's sign is not the point
     assert _fold(_s("t", "g * 0"), _s("r", "-t * z")) == ["r = -(g * 0) * z"]
     assert _fold(_s("t", "k * 2"), _s("r", "-t * z")) == ["r = -(k * 2) * z"]
+
+
+# -- static helpers in the forward -------------------------------------------------
+
+
+def _forward_of(fn: Callable[..., yg.Tensor], *leaves: yg.Tensor) -> str:
+    compiled = yg.compile(fn)
+    got = compiled(*leaves)
+    want = fn(*leaves)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    got.backward()
+    grads = [t.grad.numpy().copy() for t in leaves]
+    for t in leaves:
+        t.grad = None
+    want.backward()
+    for t, g in zip(leaves, grads):
+        np.testing.assert_array_equal(g, t.grad.numpy())
+        t.grad = None
+    code = compiled.code
+    return code[: code.index("def backward")]
+
+
+def test_dims_and_shapes_of_the_graph_are_literals_in_the_forward() -> None:
+    x = _leaf(2, 3, 4)
+    forward = _forward_of(
+        lambda x: (x.sum(dim=-1, keepdim=True) * x.mean(dim=(0, 2))[:, None]).sum()
+        + x[:1].expand(5, 3, 4).sum(),
+        x,
+    )
+    assert "axis=(-1,)" in forward and "axis=(0, 2)" in forward
+    assert "np.broadcast_to(slice, (5, 3, 4))" in forward
+    for helper in ("reduce_dims", "expand_shape", ".ndim", ".shape"):
+        assert helper not in forward
+
+
+def test_a_0d_tensor_reduced_over_dim_0_reduces_nothing() -> None:
+    x = _leaf()
+    forward = _forward_of(lambda x: (x.sum(dim=0) * 3.0).sum(), x)
+    assert "axis=()" in forward
+
+
+def test_only_static_helpers_are_called_at_trace_time() -> None:
+    # all.dims' forward calls the static wrap_dims; np.all itself is left alone
+    x = yg.tensor(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    forward = yg.compile(lambda x: x.all(dim=1))
+    np.testing.assert_array_equal(forward(x).numpy(), [False, True])
+    assert "wrap_dims" not in forward.code and "np.all(x, axis=(1,)" in forward.code
+
+
+def test_a_helper_not_marked_static_is_never_called_while_compiling() -> None:
+    from types import SimpleNamespace
+
+    from yamlgrad.runtime.compile.codegen import Namespace, _static_folded
+    from yamlgrad.runtime.ops.namespace import static
+
+    calls: list[int] = []
+
+    def plain(n: int) -> int:
+        calls.append(n)
+        return n + 1
+
+    namespace = Namespace({"plain": plain, "pure": static(lambda n: n * 2)})
+    call = SimpleNamespace(args={})
+    tree = ast.parse("plain(3) + pure(3)", mode="eval").body
+    assert ast.unparse(_static_folded(tree, call, namespace)) == "plain(3) + 6"
+    assert not calls
