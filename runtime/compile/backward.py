@@ -23,12 +23,14 @@ from yamlgrad.runtime.compile.codegen import (
     Namespace,
     Stmt,
     arg_expr,
+    base_namespace,
     literal,
     stmt_of,
     substitute,
     value_expr,
 )
-from yamlgrad.runtime.compile.graph import Call, Const, Graph, Value
+from yamlgrad.runtime.compile.folding import BROADCASTS, fold_backward
+from yamlgrad.runtime.compile.graph import CONSTANT, Call, Const, Graph, Value
 from yamlgrad.runtime.compile.passes import simplify
 
 _SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
@@ -91,6 +93,24 @@ class BackwardBuilder:
             warnings.simplefilter("ignore")
             for call in live:
                 self.emit_call(call)
+        returned = {self.grads[v] for v in self.graph.sources if v in self.grads}
+        helpers = {name: base_namespace()[name] for name in BROADCASTS}
+        metas = self.value_metas()
+        self.stmts = fold_backward(self.stmts, metas, self.ns.values, helpers, returned)
+
+    def value_metas(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """The shape and dtype of every name the backward reads or binds that
+        stands for one value: the forward's values, the gradients."""
+        metas = {
+            v.name: (v.shape, v.dtype)
+            for v in self._forward_values()
+            if v.kind != CONSTANT
+        }
+        for v in self.graph.outputs:
+            if v.requires_grad:
+                metas[f"grad_{v.name}"] = (v.shape, v.dtype)
+        metas.update(self.metas)
+        return metas
 
     def _forward_values(self) -> list[Value]:
         values = list(self.graph.sources)

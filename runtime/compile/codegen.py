@@ -46,6 +46,8 @@ class Stmt:
     comment: str | None = None  # printed above it: the entry and the user's line
     unpack: bool = False  # the expression gives a sequence: `a, b = ...`
     tree: ast.expr | None = None  # the expression's tree, when built from one
+    # Statements merged into this one (runtime/compile/folding.py), as written.
+    fused: tuple[str, ...] = ()
 
     def text(self) -> str:
         target = ", ".join(self.targets)
@@ -314,7 +316,9 @@ def insert_deletes(stmts: list[Stmt], keep: set[str], params: list[str]) -> list
         out.append(f"del {', '.join(unused)}")
     for i, s in enumerate(stmts):
         if s.comment:
-            out.append(("comment", s.comment))
+            out += [("comment", line) for line in s.comment.split("\n")]
+        if s.fused:
+            out.append(("comment", "fused: " + "; ".join(s.fused)))
         out.append(s.text())
         if i in dies:
             out.append(f"del {', '.join(sorted(dies[i]))}")
@@ -371,6 +375,9 @@ def forward_stmt(call: Call, namespace: Namespace, zero_dim: set[str]) -> Stmt:
         local = a.local if (a.is_tensor or a.is_tensor_list) else a.name
         names[local] = arg_expr(call.args[a.name], namespace, call.casts.get(a.name))
     tree, uses = substitute(call.info.forward, names)
+    if ".ndim" in call.info.forward or ".shape" in call.info.forward:
+        tree = _static_folded(tree, call, namespace)
+        uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
     if call.info.inplace:
         dtype = literal(call.outputs[0].dtype, namespace)
         tree = _asarray(tree, [ast.keyword("dtype", dtype)])
@@ -379,3 +386,54 @@ def forward_stmt(call: Call, namespace: Namespace, zero_dim: set[str]) -> Stmt:
     line = stmt_of(targets, tree, uses, comment=comment)
     line.unpack = call.info.output_kind != "single" and not call.info.inplace
     return line
+
+
+def _static_folded(tree: ast.expr, call: Call, namespace: Namespace) -> ast.expr:
+    """A forward with what the graph fixes written as literals: the `ndim` and
+    `shape` of its tensor arguments (the guards make them facts for every call
+    the graph serves), and the result of each `static` helper
+    (runtime/ops/namespace.py) whose arguments are then all literals
+    (`reduce_dims((1,), exp.ndim)` is `(1,)`)."""
+    shapes = {
+        v.name: v.shape
+        for arg in call.args.values()
+        for v in (arg if isinstance(arg, list) else [arg])
+        if isinstance(v, Value) and v.kind != CONSTANT
+    }
+
+    class Fold(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+            self.generic_visit(node)
+            value = node.value
+            if type(value) is ast.Name and value.id in shapes:
+                shape = shapes[value.id]
+                if node.attr == "ndim":
+                    return ast.Constant(len(shape))
+                if node.attr == "shape":
+                    return literal(shape, namespace)
+            return node
+
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            function = _resolved(node.func, namespace.values)
+            if not getattr(function, "static", False):
+                return node
+            try:
+                args = [ast.literal_eval(a) for a in node.args]
+                kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+                value = function(*args, **kwargs)
+            except Exception:  # not literals (or it raises): called at run time
+                return node
+            return literal(value, namespace) if _has_literal(value) else node
+
+    return Fold().visit(tree)
+
+
+def _resolved(node: ast.expr, values: dict[str, Any]) -> Any:
+    """What a `name` or `module.name` of the generated module is bound to."""
+    if type(node) is ast.Name:
+        return values.get(node.id)
+    if type(node) is ast.Attribute:
+        owner = _resolved(node.value, values)
+        return None if owner is None else getattr(owner, node.attr, None)
+    return None

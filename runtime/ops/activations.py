@@ -372,7 +372,9 @@ def threshold_backward_kernel(grad: Any, self: Any, threshold: float) -> Any:
     if type(self) is not np.ndarray and not isinstance(self, np.generic):
         xp = backend.namespace_of(grad, self)
         return xp.where(self <= threshold, xp.zeros_like(grad), grad)
-    return _zero_outside(grad, np.logical_not(np.less_equal(self, threshold)))
+    drop = np.less_equal(self, threshold)
+    out = drop if type(drop) is np.ndarray else None  # a 0-d self gives a scalar
+    return _zero_outside(grad, np.logical_not(drop, out=out))
 
 
 def threshold_backward(grad: Any, result: Any, threshold: float) -> Any:
@@ -400,6 +402,20 @@ def log_softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
 # On ndarrays (a first-order backward) each helper computes the same derivative
 # in as few passes as numpy allows, into arrays of its own, and multiplies the
 # gradient in last (`_times`).
+
+
+def _same_arrays(grad: Any, value: Any) -> bool:
+    """Whether a gradient and the float value it goes with are ndarrays of one
+    shape and dtype: then a helper's passes go straight into `out=` arrays of
+    the value's layout (a compiled backward calls it between numpy calls of its
+    own, where each further Python call of the helper's shows)."""
+    return (
+        type(grad) is np.ndarray
+        and type(value) is np.ndarray
+        and grad.shape == value.shape
+        and grad.dtype == value.dtype
+        and value.dtype.kind == "f"
+    )
 
 
 def _times(derivative: Any, grad: Any) -> Any:
@@ -451,6 +467,10 @@ def sigmoid_backward(grad: Any, result: Any) -> Any:
 
 def tanh_backward(grad: Any, result: Any) -> Any:
     """grad * (1 - result**2), from tanh's output."""
+    if _same_arrays(grad, result):  # the common case, with no call of ours
+        derivative = np.multiply(result, result, out=np.empty_like(result))
+        np.subtract(1, derivative, out=derivative)
+        return np.multiply(derivative, grad, out=derivative)
     if _portable(grad, result):
         return grad * (1 - result * result)
     derivative = np.multiply(result, result, out=_scratch(result))

@@ -45,6 +45,15 @@ def _dim(dim: int, ndim: int, op: str) -> int:
     return dim % n
 
 
+def _distinct(dims: Any) -> None:
+    """PyTorch's error for a dim given twice in a list of wrapped dims."""
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+
+
 def _size_at(x: Any, d: int) -> int:
     """x.size(d), with PyTorch's IndexError for a dim x does not have."""
     n = np.ndim(x)
@@ -132,9 +141,11 @@ def _zero_outside(value: Any, keep: Any) -> Any:
     """`value` where the raw bool `keep` holds, else 0, by selection (as
     PyTorch's masked backward kernels do): an inf or nan gradient outside
     the region gives 0, not nan."""
-    if isinstance(value, Tensor):
-        return ops.where(_constant(np.asarray(keep), value), value, 0)
-    value, keep = np.asarray(value), np.asarray(keep)
+    if type(value) is not np.ndarray:
+        if isinstance(value, Tensor):
+            return ops.where(_constant(np.asarray(keep), value), value, 0)
+        value = np.asarray(value)
+    keep = np.asarray(keep)
     bits = _SAME_WIDTH.get(value.dtype.itemsize) if value.dtype.kind == "f" else None
     if bits is None or keep.dtype != np.bool_ or value.size < _BITS_FROM:
         return np.where(keep, value, 0).astype(value.dtype, copy=False)

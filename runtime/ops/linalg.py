@@ -113,6 +113,13 @@ def _check_mm_shapes(a: Any, b: Any) -> None:
 
 
 def mm_kernel(a: Any, b: Any) -> Any:
+    if (
+        type(a) is type(b) is np.ndarray
+        and a.ndim == 2 == b.ndim
+        and a.dtype == b.dtype
+        and a.shape[1] == b.shape[0]
+    ):
+        return np.matmul(a, b)  # the checks below pass: no call of ours
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:

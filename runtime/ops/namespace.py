@@ -37,6 +37,15 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 
 
+def static(function: Any) -> Any:
+    """Mark a kernel helper that is a function of its arguments alone (shapes,
+    dims and other numbers, no arrays, no state): yg.compile calls it once at
+    trace time where every argument is a literal, and writes its result in
+    place of the call (runtime/compile/codegen.py)."""
+    function.static = True
+    return function
+
+
 def array_namespace(x: Any, *others: Any) -> Any:
     """`TENSOR_NAMESPACE` if any value is a Tensor, else `NUMPY_NAMESPACE`.
 

@@ -19,6 +19,7 @@ from yamlgrad.runtime.autograd.input_metadata import sum_to
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     register_numpy_kernels,
+    static,
     take_along_axis,
 )
 from yamlgrad.runtime.errors import scalar_type_name as _st
@@ -30,6 +31,7 @@ from yamlgrad.runtime.ops.common import (
     _constant_like,
     _data,
     _dim,
+    _distinct,
     _wrap_dim,
     _zero_outside,
     _zeros,
@@ -131,6 +133,7 @@ def mean_reduce(
     return value.astype(np.float16) if half else value
 
 
+@static
 def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:
     """The `axis=` for a reduction: PyTorch reduces every dim for None and for [].
 
@@ -247,6 +250,7 @@ def min_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     return _arg_reduce(x, dim, keepdim, np.argmin)
 
 
+@static
 def wrap_dims(
     dim: int | tuple[int, ...] | None, ndim: int
 ) -> int | tuple[int, ...] | None:
@@ -483,18 +487,18 @@ def argmin(x: Any, dim: int | None, keepdim: bool) -> Any:
 def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     """max()/min() of everything (dim None), or amax/amin over `dim` (every dim
     for []), with PyTorch's checks of a reduction without an identity."""
+    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
+    if type(x) is np.ndarray and dim is not None and len(dim) == 1:
+        # One dim of an ndarray, in range and not empty: PyTorch's checks pass,
+        # and nothing but the ufunc's reduce is called.
+        d = dim[0]
+        if type(d) is int and -x.ndim <= d < x.ndim and x.shape[d]:
+            return fn(x, axis=d, keepdims=keepdim)
     full = dim is None or len(dim) == 0
     _no_identity(op, x, None if full else dim, False, False)  # dims in range
     ndim = x.ndim if hasattr(x, "ndim") else np.ndim(x)
     if not full and len(dim) > 1:
-        seen = set()
-        for d in dim:
-            w = d % max(ndim, 1)
-            if w in seen:
-                raise RuntimeError(
-                    f"dim {w} appears multiple times in the list of dims"
-                )
-            seen.add(w)
+        _distinct([d % max(ndim, 1) for d in dim])
     xp = _foreign_namespace(x)
     if xp is not None:
         fn = xp.max if op in ("max", "amax") else xp.min
@@ -502,7 +506,6 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
         return fn(x, axis=axis, keepdims=keepdim and dim is not None)
     # The ufunc's own reduce: np.amax's Python wrapper costs as much again
     # on small arrays.
-    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
     if dim is None:
         return fn(x, axis=None)
     return fn(x, axis=reduce_dims(dim, ndim), keepdims=keepdim)

@@ -17,9 +17,10 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     register_numpy_kernels,
+    static,
     reshaped,
 )
-from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
+from yamlgrad.runtime.ops.common import _dense, _dim, _distinct, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
 from yamlgrad.runtime.ops.writes import along as _along
 from yamlgrad.runtime.ops.writes import padded, placed
@@ -92,6 +93,7 @@ def c_order(result: Any) -> Any:
     return result
 
 
+@static
 def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ...]:
     """`expand`'s target: -1 keeps the input's size; new leading dims are allowed."""
     lead = len(size) - len(shape)
@@ -619,11 +621,7 @@ def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:
     """`flip`: reversed along `dims` (wrapped, distinct; a 0-d tensor takes 0)."""
     ndim = np.ndim(x)
     wrapped = tuple(_dim(d, ndim, "flip") for d in dims)
-    seen = set()
-    for d in wrapped:
-        if d in seen:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.add(d)
+    _distinct(wrapped)
     if type(x) is not np.ndarray and backend.is_foreign(x):
         return _flip_view(x, wrapped)
     if ndim == 0:
