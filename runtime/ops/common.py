@@ -47,11 +47,21 @@ def _dim(dim: int, ndim: int, op: str) -> int:
 
 def _distinct(dims: Any) -> None:
     """PyTorch's error for a dim given twice in a list of wrapped dims."""
-    seen = set()
+    _dim_list(dims, None, "")
+
+
+def _dim_list(dims: Any, ndim: int | None, op: str) -> list[int]:
+    """PyTorch's dim_list_to_bitset: each dim wrapped into `ndim` dims (`op`
+    names the op in the error for one out of range; None: wrapped already),
+    in order, and the error for one given twice at the first repeat."""
+    wrapped: list[int] = []
     for d in dims:
-        if d in seen:
+        if ndim is not None:
+            d = _dim(d, ndim, op)
+        if d in wrapped:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.add(d)
+        wrapped.append(d)
+    return wrapped
 
 
 def _size_at(x: Any, d: int) -> int:

@@ -15,7 +15,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.errors import type_meta_name
-from yamlgrad.runtime.ops.common import _dim, _size_at
+from yamlgrad.runtime.ops.common import _dim, _dim_list, _size_at
 from yamlgrad.runtime.ops.linalg import matmul_by_rank
 from yamlgrad.runtime.ops.shapes import element_strides, view_shape, viewable
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
@@ -120,13 +120,7 @@ def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) ->
 
 def _dim_set(dims: tuple[int, ...], ndim: int) -> list[int]:
     """dim_list_to_bitset: the dims wrapped, each at most once."""
-    wrapped: list[int] = []
-    for d in dims:
-        d = _dim(d, ndim, "tensordot")  # a 0-d operand failed in _size_at
-        if d in wrapped:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        wrapped.append(d)
-    return wrapped
+    return _dim_list(dims, ndim, "tensordot")  # a 0-d operand failed in _size_at
 
 
 def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]:

@@ -20,7 +20,13 @@ from yamlgrad.runtime.ops.namespace import (
     static,
     reshaped,
 )
-from yamlgrad.runtime.ops.common import _dense, _dim, _distinct, _wrap_dim
+from yamlgrad.runtime.ops.common import (
+    _dense,
+    _dim,
+    _dim_list,
+    _distinct,
+    _wrap_dim,
+)
 from yamlgrad.runtime.ops.elementwise import where
 from yamlgrad.runtime.ops.writes import along as _along
 from yamlgrad.runtime.ops.writes import padded, placed
@@ -444,12 +450,7 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
     if dims is None:
         return _reshaped(x, tuple(s for s in shape if s != 1))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    wrapped = set()
-    for d in dims:
-        d = _dim(d, len(shape), "squeeze")
-        if d in wrapped:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        wrapped.add(d)
+    wrapped = set(_dim_list(dims, len(shape), "squeeze"))
     return _reshaped(
         x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
     )
