@@ -8,22 +8,26 @@ derivatives.yaml) of the same entry, on operands of one small shape and dtype,
 with the same non-tensor arguments, form a group. A group large enough to pay
 (`_pays`: `MIN_GROUP` calls or more, measured) becomes one call of the same
 entry on packed operands: each member's value is a row block of one array, its
-members concatenated along dim 0. The rewritten graph is made of derivatives.yaml entries only, so the forward
+members concatenated along dim 0 (0-d members, micrograd's and PyTorch's
+tutorials' `tensor(2.0)`, are stacked: one row each, as (1,)-shaped ones). The
+rewritten graph is made of derivatives.yaml entries only, so the forward
 runs each entry's kernel and the backward its formulas, as for any graph:
 
-* `cat` packs the graph's inputs that packed groups read, once per call; its
-  backward hands each input a view of the packed gradient;
+* `cat` (`stack` for 0-d values) packs the graph's inputs that packed groups
+  read, once per call; its backward hands each input a view of the packed
+  gradient;
 * an operand is the packed value of an earlier group itself, a `slice` of it
   (rows in an arithmetic progression: contiguous or strided, a view), a `cat` of
   unpacked values, or an `index_select` on the `cat` of the packed values it
   reads (precomputed indices; its backward sums the gradients of a value read
-  several times);
+  several times; unpacked 0-d values join them as one `stack`);
 * a Python number given for a tensor operand that differs between members
   becomes a constant vector, one entry per row, in the operands' dtype;
 * a member that an unpacked call, an output or a write-back reads is taken out
-  of its packed value again (`split`, or `slice` for one member).
+  of its packed value again (`split`, or `slice` for one member; `unbind`, or
+  `select` for one, of 0-d members).
 
-Values that are not small (more than `MAX_ELEMENTS` elements), 0-d, or read by
+Values that are not small (more than `MAX_ELEMENTS` elements), or read by
 calls that do not pack are left alone: a graph of big arrays is unchanged.
 Replay (double backward) runs the rewritten graph's calls as eager ops.
 """
@@ -155,7 +159,7 @@ def _packable(call: Call) -> bool:
     if call.detach or call.info.inplace or call.info.output_kind != "single":
         return False
     out = call.outputs[0]
-    if out is None or not out.shape or math.prod(out.shape) > MAX_ELEMENTS:
+    if out is None or math.prod(out.shape) > MAX_ELEMENTS:
         return False
     if call.info.batch_rule != "elementwise":
         return False
@@ -295,7 +299,7 @@ def _emit_group(rewrite: _Rewrite, group: list[Call], level: int) -> None:
         else:
             args[name] = arg
     members = [c.outputs[0] for c in group]
-    example = np.concatenate([m.example for m in members])
+    example = _joined([m.example for m in members])
     base = f"packed_{members[0].name}"
     out = rewrite.value(base, example, any(m.requires_grad for m in members))
     where = f"level {level}, {_listed(members)}; first at {first.where}"
@@ -320,9 +324,9 @@ def _scalars(rewrite: _Rewrite, group: list[Call], name: str) -> Value:
     """The numbers the members give for a tensor operand, one per row."""
     out = group[0].outputs[0]
     dtype = next(v.dtype for v in _values(group[0].args))
-    rows = out.shape[0]
-    numbers = np.repeat(np.array([c.args[name].value for c in group], dtype), rows)
-    example = numbers.reshape((-1,) + (1,) * (len(out.shape) - 1))
+    numbers = np.array([c.args[name].value for c in group], dtype)
+    numbers = np.repeat(numbers, _rows(out))
+    example = numbers.reshape((-1,) + (1,) * max(len(out.shape) - 1, 0))
     example.flags.writeable = False
     value = Value(
         rewrite.fresh(f"{name}_numbers"), CONSTANT, example.shape, dtype, False
@@ -336,7 +340,7 @@ def _gather(rewrite: _Rewrite, members: list[Value], what: str) -> Value:
     """One packed operand: the members' rows, in order (see the module docstring)."""
     places = [rewrite.where.get(m, (m, 0)) for m in members]
     sources = list(dict.fromkeys(p for p, _ in places))
-    rows = members[0].shape[0]
+    rows = _rows(members[0])
     if len(sources) == 1:
         source = sources[0]
         blocks = [i for _, i in places]
@@ -353,6 +357,9 @@ def _gather(rewrite: _Rewrite, members: list[Value], what: str) -> Value:
                 return _slice(rewrite, source, start, end, step, what)
     if all(p is m and i == 0 for m, (p, i) in zip(members, places)):
         return _cat(rewrite, members, f"{what}_packed", f"{what} packed")
+    if not members[0].shape:  # the 0-d members read as themselves, as one row each
+        places = _stacked(rewrite, members, places, what)
+        sources = list(dict.fromkeys(p for p, _ in places))
     buffer = sources[0]
     if len(sources) > 1:
         buffer = _cat(rewrite, sources, f"{what}_sources", f"{what}'s sources")
@@ -387,7 +394,7 @@ def _partition(rewrite: _Rewrite, packed: Value) -> dict[tuple[int, ...], Value]
     size, count = len(blocks[0]), len(blocks)
     if count < 2 or any(len(b) != size for b in blocks):
         return None
-    rows = members[0].shape[0]
+    rows = _rows(members[0])
     if sorted(blocks) == [
         tuple(range(b * size, b * size + size)) for b in range(count)
     ]:
@@ -441,14 +448,8 @@ def _unpack(rewrite: _Rewrite, packed: Value, members: list[Value]) -> None:
     wanted = [i for i, m in enumerate(members) if m in rewrite.unpacked]
     if not wanted:
         return
-    rows = members[0].shape[0]
     if len(wanted) == 1:
-        i = wanted[0]
-        args = {"self": packed, "dim": Const(0), "start": Const(i * rows)}
-        args.update(end=Const((i + 1) * rows), step=Const(1))
-        _append(
-            rewrite, "slice_Tensor", args, [members[i]], f"{members[i].name} unpacked"
-        )
+        _member(rewrite, packed, wanted[0], members[wanted[0]])
         return
     outputs = [
         (
@@ -458,18 +459,54 @@ def _unpack(rewrite: _Rewrite, packed: Value, members: list[Value]) -> None:
         )
         for m in members
     ]
-    args = {"self": packed, "split_size": Const(rows), "dim": Const(0)}
-    _append(rewrite, "split_Tensor", args, outputs, f"{len(wanted)} members unpacked")
+    what = f"{len(wanted)} members unpacked"
+    if not members[0].shape:
+        _append(rewrite, "unbind_int", {"self": packed, "dim": Const(0)}, outputs, what)
+        return
+    args = {"self": packed, "split_size": Const(members[0].shape[0]), "dim": Const(0)}
+    _append(rewrite, "split_Tensor", args, outputs, what)
+
+
+def _member(rewrite: _Rewrite, packed: Value, i: int, member: Value) -> None:
+    """Member `i` of `packed` as `member`: its rows (`slice`), or its element
+    (`select`) for a 0-d member."""
+    what = f"{member.name} unpacked"
+    if not member.shape:
+        args = {"self": packed, "dim": Const(0), "index": Const(i)}
+        _append(rewrite, "select_int", args, [member], what)
+        return
+    rows = member.shape[0]
+    args = {"self": packed, "dim": Const(0), "start": Const(i * rows)}
+    args.update(end=Const((i + 1) * rows), step=Const(1))
+    _append(rewrite, "slice_Tensor", args, [member], what)
 
 
 # -- the calls a rewrite adds ---------------------------------------------------------
 
 
 def _cat(rewrite: _Rewrite, values: list[Value], base: str, what: str) -> Value:
-    example = np.concatenate([v.example for v in values])
+    """The values joined along dim 0: a `cat`, or a `stack` of 0-d values."""
+    example = _joined([v.example for v in values])
     out = rewrite.value(base, example, any(v.requires_grad for v in values))
-    _append(rewrite, "cat", {"tensors": list(values), "dim": Const(0)}, [out], what)
+    entry = "cat" if values[0].shape else "stack"
+    _append(rewrite, entry, {"tensors": list(values), "dim": Const(0)}, [out], what)
     return out
+
+
+def _stacked(
+    rewrite: _Rewrite,
+    members: list[Value],
+    places: list[tuple[Value, int]],
+    what: str,
+) -> list[tuple[Value, int]]:
+    """`places` with the 0-d values read as themselves moved into one `stack` of
+    them (a packed value is 1-d: they join it as rows)."""
+    loose = list(dict.fromkeys(p for p, _ in places if not p.shape))
+    if not loose:
+        return places
+    stacked = _cat(rewrite, loose, f"{what}_loose", f"{what}'s unpacked values")
+    row = {v: i for i, v in enumerate(loose)}
+    return [(stacked, row[p]) if p in row else (p, i) for p, i in places]
 
 
 def _slice(
@@ -510,6 +547,18 @@ def _append(
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+
+def _rows(value: Value) -> int:
+    """The rows one member takes in a packed value (a 0-d member takes one)."""
+    return value.shape[0] if value.shape else 1
+
+
+def _joined(examples: list[np.ndarray]) -> np.ndarray:
+    """Examples joined along dim 0, as `_cat` joins their values."""
+    if examples[0].shape:
+        return np.concatenate(examples)
+    return np.stack(examples)
 
 
 def _values(args: Any) -> Iterator[Value]:

@@ -750,8 +750,11 @@ def cat_tensors_backward(
 def stack_tensors_backward(
     grad: Any, dim: int, sizes: list[tuple[int, ...]]
 ) -> list[Any]:
-    """Unbind the gradient of `stack` into one piece per input."""
+    """Unbind the gradient of `stack` into one piece per input (along dim 0 of
+    an ndarray: views by plain indexing, not a checked select each)."""
     dim = _wrap_dim(dim, len(grad.shape))
+    if type(grad) is np.ndarray and dim == 0:
+        return [grad[i, ...] for i in range(len(sizes))]
     return [select_of(grad, dim, i) for i in range(len(sizes))]
 
 
