@@ -103,7 +103,7 @@ def _run(fn: Graph, leaves: list[yg.Tensor]) -> tuple[np.ndarray, list]:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("shape", [(1,), (3,)])
+@pytest.mark.parametrize("shape", [(1,), (3,), ()])
 def test_packed_unpacked_and_eager_agree_on_random_graphs(
     seed: int, shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,6 +131,7 @@ def _same(grads: list, want_grads: list) -> None:
     for got, want in zip(grads, want_grads, strict=True):
         assert (got is None) == (want is None)
         if want is not None:
+            assert (got.shape, got.dtype) == (want.shape, want.dtype)
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
@@ -150,18 +151,29 @@ def _scalar_mlp(*flat: yg.Tensor) -> yg.Tensor:
     return (out - 0.5) * (out - 0.5)
 
 
-def test_the_groups_and_their_calls_are_named_in_the_source() -> None:
+# 0-d values (`tensor(2.0)`) pack as one row each, like (1,)-shaped ones.
+SCALARS = pytest.mark.parametrize("shape", [(1,), ()])
+
+
+@SCALARS
+def test_the_groups_and_their_calls_are_named_in_the_source(
+    shape: tuple[int, ...],
+) -> None:
     step = yg.compile(_scalar_mlp)
-    step(*_leaves(29, (1,), 0))
+    step(*_leaves(29, shape, 0))
     code = step.code
-    assert "packed_inputs = " in code  # the inputs, one cat
+    assert "packed_inputs = " in code  # the inputs, one cat (stack of 0-d ones)
+    assert ("np.stack([" in code) == (shape == ())
     assert "24 calls packed: mul, mul_1" in code  # w * x and b * 0.9 of the first layer
     assert "other_numbers" in code  # the xs, one constant vector
     assert "packed_inputs" in step.explain()
 
 
-def test_double_backward_through_a_packed_node_replays_eagerly() -> None:
-    leaves = _leaves(29, (1,), 1)
+@SCALARS
+def test_double_backward_through_a_packed_node_replays_eagerly(
+    shape: tuple[int, ...],
+) -> None:
+    leaves = _leaves(29, shape, 1)
     step = yg.compile(_scalar_mlp)
     assert "packed" in (step(*leaves), step.code)[1]
 
@@ -173,10 +185,14 @@ def test_double_backward_through_a_packed_node_replays_eagerly() -> None:
         return [t.grad.numpy().copy() for t in leaves]
 
     for got, want in zip(second(step), second(_scalar_mlp)):
+        assert got.shape == want.shape == shape
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_in_place_on_an_input_is_written_back_around_packed_groups() -> None:
+@SCALARS
+def test_in_place_on_an_input_is_written_back_around_packed_groups(
+    shape: tuple[int, ...],
+) -> None:
     def fn(counter: yg.Tensor, *xs: yg.Tensor) -> yg.Tensor:
         counter.add_(1.0)
         total = xs[0]
@@ -184,18 +200,18 @@ def test_in_place_on_an_input_is_written_back_around_packed_groups() -> None:
             total = total + x.tanh()
         return total
 
-    counter = yg.zeros(1, dtype=yg.float64)
-    xs = _leaves(6, (1,), 2)
+    counter = yg.zeros(shape, dtype=yg.float64)
+    xs = _leaves(6, shape, 2)
     step = yg.compile(fn)
     got, grads = _run(lambda *a: step(counter, *a), xs)
     assert "packed" in step.code
-    assert counter.numpy()[0] == 1.0
-    want, want_grads = _run(lambda *a: fn(yg.zeros(1, dtype=yg.float64), *a), xs)
+    assert counter.item() == 1.0
+    zero = yg.zeros(shape, dtype=yg.float64)
+    want, want_grads = _run(lambda *a: fn(zero, *a), xs)
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    for g, w in zip(grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-12)
+    _same(grads, want_grads)
     step(counter, *xs)
-    assert counter.numpy()[0] == 2.0
+    assert counter.item() == 2.0 and counter.shape == shape
 
 
 def test_a_new_shape_retraces_and_each_graph_is_packed_for_its_own() -> None:
@@ -210,8 +226,11 @@ def test_a_new_shape_retraces_and_each_graph_is_packed_for_its_own() -> None:
     assert sum(len(g) for g in step.graphs.values()) == 2
 
 
-def test_hooks_and_retain_grad_see_each_leafs_own_gradient() -> None:
-    leaves = _leaves(29, (1,), 4)
+@SCALARS
+def test_hooks_and_retain_grad_see_each_leafs_own_gradient(
+    shape: tuple[int, ...],
+) -> None:
+    leaves = _leaves(29, shape, 4)
     seen = {}
 
     def hook(grad: yg.Tensor) -> None:
@@ -222,11 +241,13 @@ def test_hooks_and_retain_grad_see_each_leafs_own_gradient() -> None:
     out = step(*leaves)
     out.retain_grad()
     out.backward()
-    assert out.grad.numpy()[0] == 1.0
-    want = _leaves(29, (1,), 4)
+    assert out.grad.item() == 1.0 and out.grad.shape == shape
+    want = _leaves(29, shape, 4)
     _scalar_mlp(*want).backward()
+    assert seen["w"].shape == shape
     np.testing.assert_allclose(seen["w"], want[0].grad.numpy(), rtol=1e-12)
     for got, w in zip(leaves, want):
+        assert (got.grad.shape, got.grad.dtype) == (shape, yg.float64)
         np.testing.assert_allclose(got.grad.numpy(), w.grad.numpy(), rtol=1e-12)
     # A leaf's .grad is its own: changing one leaves the others as they were.
     leaves[1].grad.zero_()
@@ -246,3 +267,47 @@ def test_graphs_of_big_arrays_and_small_groups_are_left_alone() -> None:
     enough = yg.compile(fn)
     enough(*_leaves(packing.MIN_GROUP + 1, (1,), 5))
     assert "packed" in enough.code
+
+
+def _mixed(*xs: yg.Tensor) -> yg.Tensor:
+    """0-d values with a Python number per value, values read several times, and
+    an operand whose members are partly packed and partly a value alone."""
+    scaled = [x * (0.5 + i / 7) for i, x in enumerate(xs[1:])]
+    alone = xs[0].exp()  # one call of its level: not packed
+    operand = [alone if i == 2 else scaled[(i + 1) % len(scaled)] for i in range(6)]
+    summed = [s + o for s, o in zip(scaled, operand)]
+    later = [2 - (s * s + 1).log() for s in summed]
+    return sum(later[1:], later[0]) + scaled[3] * alone
+
+
+def test_0d_values_mixed_with_numbers_and_loose_values_agree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    leaves = _leaves(7, (), 6)
+    want_value, want_grads = _run(_mixed, leaves)
+    step = yg.compile(_mixed)
+    got_value, got_grads = _run(step, leaves)
+    code = step.code
+    assert "other_numbers" in code  # the numbers, one constant vector
+    assert "other_loose = " in code  # the value alone, joined to the packed ones
+    assert "select_kernel(" in code  # scaled[3] read alone
+    monkeypatch.setattr(packing, "MIN_GROUP", 10**9)
+    plain_value, plain_grads = _run(yg.compile(_mixed), leaves)
+    for value, grads in [(got_value, got_grads), (plain_value, plain_grads)]:
+        assert value.shape == ()
+        np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
+        _same(grads, want_grads)
+
+
+def test_0d_leaves_get_views_of_one_packed_gradient() -> None:
+    """Each 0-d leaf's .grad is a 0-d view of the packed gradient, not a copy;
+    and still its own (writing one leaves the others as they were)."""
+    leaves = _leaves(29, (), 7)
+    step = yg.compile(_scalar_mlp)
+    step(*leaves).backward()
+    grads = [t.grad.numpy() for t in leaves[:24]]  # w1 and b1: the inputs packed
+    assert all(g.shape == () and g.dtype == np.float64 for g in grads)
+    assert len({id(g.base) for g in grads}) == 1 and grads[0].base is not None
+    want = [g.copy() for g in grads]
+    leaves[1].grad.zero_()
+    np.testing.assert_allclose(leaves[2].grad.numpy(), want[1 + 1])
