@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -570,7 +570,7 @@ def large_elementwise(size: int) -> Workload:
     )
 
 
-# --- workload 6: a micrograd-style MLP on size-1 arrays -----------------------------
+# --- workload 6: a micrograd-style MLP on size-1 arrays, and on 0-d ones ------------
 
 
 @dataclass(frozen=True)
@@ -594,6 +594,14 @@ class ScalarMlp:
         w2 = rng.uniform(-1, 1, n_hidden).tolist()
         b2 = float(rng.uniform(-1, 1))
         return cls(xs, w1, b1, w2, b2)
+
+    def boxed(self) -> ScalarMlp:
+        """The same net with each parameter a one-element list, which the
+        frameworks make their size-1 values of (the floats make 0-d ones)."""
+        w1 = [[[w] for w in row] for row in self.w1]
+        w2 = [[w] for w in self.w2]
+        b1 = [[b] for b in self.b1]
+        return replace(self, w1=w1, b1=b1, w2=w2, b2=[self.b2])  # type: ignore
 
     def forward(
         self, make: Callable[[float], Any], relu: Callable[[Any], Any]
@@ -645,12 +653,15 @@ class ScalarMlp:
         return tuple(flat)
 
 
-def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
-    """A 20-16-1 MLP where every weight is its own size-1 array (micrograd's style)."""
-    net = ScalarMlp.make(n_in, n_hidden)
+def scalar_mlp(n_in: int, n_hidden: int, zero_d: bool = False) -> Workload:
+    """A 20-16-1 MLP where every weight is its own size-1 array (micrograd's
+    style), or its own 0-d one (`torch.tensor(2.0)`, PyTorch's tutorials'); the
+    numpy floor runs on size-1 arrays for both."""
+    floor = ScalarMlp.make(n_in, n_hidden)
+    net = floor if zero_d else floor.boxed()
 
     def ours() -> Gradients:
-        make = lambda v: yg.tensor([v], dtype=yg.float64, requires_grad=True)  # noqa
+        make = lambda v: yg.tensor(v, dtype=yg.float64, requires_grad=True)  # noqa
         loss, flat = net.forward(make, yg.relu)
         loss.backward()
         return tuple(p.grad.numpy() for p in flat)
@@ -663,12 +674,12 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
     values = [w for row in net.w1 for w in row] + net.b1 + net.w2 + [net.b2]
 
     def compiled() -> Gradients:
-        flat = [yg.tensor([v], dtype=yg.float64, requires_grad=True) for v in values]
+        flat = [yg.tensor(v, dtype=yg.float64, requires_grad=True) for v in values]
         step(*flat).backward()
         return tuple(p.grad.numpy() for p in flat)
 
     runners: dict[str, Runner] = {
-        "numpy": net.floor,
+        "numpy": floor.floor,
         "yamlgrad": ours,
         COMPILED: Compiled(compiled, step),
     }
@@ -676,7 +687,7 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
 
         def with_torch() -> Gradients:
             make = lambda v: torch.tensor(  # noqa: E731
-                [v], dtype=torch.float64, requires_grad=True
+                v, dtype=torch.float64, requires_grad=True
             )
             loss, flat = net.forward(make, torch.relu)
             loss.backward()
@@ -686,13 +697,14 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
     if micrograd_engine is not None:
 
         def with_micrograd() -> Gradients:
-            loss, flat = net.forward(micrograd_engine.Value, lambda v: v.relu())
+            loss, flat = floor.forward(micrograd_engine.Value, lambda v: v.relu())
             loss.backward()
             return tuple(p.grad for p in flat)
 
         runners["micrograd"] = with_micrograd
+    kind = "0-d" if zero_d else "size-1"
     return Workload(
-        f"6. micrograd-style MLP {n_in}-{n_hidden}-1 on size-1 arrays",
+        f"6. micrograd-style MLP {n_in}-{n_hidden}-1 on {kind} arrays",
         runners,
         Target(1.0, "torch"),
         compiled_target=Target(0.2, "torch"),
@@ -1137,7 +1149,8 @@ def timed_workloads(number: int, smoke: bool) -> list[Workload]:
     if number == 4:
         return [chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch"))]
     if number == 6:
-        return [scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16)]
+        sizes = (3, 2) if smoke else (20, 16)
+        return [scalar_mlp(*sizes, zero_d) for zero_d in (False, True)]
     if number == 7:
         return [cnn(2, 8, 2) if smoke else cnn(32, 28, 8)]
     return []
