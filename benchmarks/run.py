@@ -1173,10 +1173,13 @@ def measured(
             yield measure(workload, repeats, calls)
 
 
-def report(rows: list[Row], repeats: int, calls: int | None) -> str:
+def report(rows: list[Row], repeats: int, calls: int | None, cpu_time: bool) -> str:
     """benchmarks/results.md: the machine, the command and the table."""
-    command = f"`python benchmarks/run.py --repeats {repeats}" + (
-        f" --calls {calls}`" if calls else "`"
+    command = (
+        f"`python benchmarks/run.py --repeats {repeats}"
+        + (f" --calls {calls}" if calls else "")
+        + (" --cpu-time" if cpu_time else "")
+        + "`"
     )
     table = HEADER + [row.line() for row in rows]
     return "\n".join(
@@ -1255,7 +1258,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(row.line(), flush=True)
             rows += batch
     if not smoke and not only:
-        args.out.write_text(report(rows, args.repeats, args.calls), encoding="utf-8")
+        text = report(rows, args.repeats, args.calls, args.cpu_time)
+        args.out.write_text(text, encoding="utf-8")
     if args.json is not None:
         write_json(args.json, rows, sys.argv[1:] if argv is None else argv)
     return 0
