@@ -23,7 +23,6 @@ import numpy as np
 
 from yamlgrad.runtime import backend, devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.errors import ERR_REQUIRES_GRAD_DTYPE
 from yamlgrad.runtime.generator import Generator, default_generator
 from yamlgrad.runtime.wrappers.randomness import (
     different_batch,
@@ -117,10 +116,8 @@ def _leaf(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
     PyTorch's error); requires_grad refuses integer dtypes (Tensor's)."""
     devices.usable(device)
     out = Tensor._make(array)
-    if requires_grad:  # Tensor.requires_grad's check, for a leaf
-        if backend.dtype_kind(array.dtype) not in "fc":
-            raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
-        out._requires_grad = True
+    if requires_grad:
+        out.requires_grad = True
     return out
 
 
