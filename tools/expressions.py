@@ -249,6 +249,7 @@ NUMPY_DENIED = frozenset(
     {"load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt"}
     | {"fromfile", "fromregex", "frombuffer", "memmap", "tofile", "fromstring"}
     | {"lib", "ctypeslib", "testing", "f2py", "distutils", "rec", "char", "core"}
+    | {"random", "fft", "ma", "polynomial", "strings", "typing"}
     | {"set_printoptions", "seterr", "setbufsize", "seterrcall", "show_config"}
     | {"info", "source", "who", "get_include", "DataSource", "frompyfunc"}
     | {"vectorize", "apply_along_axis", "apply_over_axes", "piecewise", "exec"}
