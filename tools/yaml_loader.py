@@ -39,15 +39,11 @@ class YamlList(list):
     lines: list[int]
 
 
-class _LineLoader(yaml.SafeLoader):
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.MarkedYAMLError(None, None, _ALIAS_MESSAGE, event.start_mark)
-        return super().compose_node(parent, index)
+class _Lines:
+    """The constructors of both loaders: a line for every value, ASCII values only."""
 
     def construct_scalar(self, node: Any) -> Any:
-        value = super().construct_scalar(node)
+        value = super().construct_scalar(node)  # type: ignore[misc]
         # Every value may end up in generated code or its docstrings; none needs
         # more than ASCII, and a look-alike letter (Cyrillic 'а', a zero-width
         # space, a full-width 'ｓ' that Python normalizes to 's') must not pass.
@@ -62,28 +58,70 @@ class _LineLoader(yaml.SafeLoader):
         result.line = node.start_mark.line + 1
         result.lines = {}
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
+            key = self.construct_object(key_node, deep=True)  # type: ignore[attr-defined]
             if not isinstance(key, str):
                 key = str(key)
             if key in result:
                 raise yaml.MarkedYAMLError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
-            result[key] = self.construct_object(value_node, deep=True)
+            result[key] = self.construct_object(value_node, deep=True)  # type: ignore[attr-defined]
             result.lines[key] = value_node.start_mark.line + 1
         return result
 
     def construct_sequence(self, node: Any, deep: bool = False) -> YamlList:
         result = YamlList(
-            self.construct_object(child, deep=True) for child in node.value
+            self.construct_object(child, deep=True)  # type: ignore[attr-defined]
+            for child in node.value
         )
         result.line = node.start_mark.line + 1
         result.lines = [child.start_mark.line + 1 for child in node.value]
         return result
 
 
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_mapping)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_sequence)
+class _LineLoader(_Lines, yaml.SafeLoader):
+    """PyYAML's own parser: it refuses an alias where it stands, and its errors
+    are the ones load_yaml reports."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.MarkedYAMLError(None, None, _ALIAS_MESSAGE, event.start_mark)
+        return super().compose_node(parent, index)
+
+
+class _Refused(Exception):
+    """The fast loader met what the Python one must report."""
+
+
+# libyaml's parser, where PyYAML has it: nine tenths of the loading time. It
+# loads a good file to the same values; for anything it cannot load, or an
+# alias (a node reached a second time), load_yaml reads the file again with
+# _LineLoader, whose message and line are the ones reported.
+_FastLineLoader: type | None = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _FastLineLoader(_Lines, yaml.CSafeLoader):  # type: ignore[no-redef]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if node in self.constructed_objects:
+                raise _Refused
+            return super().construct_object(node, deep)
+
+
+for _loader in (_LineLoader, _FastLineLoader):
+    if _loader is not None:
+        _loader.add_constructor("tag:yaml.org,2002:map", _Lines.construct_mapping)
+        _loader.add_constructor("tag:yaml.org,2002:seq", _Lines.construct_sequence)
+
+
+def _parse(text: str) -> Any:
+    """The file's values, through libyaml when it loads them, else PyYAML."""
+    if _FastLineLoader is not None:
+        try:
+            return yaml.load(text, Loader=_FastLineLoader)  # noqa: S506 - safe
+        except Exception:  # noqa: BLE001 - reported by the Python parser below
+            pass
+    return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def load_yaml(path: Path, display: str) -> YamlList:
@@ -103,7 +141,7 @@ def load_yaml(path: Path, display: str) -> YamlList:
             message = f"bidirectional control character U+{ord(ch):04X}"
             raise GenError(Location(display, number), "(yaml)", message)
     try:
-        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        data = _parse(text)
     except yaml.MarkedYAMLError as e:
         lines = text.splitlines()
         mark = e.problem_mark or e.context_mark
