@@ -45,6 +45,9 @@ __all__ = [
     "CompiledFunction",
     "CompiledFunctionBackward",
     "TraceError",
+    "InvalidBackend",
+    "BACKENDS",
+    "MODES",
     "cache_size_limit",
 ]
 
@@ -118,10 +121,19 @@ class CompiledFunction:
     """A function with its compiled graphs (see the module docstring)."""
 
     def __init__(
-        self, fn: Callable[..., Any], fallback: bool, format_source: bool
+        self,
+        fn: Callable[..., Any],
+        fallback: bool,
+        format_source: bool,
+        state: Callable[[], Any] | None = None,
     ) -> None:
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__qualname__"):  # a callable object (a partial)
+            self.__qualname__ = type(fn).__qualname__
         self.fn = fn
+        # What else the traced code depends on, in the cache key: a compiled
+        # module's training flags (dropout and batch norm trace differently).
+        self.state = state
         self.fallback = fallback
         self.format_source = format_source
         self.graphs: dict[tuple[Any, ...], list[CompiledGraph] | str] = {}
@@ -138,6 +150,8 @@ class CompiledFunction:
         if tracing.active and tracing.is_recording():
             return self.fn(*args, **kwargs)  # inside another trace: traced inline
         key, tensors = _signature(args, kwargs)
+        if self.state is not None:
+            key += (self.state(),)
         found = self._guarded(key, tensors)
         if found is not None:
             return _build(found[0].out_spec, found[0].run(found[1]))
@@ -148,7 +162,10 @@ class CompiledFunction:
     def guard(self, *args: Any, **kwargs: Any) -> CompiledGraph | None:
         """The per-call guard check alone: the graph a call with these arguments
         would run, or None (it would trace, or run eagerly)."""
-        found = self._guarded(*_signature(args, kwargs))
+        key, tensors = _signature(args, kwargs)
+        if self.state is not None:
+            key += (self.state(),)
+        found = self._guarded(key, tensors)
         return found[0] if found is not None else None
 
     def _guarded(
@@ -249,6 +266,9 @@ class CompiledFunction:
             with no_grad():
                 result = self.fn(*traced_args, **traced_kwargs)
             out_spec = tracer.output_spec(result)
+        except BaseException:
+            tracer.restore()  # a failed trace leaves the externals as they were
+            raise
         finally:
             tracing.stop()
         del result, traced_args, traced_kwargs
@@ -337,6 +357,8 @@ def _key_difference(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     if len(old) != len(new):
         return "the number or structure of the arguments changed"
     for i, (a, b) in enumerate(zip(old, new)):
+        if a != b and isinstance(a, Training):
+            return f"the module's training mode changed ({a.mode()} -> {b.mode()})"
         if a != b:
             what = {tuple: "shape", bool: "requires_grad"}.get(type(a), "value")
             if isinstance(a, np.dtype):
@@ -373,19 +395,117 @@ def _explain_graph(graph: CompiledGraph) -> str:
     )
 
 
+class Training(tuple):
+    """The training flags of a compiled module and its submodules (in
+    `modules()` order): part of the cache key, so `eval()` traces again."""
+
+    @staticmethod
+    def of(module: Any) -> Training:
+        return Training(m.training for m in module.modules())
+
+    def mode(self) -> str:
+        return "train" if all(self) else "eval" if not any(self) else "mixed"
+
+
+class InvalidBackend(RuntimeError):
+    """A backend name PyTorch's `torch.compile` does not know (its error's name)."""
+
+
+# The modes torch.compile accepts, and the backends by name that run here: all
+# compile to the generated numpy code (yamlgrad has one compiler); the others
+# PyTorch knows need software this package does not drive.
+MODES = (
+    "default",
+    "lite",
+    "reduce-overhead",
+    "max-autotune-no-cudagraphs",
+    "max-autotune",
+)
+BACKENDS = ("inductor", "aot_eager", "eager", "cudagraphs")
+
+
 def compile(
-    fn: Callable[..., Any] | None = None,
+    model: Callable[..., Any] | None = None,
     *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: str | Callable[..., Any] = "inductor",
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    disable: bool = False,
     fallback: bool = False,
     format_source: bool = False,
 ) -> Any:
-    """Compile `fn` into one generated forward and backward per signature.
+    """Compile `model` (a function, or an `nn.Module`) into one generated forward
+    and backward per signature; PyTorch's `torch.compile`.
 
     `fallback=True`: a function that reads a traced value into Python (`.item()`,
-    `bool(t)`, ...) runs eagerly instead of raising. `format_source=True`: the
-    generated source is formatted with black. Usable as `@yg.compile` and
-    `@yg.compile(fallback=True)`.
+    `bool(t)`, ...) runs eagerly instead of raising (`fullgraph=True`, PyTorch's
+    way to ask for the raise, is the default). `format_source=True`: the
+    generated source is formatted with black. `disable=True` returns `model`
+    itself. `backend`, `mode`, `options` and `dynamic` are checked as PyTorch
+    checks them and change nothing: there is one compiler, and it specializes
+    on every shape (a new shape traces again, up to `cache_size_limit`). An
+    `nn.Module` comes back as an `OptimizedModule` holding it as `_orig_mod`.
+    Usable as `@yg.compile` and `@yg.compile(fallback=True)`.
     """
-    if fn is None:
-        return lambda f: CompiledFunction(f, fallback, format_source)
-    return CompiledFunction(fn, fallback, format_source)
+    _check_options(fullgraph, backend, mode, options, fallback)
+    if model is None:
+        return lambda f: compile(
+            f,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+            fallback=fallback,
+            format_source=format_source,
+        )
+    if not callable(model):
+        raise AssertionError(
+            f"A callable function is expected, but {type(model)} is provided."
+        )
+    if disable:
+        return model
+    as_compiled = getattr(model, "_as_compiled", None)  # an nn.Module
+    if as_compiled is not None:
+        # (A partial, not a lambda: a deep copy of the module gets its own.)
+        state = functools.partial(Training.of, model)
+        calls = CompiledFunction(model._call_impl, fallback, format_source, state)
+        return as_compiled(calls)
+    return CompiledFunction(model, fallback, format_source)
+
+
+def _check_options(
+    fullgraph: bool,
+    backend: Any,
+    mode: str | None,
+    options: dict[str, Any] | None,
+    fallback: bool,
+) -> None:
+    """torch.compile's checks of its options, with its messages."""
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified "
+            "at the same time."
+        )
+    if mode is not None and mode not in MODES:
+        raise RuntimeError(
+            f"Unrecognized mode={mode}, should be one of: {', '.join(MODES)}"
+        )
+    if callable(backend):
+        raise NotImplementedError(
+            "yamlgrad.compile: a backend given as a function is not supported; "
+            f"yamlgrad compiles to its own generated code (backend={BACKENDS[0]!r})"
+        )
+    if backend not in BACKENDS:
+        raise InvalidBackend(
+            f"Invalid backend: {backend!r}, see "
+            "`yamlgrad.runtime.compile.BACKENDS` for available backends."
+        )
+    if fullgraph and fallback:
+        raise ValueError(
+            "yamlgrad.compile: fullgraph=True asks for an error where the graph "
+            "would break, fallback=True for eager execution there; give one"
+        )

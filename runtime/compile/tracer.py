@@ -234,6 +234,12 @@ class Tracer:
     def external(self, tensor: Tensor) -> Value:
         requires_grad = self.grad_enabled and tensor._requires_grad
         name = self.external_names.get(id(tensor), "closure")
+        if not requires_grad:
+            # The trace runs the ops on it, and one may change it in place: an
+            # in-place op, or a kernel that updates an argument (batch norm's
+            # running statistics). finish() puts it back, so that the first
+            # call changes it once, as every later call does.
+            self.backups[id(tensor)] = (tensor, tensor._data.copy(), tensor._version)
         value = self.new_value(name, EXTERNAL, tensor._data, requires_grad)
         self.bind(tensor, value)
         self.origin[id(tensor)] = (value, tensor)
@@ -364,8 +370,6 @@ class Tracer:
             )
         if info.is_inplace_view:
             self.unsupported(f"{info.func.name} on an input")
-        if spec.kind == EXTERNAL and id(target) not in self.backups:
-            self.backups[id(target)] = (target, target._data.copy(), target._version)
 
     def unsupported(self, what: str) -> None:
         raise TraceError(
@@ -397,12 +401,17 @@ class Tracer:
             return ("dict", {k: self.output_spec(v) for k, v in result.items()})
         return ("const", result)
 
-    def finish(self) -> list[weakref.ref]:
-        """Restore the externals changed in place, find the writebacks, and sort
-        the externals from the constants; returns the externals' weak refs."""
+    def restore(self) -> None:
+        """Put back the values and versions of the externals the trace read."""
         for tensor, data, version in self.backups.values():
             np.copyto(tensor._data, data)
             tensor.version_counter.value = version
+        self.backups.clear()
+
+    def finish(self) -> list[weakref.ref]:
+        """Restore the externals changed in place, find the writebacks, and sort
+        the externals from the constants; returns the externals' weak refs."""
+        self.restore()
         # (A comprehension: a loop variable would keep the last tensor alive.)
         self.graph.writebacks = [
             (pair[0], self.by_id[key])

@@ -22,6 +22,7 @@ from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.nn.ntuple import ntuple
 from yamlgrad.runtime.nn.parameter import Parameter
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.wrappers.interposition import tracing
 
 __all__ = [
     "Identity",
@@ -545,10 +546,10 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats:
             tracked = self.num_batches_tracked
             if tracked is not None:
-                tracked._data += 1
-                tracked.version_counter.bump()
+                tracked.add_(1)  # an op: yg.compile records it, and writes it back
                 if self.momentum is None:
-                    factor = 1.0 / float(tracked._data)
+                    tracing.data_dependent("BatchNorm's momentum=None average")
+                    factor = 1.0 / float(tracked)
         use_batch = self.training or (
             self.running_mean is None and self.running_var is None
         )

@@ -17,6 +17,8 @@ attributes were assigned.
 
 from __future__ import annotations
 
+import functools
+
 import operator
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -87,6 +89,13 @@ class Module:
     # -- calling -----------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call_impl")  # set by compile()
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """A call: the forward pre-hooks, `forward`, the forward hooks."""
         for hook in tuple(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
@@ -97,6 +106,22 @@ class Module:
             if result is not None:
                 output = result
         return output
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place: `yg.compile` of its call, the
+        arguments passed as they are (PyTorch's `Module.compile`)."""
+        from yamlgrad.runtime.compile import CompiledFunction, Training, compile
+
+        compiled = compile(self._call_impl, *args, **kwargs)
+        if isinstance(compiled, CompiledFunction):  # (not with disable=True)
+            compiled.state = functools.partial(Training.of, self)
+        self.__dict__["_compiled_call_impl"] = compiled
+
+    def _as_compiled(self, calls: Any) -> Module:
+        """What `yg.compile(module)` returns, its calls made by `calls`."""
+        from yamlgrad.runtime.nn.compiled import OptimizedModule
+
+        return OptimizedModule(self, calls)
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False
