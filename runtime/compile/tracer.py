@@ -113,50 +113,11 @@ def entries() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 class TracerTensor(Tensor):
-    """A Tensor of a function being traced. Reading its value into Python raises
-    while the trace runs (the graph would depend on this one call's data)."""
+    """A Tensor of a function being traced: its `detach()` is recorded. (Reading
+    any tensor's value into Python raises while the trace runs: the graph would
+    depend on this one call's data; see Tensor's `value_reads`.)"""
 
     __slots__ = ()
-
-    def item(self) -> Any:
-        tracing.data_dependent(".item()")
-        return Tensor.item(self)
-
-    def tolist(self) -> Any:
-        tracing.data_dependent(".tolist()")
-        return Tensor.tolist(self)
-
-    def numpy(self) -> np.ndarray:
-        tracing.data_dependent(".numpy()")
-        return Tensor.numpy(self)
-
-    def __bool__(self) -> bool:
-        tracing.data_dependent("bool()")
-        return Tensor.__bool__(self)
-
-    def __float__(self) -> float:
-        tracing.data_dependent("float()")
-        return Tensor.__float__(self)
-
-    def __int__(self) -> int:
-        tracing.data_dependent("int()")
-        return Tensor.__int__(self)
-
-    def __index__(self) -> int:
-        tracing.data_dependent("use as an index")
-        return Tensor.__index__(self)
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        tracing.data_dependent("conversion to a numpy array")
-        return Tensor.__array__(self, dtype, copy)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
-        tracing.data_dependent("copy.deepcopy()")
-        return Tensor.__deepcopy__(self, memo)
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        tracing.data_dependent("copy.copy() or pickling")
-        return Tensor.__reduce_ex__(self, protocol)
 
     def detach(self) -> Tensor:
         out = Tensor.detach(self)

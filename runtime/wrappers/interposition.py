@@ -31,6 +31,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from yamlgrad.runtime.autograd.tensor import value_reads
+
 __all__ = ["interposition", "interposed", "interpose", "vmap_hook", "tracing"]
 
 
@@ -126,12 +128,15 @@ class TracingState:
         with self._lock:
             self.active += 1
             interposition.active += 1
+            value_reads[0] = self.data_dependent
 
     def stop(self) -> None:
         self._local.recorder = None
         with self._lock:
             self.active -= 1
             interposition.active -= 1
+            if not self.active:
+                value_reads[0] = None
 
     def pause(self) -> bool:
         """Stop recording this thread's calls; returns the previous state."""

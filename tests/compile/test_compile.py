@@ -171,6 +171,46 @@ def test_data_dependent_python_raises_naming_the_line(read: object) -> None:
     assert "yg.compile(fn, fallback=True)" in message
 
 
+@pytest.mark.parametrize(
+    "read", [float, bool, lambda t: t.item(), lambda t: t.tolist(), np.asarray]
+)
+def test_reading_a_tensor_from_outside_raises_and_its_value_is_not_baked(
+    read: object,
+) -> None:
+    """A buffer or a closure's tensor read into Python would be a constant of the
+    graph, stale once the tensor changes: the trace refuses, as for arguments."""
+    scale = yg.tensor([2.0])
+
+    def f(x: yg.Tensor) -> yg.Tensor:
+        return x * float(np.asarray(read(scale)).sum())
+
+    with pytest.raises(compile_module.TraceError, match=r"test_compile\.py:\d+"):
+        yg.compile(f)(_leaf(3))
+    assert read(scale) is not None  # outside a trace, reading is as before
+    compiled = yg.compile(f, fallback=True)
+    x = _leaf(3)
+    for value in (2.0, 5.0, 0.0):  # each call sees the tensor's value now
+        scale.data = yg.tensor([value])
+        want = f(x).detach().numpy()
+        np.testing.assert_allclose(compiled(x).detach().numpy(), want)
+
+
+def test_another_threads_reads_during_a_trace_are_its_own() -> None:
+    import threading
+
+    seen: list[float] = []
+    other = yg.tensor([3.0])
+
+    def f(x: yg.Tensor) -> yg.Tensor:
+        reader = threading.Thread(target=lambda: seen.append(other.item()))
+        reader.start()
+        reader.join()
+        return x * 2
+
+    yg.compile(f)(_leaf(2))
+    assert seen == [3.0]
+
+
 def test_fallback_runs_such_functions_eagerly() -> None:
     def f(x: yg.Tensor) -> yg.Tensor:
         return x * 2 if x.sum().item() > 0 else x * 3
