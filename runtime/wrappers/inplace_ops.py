@@ -62,7 +62,7 @@ def _broadcast_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError
 
 
 def _check_writable(self: Tensor) -> None:
-    if type(self) is InferenceTensor and not grad_mode.is_inference_mode_enabled():
+    if isinstance(self, InferenceTensor) and not grad_mode.is_inference_mode_enabled():
         raise RuntimeError(ERR_INFERENCE_INPLACE)
 
 
