@@ -183,10 +183,10 @@ class _ConvNd(Module):
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            strings = {"same", "valid"}  # printed in PyTorch's (the set's) order
+            if padding not in strings:
                 raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of "
-                    "{'valid', 'same'}"
+                    f"Invalid padding string {padding!r}, should be one of {strings}"
                 )
             if padding == "same" and any(
                 s != 1 for s in ntuple(stride, n, as_given=True)
@@ -319,12 +319,12 @@ class ConvTranspose2d(_ConvNd):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        if isinstance(padding, str):
+        if padding_mode != "zeros":
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {type(self).__name__}'
-                if padding_mode != "zeros"
-                else "padding must be an int or a tuple for ConvTranspose2d"
             )
+        # As PyTorch's `_pair`: a string becomes its letters, which forward refuses.
+        padding = ntuple(padding, 2, as_given=True)
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation,
             groups, bias, padding_mode, output_padding, device, dtype,
