@@ -524,11 +524,13 @@ def _deepcopy_data(data: Any, memo: dict[int, Any]) -> Any:
     and its views share memory as the originals do."""
     if type(data) is not np.ndarray or data.base is None:
         return copy.deepcopy(data, memo)
-    root = data.base
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root, node = data, data.base
+    while node is not None:  # (as_strided's views hold their array through a
+        if isinstance(node, np.ndarray):  # non-array that has a `base` too)
+            root = node
+        node = getattr(node, "base", None)
     contiguous = root.flags.c_contiguous or root.flags.f_contiguous
-    if not isinstance(root, np.ndarray) or not contiguous or root.dtype.hasobject:
+    if root is data or not contiguous or root.dtype.hasobject:
         return copy.deepcopy(data, memo)
     memory = copy.deepcopy(root, memo).reshape(-1, order="A")
     offset = data.ctypes.data - root.ctypes.data

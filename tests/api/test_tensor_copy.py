@@ -294,6 +294,12 @@ def test_a_base_and_its_views_copied_together_share_memory(lib: ModuleType) -> N
     assert _values(copies[3]) == [[0.0, 10.0, 20.0], [-1.0, 40.0, 50.0]]
     assert [c._base is None for c in copies] == [True] * 4
     assert _values(base) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    # A view of overlapping windows too.
+    signal = lib.arange(7.0)
+    signal_copy, windows_copy = copy.deepcopy([signal, signal.unfold(0, 3, 2)])
+    with lib.no_grad():
+        windows_copy[1].fill_(-1.0)
+    assert _values(signal_copy) == [0.0, 1.0, -1.0, -1.0, -1.0, 5.0, 6.0]
     # A module holding a buffer and a view of it: its copy does too.
     module = lib.nn.Module()
     module.register_buffer("table", lib.zeros(4))
