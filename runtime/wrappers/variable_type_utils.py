@@ -674,7 +674,11 @@ def original_value(self: Tensor) -> Tensor:
 
 def write_inplace(self: Tensor, value: Any) -> None:
     """Write an in-place op's result into `self` and bump its version."""
-    if isinstance(self, InferenceTensor) and not _grad_mode.inference:
+    if (
+        type(self) is not Tensor  # a plain Tensor: one identity test
+        and isinstance(self, InferenceTensor)  # an inference Parameter too
+        and not _grad_mode.inference
+    ):
         raise RuntimeError(ERR_INFERENCE_INPLACE)
     data = self._data
     if type(data) is not np.ndarray and backend.is_foreign(data):
