@@ -596,7 +596,10 @@ def make_view(
     root = base._base if base._base is not None else base
     view._base = root
     view._version_counter = root.version_counter
-    if _grad_mode.inference and not isinstance(root, InferenceTensor):
+    if type(root) is not Tensor and isinstance(root, InferenceTensor):
+        view.__class__ = InferenceTensor  # outside inference mode too (PyTorch)
+        view._creation_meta = None
+    elif _grad_mode.inference:
         # A view of a normal tensor stays a normal tensor (PyTorch), marked.
         view.__class__ = plain_class(type(view))
         view._creation_meta = CREATED_IN_INFERENCE
