@@ -37,10 +37,11 @@ class Parameter(Tensor):
         array = data._data if isinstance(data, Tensor) else data
         super().__init__(array)
         if isinstance(data, Tensor):
-            # The wrapped tensor and the parameter are one storage, one version.
+            # The wrapped tensor and the parameter are one storage, one version,
+            # and an inference tensor or not, whatever the mode.
             self._version_counter = data.version_counter
-            if data.is_inference():
-                self.__class__ = inference_class(type(self))
+            cls = plain_class(type(self))
+            self.__class__ = inference_class(cls) if data.is_inference() else cls
         self.requires_grad = requires_grad
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:

@@ -353,6 +353,12 @@ def test_a_parameter_made_or_copied_in_inference_mode_is_an_inference_parameter(
     assert repr(copies[0].bias).startswith("Parameter containing:\n")
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         made.weight * lib.ones(2, 2, requires_grad=True)
+    # A Parameter of a normal tensor, or its shallow copy, is normal inside too.
+    with lib.inference_mode():
+        normal = [lib.nn.Parameter(lib.zeros(2))]
+    with lib.inference_mode():
+        normal += [copy.copy(model.bias), lib.nn.Parameter(model.bias.detach())]
+    assert [p.is_inference() for p in normal] == [True, False, False]
     # Copied again outside inference mode, a normal Parameter.
     again = copy.deepcopy(copies[0].weight)
     assert not again.is_inference() and isinstance(again, lib.nn.Parameter)
