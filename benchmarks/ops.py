@@ -11,7 +11,10 @@ The table is generated from the YAML: each differentiable entry with `samples`
 takes its largest sample, scales every dimension above 1 by one factor (so equal
 sizes stay equal: a matrix product still multiplies, a broadcast still
 broadcasts) until its largest tensor holds about 1,000,000 elements ("large") or
-16,384 ("small"), and times `op(...)` followed by the gradient of every
+16,384 ("small"), but a convolution's kernel, as pooling's, keeps its size, and
+the integers that measure a dimension (split's `split_size`, narrow's `start` and
+`length`, topk's `k`) scale with it, so the pieces and slices keep their count
+and share (`scaled`), and times `op(...)` followed by the gradient of every
 differentiable input for a cotangent of ones (what `op(...).sum().backward()`
 computes, without the sum's own nodes), through `autograd.grad`, in yamlgrad and
 in torch (`torch.set_num_threads(1)`), in float32 and float64.
@@ -105,12 +108,17 @@ class Row:
 
 
 def tensor_shapes(sample: Sample) -> list[tuple[int, ...]]:
-    shapes: list[tuple[int, ...]] = []
+    return [shape for _, shape in named_shapes(sample)]
+
+
+def named_shapes(sample: Sample) -> list[tuple[str, tuple[int, ...]]]:
+    """Each tensor's argument name and shape (a Tensor[]'s name once per tensor)."""
+    shapes: list[tuple[str, tuple[int, ...]]] = []
     for a in sample.args:
         if a.shapes is not None:
-            shapes += list(a.shapes)
+            shapes += [(a.name, shape) for shape in a.shapes]
         elif a.shape is not None and a.values is None and a.index_list is None:
-            shapes.append(a.shape)
+            shapes.append((a.name, a.shape))
     return shapes
 
 
@@ -141,24 +149,82 @@ def largest_sample(info: DifferentiabilityInfo) -> Sample:
     return max(candidates, key=lambda s: max(map(math.prod, tensor_shapes(s))))
 
 
-def scaled(sample: Sample, elements: int) -> Sample:
+def scaled(info: DifferentiabilityInfo, sample: Sample, elements: int) -> Sample:
     """The sample with every dimension above 1 multiplied by one factor, so that
-    its largest tensor holds about `elements`."""
-    big = max(tensor_shapes(sample), key=math.prod)
-    grow = sum(d > 1 for d in big)
-    factor = (elements / math.prod(big)) ** (1 / grow)
+    its largest tensor holds about `elements` (and none more), except a
+    convolution's kernel (`kernel_dims`); then the integers that measure a
+    dimension follow it (`along_dim`)."""
+    kernel = kernel_dims(info, sample)
 
-    def scale(shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(max(1, round(d * factor)) if d > 1 else d for d in shape)
+    def growing(name: str, shape: tuple[int, ...]) -> int:
+        return sum(d > 1 for d in shape[: len(shape) - kernel.get(name, 0)])
+
+    factor = min(
+        (elements / math.prod(shape)) ** (1 / growing(name, shape))
+        for name, shape in named_shapes(sample)
+        if growing(name, shape)
+    )
+
+    def scale(shape: tuple[int, ...], keep: int = 0) -> tuple[int, ...]:
+        free, fixed = shape[: len(shape) - keep], shape[len(shape) - keep :]
+        return tuple(max(1, round(d * factor)) if d > 1 else d for d in free) + fixed
 
     args = []
     for a in sample.args:
         if a.shapes is not None:
             a = _replace(a, shapes=tuple(scale(s) for s in a.shapes))
         elif a.shape is not None and a.values is None:
-            a = _replace(a, shape=scale(a.shape))
+            a = _replace(a, shape=scale(a.shape, kernel.get(a.name, 0)))
         args.append(a)
-    return _replace(sample, args=tuple(args))
+    return along_dim(info, sample, _replace(sample, args=tuple(args)))
+
+
+def kernel_dims(info: DifferentiabilityInfo, sample: Sample) -> dict[str, int]:
+    """How many trailing dims of each tensor keep their size: in a windowed op (one
+    with a `stride`), a `weight` is [out, in, *kernel], and a kernel of 3 stays 3
+    as the input grows, as pooling's `kernel_size` does (an integer, not scaled)."""
+    names = {a.name for a in info.func.arguments}
+    if "stride" not in names:
+        return {}
+    return {a.name: len(a.shape) - 2 for a in sample.args if a.name == "weight"}
+
+
+def along_dim(info: DifferentiabilityInfo, before: Sample, after: Sample) -> Sample:
+    """The `SymInt` arguments of an entry with an `int dim` are positions and
+    lengths along that dim of its first tensor (split's `split_size`, narrow's
+    `start` and `length`, slice's `start` and `end`, select's `index`, topk's
+    `k`): each is scaled as the dim was, so the pieces and slices keep their
+    share of it; a list that partitions the dim (split_with_sizes) still does.
+    A `step` is a stride and keeps its size, as a kernel's does; a plain `int`
+    (chunk's `chunks`, unfold's `size`) is a count or a window and stays too."""
+    schema = {a.name: a for a in info.func.arguments}
+    dim_arg = schema.get("dim")
+    lengths = [
+        i
+        for i, a in enumerate(after.args)
+        if a.name in schema
+        and schema[a.name].type.base == "SymInt"
+        and a.name != "step"
+    ]
+    tensor = next((a for a in before.args if a.shape), None)
+    if dim_arg is None or str(dim_arg.type) != "int" or not lengths or not tensor:
+        return after
+    given = {a.name: a.value for a in before.args}
+    dim = given["dim"] if "dim" in given else int(dim_arg.default)
+    if not -len(tensor.shape) <= dim < len(tensor.shape):
+        return after
+    old = tensor.shape[dim]
+    new = next(a for a in after.args if a.name == tensor.name).shape[dim]
+    new_args = list(after.args)
+    for i in lengths:
+        a = new_args[i]
+        if isinstance(a.value, int) and old > 1:
+            share = int(a.value * new / old)
+            new_args[i] = _replace(a, value=max(share, 1) if a.value > 0 else share)
+        elif isinstance(a.value, tuple) and sum(a.value) == old > 1:
+            parts = [int(v * new / old) for v in a.value[:-1]]
+            new_args[i] = _replace(a, value=(*parts, new - sum(parts)))
+    return _replace(after, args=tuple(new_args))
 
 
 def _replace(obj: Any, **changes: Any) -> Any:
@@ -295,10 +361,10 @@ def prepare(
 ) -> tuple[dict[str, Step], int]:
     """The steps of one entry at one size, scaled down while a step is too slow.
 
-    Scaling changes only the tensors' shapes, so an argument that describes them
-    (affine_grid_generator's `size`, fractional pooling's `output_size` and
-    `random_samples`) can stop matching; when the scaled call fails, the sample
-    runs as written, at its own elements."""
+    Scaling changes the tensors' shapes (and the lengths along a dim), so an
+    argument that describes the shapes (affine_grid_generator's `size`,
+    fractional pooling's `output_size` and `random_samples`) can stop matching;
+    when the scaled call fails, the sample runs as written, at its own elements."""
     sample = largest_sample(info)
     try:
         return _prepare(info, sample, size, dtype)
@@ -319,7 +385,7 @@ def _prepare(
     elements = SIZES[size] // output_growth(info, sample, dtype) if scale else 0
     while True:
         rng = np.random.default_rng(0)
-        run = scaled(sample, elements) if scale else sample
+        run = scaled(info, sample, elements) if scale else sample
         kwargs = run.materialize(rng, np.dtype(dtype))
         diff = _differentiable(info, kwargs)
         if not diff:
@@ -346,7 +412,7 @@ def output_growth(info: DifferentiabilityInfo, sample: Sample, dtype: str) -> in
     """How many times more elements the outputs hold than the largest input, at a
     small size (diag_embed's output is its input's size squared): the size is
     divided by it, so no op allocates gigabytes."""
-    small = scaled(sample, 4096)
+    small = scaled(info, sample, 4096)
     kwargs = small.materialize(np.random.default_rng(0), np.dtype(dtype))
     wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
     with yg.no_grad():

@@ -89,7 +89,7 @@ class SavedVariable:
                 self._data = value.item() if isinstance(value, np.generic) else value
                 self._version_counter = None
                 return
-            if kind is InferenceTensor:
+            if isinstance(value, InferenceTensor):
                 raise RuntimeError(ERR_INFERENCE_SAVED)
         self._data = value._data
         self._output_nr = value.output_nr

@@ -18,6 +18,7 @@ Decisions:
 from __future__ import annotations
 
 import copy
+import copyreg
 import math
 import threading
 import warnings
@@ -166,10 +167,12 @@ class Tensor:
     _fw_grad: Tensor | None = None
 
     def __init__(self, *data: Any, requires_grad: bool = False) -> None:
-        """`Tensor(ndarray)` wraps the array; otherwise PyTorch's legacy
+        """`Tensor(array)` wraps the array (of any backend); otherwise PyTorch's legacy
         constructor: `Tensor([1, 2])` copies data as float32, `Tensor(2, 3)` is
         uninitialized of that size, `Tensor()` is empty."""
-        if len(data) == 1 and type(data[0]) is np.ndarray:
+        if len(data) == 1 and (
+            type(data[0]) is np.ndarray or backend.is_foreign(data[0])
+        ):
             self._data = data[0]
         else:
             self._data = _legacy_data(data)
@@ -177,7 +180,7 @@ class Tensor:
         self.grad_fn: Node | None = None
         self.output_nr = 0
         if _inference_threads[0] and _grad_mode.inference:
-            self.__class__ = InferenceTensor
+            self.__class__ = inference_class(type(self))
         if requires_grad:
             self.requires_grad = True
 
@@ -310,7 +313,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor on the same data and version counter, outside the graph."""
-        out = Tensor._make(self._data)
+        out = _alias(self)
         out._version_counter = self.version_counter
         return out
 
@@ -326,7 +329,7 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage without autograd history (and its own version counter)."""
-        return Tensor._make(self._data)
+        return _alias(self)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -366,20 +369,24 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         """A new leaf with copies of the data, `.grad` and the user's attributes
-        (`memo` kept: what two references shared, their copies share). Hooks,
-        the version counter and the AccumulateGrad stay the original's."""
+        and slots (`memo` kept: what two references shared, their copies share,
+        and a base and its view copied together share their memory, as
+        PyTorch's copies share a storage). Hooks, the version counter and the
+        AccumulateGrad stay the original's."""
         if value_reads[0] is not None:
             value_reads[0]("copy.deepcopy()")
         if self.grad_fn is not None:
             raise RuntimeError(ERR_DEEPCOPY_NON_LEAF)
         if id(self) in memo:
             return memo[id(self)]
-        data = copy.deepcopy(self._data, memo)
+        data = _deepcopy_data(self._data, memo)
         new = rebuild_tensor(type(self), data, self._requires_grad)
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
-        attributes = _user_attributes(self)
+        attributes, slots = _user_state(self)
+        for name, value in copy.deepcopy(slots, memo).items():
+            setattr(new, name, value)
         if attributes:
             new.__dict__.update(copy.deepcopy(attributes, memo))
         return new
@@ -526,6 +533,39 @@ def _user_attributes(t: Tensor) -> dict[str, Any]:
     return {k: v for k, v in t.__dict__.items() if k not in _AUTOGRAD_METADATA}
 
 
+def _user_state(t: Tensor) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the user set on `t`: its attributes, and the values of the slots
+    its class (a subclass of Tensor) declares."""
+    names = copyreg._slotnames(type(t))  # type: ignore[attr-defined]
+    slots = {n: getattr(t, n) for n in names if n not in _SLOTS and hasattr(t, n)}
+    return _user_attributes(t), slots
+
+
+_SLOTS = frozenset(Tensor.__slots__)
+
+
+def _deepcopy_data(data: Any, memo: dict[int, Any]) -> Any:
+    """A deep copy of `data` through `memo`. An ndarray that views another's
+    memory is rebuilt, at its own offset and strides, on the copy of the
+    array that owns the memory (made once per `memo`), so copies of a base
+    and its views share memory as the originals do."""
+    if type(data) is not np.ndarray or data.base is None:
+        return copy.deepcopy(data, memo)
+    root, node = data, data.base
+    while node is not None:  # (as_strided's views hold their array through a
+        if isinstance(node, np.ndarray):  # non-array that has a `base` too)
+            root = node
+        node = getattr(node, "base", None)
+    contiguous = root.flags.c_contiguous or root.flags.f_contiguous
+    if root is data or not contiguous or root.dtype.hasobject:
+        return copy.deepcopy(data, memo)
+    memory = copy.deepcopy(root, memo).reshape(-1, order="A")
+    offset = data.ctypes.data - root.ctypes.data
+    view = np.ndarray(data.shape, data.dtype, memory, offset, data.strides)
+    view.flags.writeable = data.flags.writeable
+    return view
+
+
 def _backward_hooks(t: Tensor) -> list[Callable[..., Any]]:
     """The hooks `register_hook` put on `t` (a non-leaf's live on its grad_fn)."""
     if t.grad_fn is None:
@@ -537,21 +577,77 @@ def _backward_hooks(t: Tensor) -> list[Callable[..., Any]]:
 
 
 def reduce_tensor(t: Tensor) -> tuple[Any, ...]:
-    """`t` for pickle and `copy.copy`: `rebuild_tensor`'s arguments, then the
-    user's attributes (restored after, so an attribute may refer back to `t`)."""
-    args = (type(t), t._data, t._requires_grad)
-    return rebuild_tensor, args, _user_attributes(t) or None
+    """`t` for pickle and `copy.copy`: `rebuild_tensor`'s arguments (the class
+    outside inference mode), then `pickle_state(t)`."""
+    args = (plain_class(type(t)), t._data, t._requires_grad)
+    return rebuild_tensor, args, pickle_state(t)
 
 
-def rebuild_tensor(cls: type[Tensor], data: Any, requires_grad: bool) -> Tensor:
-    """A leaf of class `cls` holding `data` (what pickle and copy call). An
-    inference tensor's copy is one only inside inference mode, as any new tensor."""
-    t = Tensor._make(data)
-    if cls is not Tensor and cls is not InferenceTensor:
-        t.__class__ = cls
+def pickle_state(t: Tensor) -> Any:
+    """The user's attributes and slots of `t`, as pickle's state (restored after
+    the tensor is rebuilt, so one may refer back to it)."""
+    attributes, slots = _user_state(t)
+    if slots:
+        return attributes or None, slots
+    return attributes or None
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A new leaf on `t`'s data, an inference tensor if and only if `t` is one
+    (an alias made in inference mode of a normal tensor is normal, as PyTorch's)."""
+    out = _new(InferenceTensor if isinstance(t, InferenceTensor) else Tensor)
+    out._data = t._data
+    out._requires_grad = False
+    out.grad_fn = None
+    out.output_nr = 0
+    return out
+
+
+def rebuild_tensor(
+    cls: type[Tensor], data: Any, requires_grad: bool, version: int = 1
+) -> Tensor:
+    """A leaf of class `cls` holding `data` (what pickle and copy call), at
+    `version` (PyTorch's rebuilt tensors are at 1: their storage was set once).
+    Inside inference mode it is an inference tensor, as any new tensor."""
+    inference = _inference_threads[0] and _grad_mode.inference
+    t = _new(inference_class(cls) if inference else plain_class(cls))
+    t._data = data if type(data) is _ndarray else backend.adopt(data)
+    t._requires_grad = False
+    t.grad_fn = None
+    t.output_nr = 0
+    if version and not inference:
+        t._version_counter = VersionCounter()
+        t._version_counter.value = version
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def plain_class(cls: type[Tensor]) -> type[Tensor]:
+    """The class of a tensor made outside inference mode that inference mode
+    would have given `cls` (Tensor for InferenceTensor)."""
+    return cls.__bases__[0] if issubclass(cls, InferenceTensor) else cls
+
+
+_INFERENCE_CLASSES: dict[type, type] = {}
+
+
+def inference_class(cls: type[Tensor]) -> type[Tensor]:
+    """The class of a tensor of class `cls` made inside inference mode:
+    InferenceTensor for a Tensor; for a subclass (a Parameter), a class of both,
+    made once, so it stays a Parameter and is an inference tensor."""
+    if issubclass(cls, InferenceTensor):
+        return cls
+    if cls is Tensor:
+        return InferenceTensor
+    made = _INFERENCE_CLASSES.get(cls)
+    if made is None:
+        namespace = {"__slots__": (), "__qualname__": cls.__qualname__}
+        namespace["__module__"] = cls.__module__
+        made = _INFERENCE_CLASSES.setdefault(
+            cls, type(cls.__name__, (cls, InferenceTensor), namespace)
+        )
+    return made
 
 
 # -- repr: a port of torch/_tensor_str.py with PyTorch's default print options ----

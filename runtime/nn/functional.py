@@ -24,10 +24,12 @@ from yamlgrad.runtime.nn.ntuple import (
     ntuple,
     pooling,
 )
+from yamlgrad.runtime.ops.convolutions import check_weight_and_groups, same_padding
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
 from yamlgrad.runtime.nn.functional_pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.functional_pooling import __all__ as _pooling
 from yamlgrad.runtime.wrappers.randomness import different_batch
+from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
 __all__ = [
     "pad",
@@ -274,7 +276,8 @@ def _conv_nd(
     """conv1d/conv2d as at::conv{1,2}d: an unbatched input gets a batch dim of 1
     (squeezed off after: SqueezeBackward1); padding may be "valid" or "same"
     (stride 1 only; an odd total padding pads the input's end first, with
-    constant_pad_nd, as PyTorch's _convolution_mode)."""
+    constant_pad_nd, as PyTorch's _convolution_mode), each path with PyTorch's
+    checks in its order."""
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(
             f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input "
@@ -284,34 +287,27 @@ def _conv_nd(
     if not batched:
         input = VariableType.unsqueeze(input, 0)
     dims = weight.ndim - 2  # at::_convolution checks the lengths against the weight
-    if dims <= 0:
-        raise RuntimeError("weight should have at least three dimensions")
+    if isinstance(padding, str):
+        if padding == "same":
+            stride, dilation = (
+                ntuple(v, spatial, as_given=True) for v in (stride, dilation)
+            )
+            pad_nd, padding = same_padding(
+                input.shape, weight.shape, stride, dilation, groups
+            )
+            if pad_nd is not None:
+                input = VariableType.constant_pad_nd(input, pad_nd, 0)
+        elif padding == "valid":
+            padding = 0
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    check_weight_and_groups(weight.ndim, groups)
 
     def per_dim(value: Any, name: str) -> tuple[int, ...]:
         return ntuple(ntuple(value, spatial, as_given=True), dims, name, CONVOLUTION)
 
     stride = per_dim(stride, "stride")
-    dilation = ntuple(dilation, spatial)  # checked after the padding, as PyTorch
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = (0,) * dims
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError(
-                    "padding='same' is not supported for strided convolutions"
-                )
-            total = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
-            left = [t // 2 for t in total]
-            if any(t - lo != lo for t, lo in zip(total, left)):
-                pad_nd: list[int] = []
-                for i in reversed(range(spatial)):  # F.pad's order: last dim first
-                    pad_nd += [0, total[i] - 2 * left[i]]
-                input = VariableType.constant_pad_nd(input, pad_nd, 0)
-            padding = tuple(left)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        padding = per_dim(padding, "padding")
+    padding = per_dim(padding, "padding")
     dilation = per_dim(dilation, "dilation")
     out = VariableType.convolution(
         input, weight, bias, stride, padding, dilation, False, (0,) * dims, groups
@@ -371,6 +367,10 @@ def conv_transpose2d(
     >>> conv_transpose2d(yg.randn(1, 4, 3, 3), yg.randn(4, 2, 3, 3), stride=2).shape
     yamlgrad.Size([1, 2, 7, 7])
     """
+    sizes = {"stride": stride, "padding": padding, "output_padding": output_padding}
+    sizes["dilation"] = dilation
+    for position, (name, value) in zip((4, 5, 6, 8), sizes.items()):
+        sizes[name] = ntuple(_int_list(value, name, position), 2, name, CONVOLUTION)
     if input.ndim not in (3, 4):
         raise RuntimeError(
             "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
@@ -379,18 +379,22 @@ def conv_transpose2d(
     batched = input.ndim == 4
     if not batched:
         input = VariableType.unsqueeze(input, 0)
+    stride, padding, output_padding, dilation = sizes.values()
     out = VariableType.convolution(
-        input,
-        weight,
-        bias,
-        ntuple(stride, 2, "stride", CONVOLUTION),
-        ntuple(padding, 2, "padding", CONVOLUTION),
-        ntuple(dilation, 2, "dilation", CONVOLUTION),
-        True,
-        ntuple(output_padding, 2, "output_padding", CONVOLUTION),
-        groups,
+        input, weight, bias, stride, padding, dilation, True, output_padding, groups
     )
     return out if batched else VariableType.squeeze(out, 0)
+
+
+def _int_list(value: Any, name: str, position: int) -> tuple[int, ...]:
+    """conv_transpose2d's `int[2]` argument, parsed with PyTorch's texts."""
+    for i, v in enumerate(value if isinstance(value, (list, tuple)) else ()):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(
+                f"conv_transpose2d(): argument '{name}' (position {position}) must be "
+                f"tuple of ints, but found element of type {type(v).__name__} at pos {i}"
+            )
+    return int_list_arg(value, "conv_transpose2d", name, position, 2)
 
 
 def max_pool2d(

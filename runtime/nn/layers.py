@@ -184,10 +184,10 @@ class _ConvNd(Module):
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            strings = {"same", "valid"}  # printed in PyTorch's (the set's) order
+            if padding not in strings:
                 raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of "
-                    "{'valid', 'same'}"
+                    f"Invalid padding string {padding!r}, should be one of {strings}"
                 )
             if padding == "same" and any(
                 s != 1 for s in ntuple(stride, n, as_given=True)
@@ -201,10 +201,10 @@ class _ConvNd(Module):
                 f"padding_mode must be one of {valid_modes}, but got "
                 f"padding_mode='{padding_mode}'"
             )
-        if padding_mode != "zeros":
+        if padding_mode == "circular":
             raise NotImplementedError(
-                f"padding_mode='{padding_mode}' is not implemented in yamlgrad; "
-                "only 'zeros'"
+                "padding_mode='circular' is not implemented in yamlgrad; only "
+                "'zeros', 'reflect' and 'replicate'"
             )
         self.in_channels = in_channels
         self.out_channels = out_channels
@@ -214,6 +214,10 @@ class _ConvNd(Module):
             padding if isinstance(padding, str) else ntuple(padding, n, as_given=True)
         )
         self.dilation = ntuple(dilation, n, as_given=True)
+        # What F.pad pads first for another padding mode than zeros (PyTorch's name).
+        self._reversed_padding_repeated_twice = _reversed_padding(
+            self.padding, self.kernel_size, self.dilation
+        )
         self.transposed = self._transposed
         self.output_padding = ntuple(output_padding, n, as_given=True)
         self.groups = groups
@@ -280,10 +284,28 @@ class _Conv(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            pads = self._reversed_padding_repeated_twice
+            input, padding = F.pad(input, pads, mode=self.padding_mode), 0
         return type(self)._conv(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+            input, self.weight, self.bias, self.stride, padding, self.dilation,
             self.groups,
         )  # fmt: skip
+
+
+def _reversed_padding(
+    padding: Any, kernel_size: tuple, dilation: tuple
+) -> list[int] | tuple[int, ...]:
+    """F.pad's pads (last dim first, its start then its end) of a convolution's
+    padding, as PyTorch's `_reversed_padding_repeated_twice`: "same" puts an odd
+    element at the end, "valid" pads nothing."""
+    if padding == "same":
+        total = [d * (k - 1) for d, k in zip(dilation, kernel_size)]
+        return [p for t in reversed(total) for p in (t // 2, t - t // 2)]
+    if isinstance(padding, str):
+        return [0, 0] * len(kernel_size)
+    return tuple(p for p in reversed(padding) for _ in range(2))
 
 
 class Conv1d(_Conv):
@@ -320,12 +342,12 @@ class ConvTranspose2d(_ConvNd):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        if isinstance(padding, str):
+        if padding_mode != "zeros":
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {type(self).__name__}'
-                if padding_mode != "zeros"
-                else "padding must be an int or a tuple for ConvTranspose2d"
             )
+        # As PyTorch's `_pair`: a string becomes its letters, which forward refuses.
+        padding = ntuple(padding, 2, as_given=True)
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation,
             groups, bias, padding_mode, output_padding, device, dtype,

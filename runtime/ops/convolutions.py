@@ -8,7 +8,9 @@ call `ops.convolution` and a double backward runs through recorded convolutions.
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,14 @@ BACKWARD_HELPERS = (
 )
 
 
+def check_weight_and_groups(weight_ndim: int, groups: int) -> None:
+    """What at::_convolution (and padding='same') checks first."""
+    if weight_ndim <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
 def _check_convolution(
     input: Any,
     weight: Any,
@@ -43,23 +53,23 @@ def _check_convolution(
     output_padding: tuple[int, ...],
     groups: int,
 ) -> None:
-    """PyTorch's checks of at::convolution's arguments, with its messages."""
+    """PyTorch's checks of at::convolution's arguments, with its messages, in
+    its order (a zero dilation is its CPU kernels' to refuse, last)."""
+    check_weight_and_groups(weight.ndim, groups)
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
     if input.ndim != weight.ndim:
         raise RuntimeError(
             f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional "
             f"weight {_sizes(weight.shape)}, but got {input.ndim}-dimensional input "
             f"of size {_sizes(input.shape)} instead"
         )
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
@@ -82,6 +92,7 @@ def _check_convolution(
         )
     kernel = weight.shape[2:]
     if transposed:
+        _check_zero_dilation(dilation, transposed)
         if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
             names = ("height", "width") if len(kernel) == 2 else ("",) * len(kernel)
             parts = [
@@ -107,6 +118,73 @@ def _check_convolution(
             + " x ".join(str(k) for k in effective)
             + "). Kernel size can't be greater than actual input size"
         )
+    _check_zero_dilation(dilation, transposed)
+
+
+def _check_zero_dilation(dilation: tuple[int, ...], transposed: bool) -> None:
+    """PyTorch's CPU kernels' text for a zero dilation; a 1-d convolution runs
+    as a 2-d one, of dilation (1, d)."""
+    if all(d > 0 for d in dilation):
+        return
+    values = (1, *dilation) if len(dilation) == 1 else tuple(dilation)
+    if transposed:
+        names = ("depth", "height", "width")[-len(values) :]
+        got = ", ".join(f"dilation_{n}: {v}" for n, v in zip(names, values))
+    else:
+        got = _sizes(values)
+    raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+
+
+def same_padding(
+    input_shape: tuple[int, ...],
+    weight_shape: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> tuple[list[int] | None, tuple[int, ...]]:
+    """padding='same' as at::convolution_same, with its checks and texts in
+    its order: the constant_pad_nd pads (F.pad's order, last dim first) an
+    asymmetric padding needs first (None for a symmetric one), and the
+    symmetric padding left to the convolution. `stride` and `dilation` are as
+    given: one value, or one per spatial dim."""
+    check_weight_and_groups(len(weight_shape), groups)
+    k, dims = len(weight_shape), len(weight_shape) - 2
+    if len(input_shape) != k:
+        raise RuntimeError(
+            f"Expected {k}-dimensional input for {k}-dimensional weight"
+            f"{_sizes(weight_shape)}, but got {len(input_shape)}-dimensional input "
+            f"of size {_sizes(input_shape)} instead"
+        )
+    for name, values in (("stride", stride), ("dilation", dilation)):
+        if len(values) not in (dims, 1):
+            raise RuntimeError(f"{name} cannot broadcast to {dims} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    left, right = [], []
+    for i, size in enumerate(weight_shape[2:]):
+        total = dilation[i % len(dilation)] * (size - 1)
+        half = abs(total) // 2 * (1 if total >= 0 else -1)  # C++'s division
+        left.append(half)
+        right.append(total - half)
+    if left == right:
+        return None, tuple(left)
+    _warn_same_padding_copy()
+    pad_nd = [0] * (2 * dims)
+    for i in range(dims):
+        delta, at = right[i] - left[i], 2 * (dims - 1 - i)
+        pad_nd[at + 1 if delta > 0 else at] = delta  # (< 0 for a negative dilation)
+    return pad_nd, tuple(left)
+
+
+@functools.cache
+def _warn_same_padding_copy() -> None:
+    """PyTorch's warning, given once."""
+    warnings.warn(
+        "Using padding='same' with even kernel lengths and odd dilation may require "
+        "a zero-padded copy of the input be created",
+        UserWarning,
+        stacklevel=5,  # the caller of F.conv1d or F.conv2d
+    )
 
 
 def _windows(

@@ -62,7 +62,11 @@ def _broadcast_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError
 
 
 def _check_writable(self: Tensor) -> None:
-    if type(self) is InferenceTensor and not grad_mode.is_inference_mode_enabled():
+    if (
+        type(self) is not Tensor  # a plain Tensor: one identity test
+        and isinstance(self, InferenceTensor)  # an inference Parameter too
+        and not grad_mode.is_inference_mode_enabled()
+    ):
         raise RuntimeError(ERR_INFERENCE_INPLACE)
 
 

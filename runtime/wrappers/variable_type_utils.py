@@ -46,7 +46,7 @@ from yamlgrad.runtime.autograd.node import (
     Node,
     output_metadata,
 )
-from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor, plain_class
 from yamlgrad.runtime.generator import Generator, default_generator
 from yamlgrad.runtime.wrappers.forward_grad import (
     any_has_forward_grad,
@@ -596,9 +596,12 @@ def make_view(
     root = base._base if base._base is not None else base
     view._base = root
     view._version_counter = root.version_counter
-    if _grad_mode.inference and type(root) is not InferenceTensor:
+    if type(root) is not Tensor and isinstance(root, InferenceTensor):
+        view.__class__ = InferenceTensor  # outside inference mode too (PyTorch)
+        view._creation_meta = None
+    elif _grad_mode.inference:
         # A view of a normal tensor stays a normal tensor (PyTorch), marked.
-        view.__class__ = type(root)
+        view.__class__ = plain_class(type(view))
         view._creation_meta = CREATED_IN_INFERENCE
     elif not _grad_mode.enabled:
         view._creation_meta = CREATED_IN_NO_GRAD
@@ -674,7 +677,11 @@ def original_value(self: Tensor) -> Tensor:
 
 def write_inplace(self: Tensor, value: Any) -> None:
     """Write an in-place op's result into `self` and bump its version."""
-    if type(self) is InferenceTensor and not _grad_mode.inference:
+    if (
+        type(self) is not Tensor  # a plain Tensor: one identity test
+        and isinstance(self, InferenceTensor)  # an inference Parameter too
+        and not _grad_mode.inference
+    ):
         raise RuntimeError(ERR_INFERENCE_INPLACE)
     data = self._data
     if type(data) is not np.ndarray and backend.is_foreign(data):

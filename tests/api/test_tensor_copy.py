@@ -279,3 +279,144 @@ def test_a_dask_tensors_copies_stay_lazy() -> None:
     for c in copies:
         assert c.device == t.device and c.requires_grad and c.is_leaf
         np.testing.assert_array_equal(c.detach().cpu().numpy(), np.arange(4.0))
+
+
+@LIBS
+def test_a_base_and_its_views_copied_together_share_memory(lib: ModuleType) -> None:
+    base = lib.arange(6.0)
+    grid = base.view(2, 3)
+    copies = copy.deepcopy([grid.t(), base, base[1:], grid])
+    with lib.no_grad():
+        copies[2].mul_(10.0)  # through the copied view...
+        copies[0][0, 1] = -1.0  # ...and through a copied transpose
+    # ...seen in the copied base and its other views; the originals untouched.
+    assert _values(copies[1]) == [0.0, 10.0, 20.0, -1.0, 40.0, 50.0]
+    assert _values(copies[3]) == [[0.0, 10.0, 20.0], [-1.0, 40.0, 50.0]]
+    assert [c._base is None for c in copies] == [True] * 4
+    assert _values(base) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    # A view of overlapping windows too.
+    signal = lib.arange(7.0)
+    signal_copy, windows_copy = copy.deepcopy([signal, signal.unfold(0, 3, 2)])
+    with lib.no_grad():
+        windows_copy[1].fill_(-1.0)
+    assert _values(signal_copy) == [0.0, 1.0, -1.0, -1.0, -1.0, 5.0, 6.0]
+    # A module holding a buffer and a view of it: its copy does too.
+    module = lib.nn.Module()
+    module.register_buffer("table", lib.zeros(4))
+    module.register_buffer("head", module.table[:2])
+    twin = copy.deepcopy(module)
+    twin.head.fill_(7.0)
+    assert _values(twin.table) == [7.0, 7.0, 0.0, 0.0]
+    assert _values(module.table) == [0.0, 0.0, 0.0, 0.0]
+    # Copied apart, or pickled, they do not share.
+    apart = copy.deepcopy(base), copy.deepcopy(base[1:])
+    pickled = _round_trip([base, base[1:]])
+    for whole, view in (apart, pickled):
+        with lib.no_grad():
+            view.mul_(0.0)
+        assert _values(whole) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@LIBS
+def test_a_copys_version_is_pytorchs(lib: ModuleType) -> None:
+    # A Tensor's copies are rebuilt on their storage (version 1). A Parameter's
+    # deep copy is a clone (0), its pickle wraps a rebuilt tensor (1) and its
+    # shallow copy wraps `p.data` (0).
+    t = lib.ones(2)
+    with lib.no_grad():
+        t.add_(1.0)
+        t.add_(1.0)
+    copies = copy.deepcopy(t), _round_trip(t), copy.copy(t), copy.deepcopy(t[1:])
+    assert [c._version for c in copies] == [1, 1, 1, 1] and t._version == 2
+    p = lib.nn.Parameter(lib.ones(2))
+    with lib.no_grad():
+        p.add_(1.0)
+    copies = copy.deepcopy(p), _round_trip(p), copy.copy(p)
+    assert [c._version for c in copies] == [0, 1, 0] and p._version == 1
+
+
+@LIBS
+def test_a_parameter_made_or_copied_in_inference_mode_is_an_inference_parameter(
+    lib: ModuleType,
+) -> None:
+    lib.manual_seed(0)
+    model = lib.nn.Linear(2, 2)
+    with lib.inference_mode():
+        made = lib.nn.Linear(2, 2)
+        copies = [copy.deepcopy(model), _round_trip(model)]
+    for m in [made] + copies:
+        params = list(m.parameters())
+        assert len(params) == 2
+        for p in params:
+            assert isinstance(p, lib.nn.Parameter) and p.is_inference()
+            assert p.requires_grad and p.is_leaf
+    assert repr(copies[0].bias).startswith("Parameter containing:\n")
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        made.weight * lib.ones(2, 2, requires_grad=True)
+    # A Parameter of a normal tensor, or its shallow copy, is normal inside too.
+    with lib.inference_mode():
+        normal = [lib.nn.Parameter(lib.zeros(2))]
+    with lib.inference_mode():
+        normal += [copy.copy(model.bias), lib.nn.Parameter(model.bias.detach())]
+    assert [p.is_inference() for p in normal] == [True, False, False]
+    # Copied again outside inference mode, a normal Parameter.
+    again = copy.deepcopy(copies[0].weight)
+    assert not again.is_inference() and isinstance(again, lib.nn.Parameter)
+    # An inference tensor cannot become a Parameter requiring grad outside it.
+    with lib.inference_mode():
+        data = lib.ones(2)
+    message = (
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+        "allowed."
+    )
+    assert error_message(lambda: lib.nn.Parameter(data)) == message
+    frozen = lib.nn.Parameter(data, requires_grad=False)
+    assert frozen.is_inference() and isinstance(frozen, lib.nn.Parameter)
+
+
+class _Tagged(yg.Tensor):
+    __slots__ = ("tag", "__private")
+
+
+class _TaggedParameter(yg.nn.Parameter):
+    __slots__ = ("tag",)
+
+
+def test_a_subclass_with_slots_copies_and_pickles_with_its_slots() -> None:
+    # (torch's deep copy refuses a Tensor subclass made with as_subclass, and
+    # its pickle turns a Parameter subclass into a Parameter.)
+    t = _Tagged(np.arange(3.0))
+    t.tag, t.note = [1], "n"
+    t._Tagged__private = {"k": 2}
+    for c in (copy.deepcopy(t), _round_trip(t), copy.copy(t)):
+        assert type(c) is _Tagged and _values(c) == [0.0, 1.0, 2.0]
+        assert (c.tag, c.note, c._Tagged__private) == ([1], "n", {"k": 2})
+    assert copy.deepcopy(t).tag is not t.tag and copy.copy(t).tag is t.tag
+    t.requires_grad_()
+    pair = copy.deepcopy([t, t.tag])
+    assert pair[0].tag is pair[1] and pair[0].requires_grad
+    p = _TaggedParameter(yg.ones(2))
+    p.tag = "kept by pickle, not by a deep copy (as a Parameter's attributes)"
+    deep = copy.deepcopy(p)
+    assert type(deep) is _TaggedParameter and not hasattr(deep, "tag")
+    u = _round_trip(p)
+    assert type(u) is _TaggedParameter and u.tag == p.tag and u.requires_grad
+    with yg.inference_mode():
+        inside = copy.deepcopy(t)
+    assert isinstance(inside, _Tagged) and inside.is_inference()
+    assert inside.tag == [1] and type(_round_trip(inside)) is _Tagged
+
+
+def test_a_parameter_on_a_dask_tensor_stays_lazy() -> None:
+    da = pytest.importorskip("dask.array")
+    t = yg.from_dask(da.from_array(np.arange(4.0), chunks=2))
+    with compute_counter() as counter:
+        p = yg.nn.Parameter(t)
+        copies = [copy.deepcopy(p), _round_trip(p), copy.copy(p)]
+        assert counter.count == 0
+    assert type(p) is yg.nn.Parameter and p.requires_grad and p.device == t.device
+    assert p._version_counter is t._version_counter
+    for c in copies:
+        assert type(c) is yg.nn.Parameter and c.requires_grad and c.device == t.device
+    (p * 2).sum().backward()
+    np.testing.assert_array_equal(p.grad.cpu().numpy(), [2.0] * 4)

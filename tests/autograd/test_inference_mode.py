@@ -67,6 +67,25 @@ def test_inference_tensors_refuse_what_pytorch_refuses(lib: ModuleType) -> None:
 
 
 @LIBS
+def test_a_view_of_an_inference_tensor_is_one_outside_inference_mode_too(
+    lib: ModuleType,
+) -> None:
+    with lib.inference_mode():
+        weight = lib.ones(2, 3)
+        layer = lib.nn.Linear(3, 2)
+    views = [weight.t(), weight[0], weight.view(6), weight.split(1)[1]]
+    assert all(v.is_inference() for v in views + [layer.weight.t()])
+    assert error_message(lambda: views[0].add_(1)).startswith("Inplace update")
+    assert error_message(lambda: views[0].requires_grad_()).startswith("Setting")
+    x = lib.ones(1, 3, requires_grad=True)
+    for use in (lambda: lib.nn.functional.linear(x, weight), lambda: layer(x)):
+        assert error_message(use).startswith(
+            "Inference tensors cannot be saved for backward."
+        )
+    assert not (views[0] * 2).is_inference()
+
+
+@LIBS
 def test_a_view_made_in_inference_mode_is_not_modified_with_grad(
     lib: ModuleType,
 ) -> None:

@@ -9,6 +9,7 @@ float64 leaves that share their values bit for bit.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as YF
+from yamlgrad.runtime.ops import convolutions
 from support import (
     as_outputs,
     aten_namespace,
@@ -287,6 +289,42 @@ ERRORS = [
     ("MaxPool2d_kernel_length", [(1, 2, 6, 6)], lambda F, x: _nn(F).MaxPool2d((2, 2, 2))(x)),
     ("MaxPool3d_kernel_length", [(1, 2, 4, 4, 4)], lambda F, x: _nn(F).MaxPool3d((2, 2))(x)),
     ("AvgPool2d_stride_length", [(1, 2, 6, 6)], lambda F, x: _nn(F).AvgPool2d(2, (1, 1, 1))(x)),
+    # padding="same": at::convolution_same's own checks and texts, in its order
+    ("conv2d_same_strided_one_dim", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", stride=(1, 2))),
+    ("conv2d_same_stride_length", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", stride=(2, 1, 1))),
+    ("conv2d_same_stride_empty", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", stride=())),
+    ("conv2d_same_dilation_length", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=(1, 2, 3))),
+    ("conv1d_same_dilation_length", [(1, 2, 5), (3, 2, 3)], lambda F, x, w: F.conv1d(x, w, padding="same", dilation=(1, 2))),
+    ("conv2d_same_weight_3d", [(1, 2, 5, 5), (3, 2, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", stride=2)),
+    ("conv2d_same_weight_5d", [(1, 2, 5, 5), (3, 2, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same")),
+    ("conv1d_same_weight_4d", [(1, 2, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv1d(x, w, padding="same")),
+    ("conv2d_same_unbatched_weight_3d", [(2, 5, 5), (3, 2, 3)], lambda F, x, w: F.conv2d(x, w, padding="same")),
+    ("conv2d_same_weight_2d", [(1, 2, 5, 5), (3, 2)], lambda F, x, w: F.conv2d(x, w, padding="same", groups=0)),
+    ("conv2d_same_groups_zero", [(1, 4, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", groups=0, stride=2)),
+    ("conv2d_same_dilation_zero", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=(0, 1))),
+    ("conv2d_same_dilation_negative", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=-1)),
+    ("conv2d_same_dilation_negative_even", [(1, 2, 5, 5), (3, 2, 2, 2)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=(-1, 1))),
+    ("conv2d_same_channels", [(1, 2, 5, 5), (3, 4, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same")),
+    ("conv2d_same_zero_size", [(1, 2, 0, 2), (3, 2, 1, 1)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=0)),
+    ("Conv2d_same_strided", [(1, 2, 5, 5)], lambda F, x: _nn(F).Conv2d(2, 3, 3, stride=(1, 2), padding="same")),
+    ("Conv2d_same_dilation_length", [(1, 2, 5, 5)], lambda F, x: _nn(F).Conv2d(2, 3, 3, padding="same", dilation=(1, 2, 3))(x.float())),
+    ("Conv2d_same_kernel_3d", [(1, 2, 5, 5)], lambda F, x: _nn(F).Conv2d(2, 3, (3, 3, 3), padding="same")(x.float())),
+    ("Conv1d_same_input_4d", [(1, 1, 2, 5)], lambda F, x: _nn(F).Conv1d(2, 3, 3, padding="same")(x.float())),
+    ("Conv2d_padding_string", [(1, 2, 5, 5)], lambda F, x: _nn(F).Conv2d(2, 3, 3, padding="SAME")),
+    # padding="valid" and numbers: at::_convolution's checks, then its CPU kernels'
+    ("conv2d_valid_groups_zero", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="valid", groups=0, stride=(1, 1, 1))),
+    ("conv2d_valid_dilation_zero", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="valid", dilation=0)),
+    ("conv2d_dilation_zero", [(1, 2, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding=1, dilation=(0, 1))),
+    ("conv1d_dilation_zero", [(1, 2, 5), (3, 2, 3)], lambda F, x, w: F.conv1d(x, w, dilation=0)),
+    ("conv2d_dilation_zero_channels", [(1, 2, 5, 5), (3, 4, 3, 3)], lambda F, x, w: F.conv2d(x, w, dilation=0)),
+    ("conv2d_negative_padding_weight_5d", [(1, 2, 5, 5), (3, 2, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, None, (1, 1, 1), -1)),
+    ("conv2d_bad_padding_string_weight_2d", [(1, 2, 5, 5), (3, 2)], lambda F, x, w: F.conv2d(x, w, padding="full")),
+    ("conv_transpose2d_dilation_zero", [(1, 2, 5, 5), (2, 3, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, dilation=(0, 1))),
+    ("conv_transpose2d_padding_string", [(1, 2, 5, 5), (2, 3, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, None, 1, "same")),
+    ("conv_transpose2d_padding_float", [(1, 2, 5, 5), (2, 3, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, None, 1, 1.5)),
+    ("ConvTranspose2d_same", [(1, 2, 5, 5)], lambda F, x: _nn(F).ConvTranspose2d(2, 3, 3, padding="same")(x.float())),
+    ("ConvTranspose2d_valid", [(1, 2, 5, 5)], lambda F, x: _nn(F).ConvTranspose2d(2, 3, 3, padding="valid")(x.float())),
+    ("ConvTranspose2d_padding_mode", [(1, 2, 5, 5)], lambda F, x: _nn(F).ConvTranspose2d(2, 3, 3, padding_mode="reflect")),
 ]
 # fmt: on
 
@@ -660,3 +698,18 @@ def test_modules_keep_their_size_arguments_as_torch(make: Callable) -> None:
     ours, theirs = make(yg.nn), make(torch.nn)
     for name in ("kernel_size", "stride", "padding", "dilation", "output_padding"):
         assert getattr(ours, name, None) == getattr(theirs, name, None), name
+
+
+def test_same_padding_that_needs_a_padded_copy_warns_once_as_torch() -> None:
+    convolutions._warn_same_padding_copy.cache_clear()  # once per process
+    x = yg.ones(1, 2, 5, 5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            YF.conv2d(x, yg.ones(3, 2, 3, 3), padding="same")  # symmetric: no copy
+            YF.conv2d(x, yg.ones(3, 2, 2, 2), padding="same")
+    assert [str(w.message) for w in caught] == [
+        "Using padding='same' with even kernel lengths and odd dilation may require "
+        "a zero-padded copy of the input be created"
+    ]
+    assert caught[0].filename == __file__
