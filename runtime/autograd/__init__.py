@@ -32,7 +32,7 @@ from yamlgrad.runtime.errors import (
 )
 from yamlgrad.runtime.autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
 from yamlgrad.runtime.autograd.node import Edge
-from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.tensor import Size, Tensor, active_tracing
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
@@ -136,6 +136,8 @@ def backward(
     >>> x.grad
     tensor([2., 4.])
     """
+    if active_tracing[0] is not None:  # inside yg.compile's trace: raises
+        active_tracing[0].unsupported("backward()")
     outputs = _as_tuple(tensors)
     grads = (
         _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
@@ -203,6 +205,8 @@ def grad(
     >>> yg.autograd.grad(x * x, x)
     (tensor(6.),)
     """
+    if active_tracing[0] is not None:  # inside yg.compile's trace: raises
+        active_tracing[0].unsupported("autograd.grad()")
     if not only_inputs:
         warnings.warn(WARN_ONLY_INPUTS, FutureWarning, stacklevel=2)
     if materialize_grads and allow_unused is False:

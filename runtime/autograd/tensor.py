@@ -73,11 +73,13 @@ class Size(tuple):
 _bump_lock = threading.Lock()
 _new = object.__new__
 
-# While a thread traces a function for yg.compile, the call that raises if that
-# thread is recording (set by runtime/wrappers/interposition.py's tracing): a
-# tensor's value read into Python would become a constant of the compiled
-# graph, whatever the tensor holds on later calls. None the rest of the time.
-value_reads: list[Callable[[str], None] | None] = [None]
+# While a thread traces a function for yg.compile: the tracing state (runtime/
+# wrappers/interposition.py's `tracing`, which sets it), whose checks raise if
+# the calling thread records. A tensor's value read into Python would become a
+# constant of the compiled graph, whatever the tensor holds on later calls
+# (`data_dependent`), and a backward has no place in the graph (`unsupported`).
+# None the rest of the time.
+active_tracing: list[Any] = [None]
 
 # numpy's module has a `__getattr__`, which keeps CPython from specializing a read
 # of `np.ndarray`; a global of our own is read at full speed, on every new tensor.
@@ -373,8 +375,8 @@ class Tensor:
         and a base and its view copied together share their memory, as
         PyTorch's copies share a storage). Hooks, the version counter and the
         AccumulateGrad stay the original's."""
-        if value_reads[0] is not None:
-            value_reads[0]("copy.deepcopy()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("copy.deepcopy()")
         if self.grad_fn is not None:
             raise RuntimeError(ERR_DEEPCOPY_NON_LEAF)
         if id(self) in memo:
@@ -395,8 +397,8 @@ class Tensor:
         """Pickle (and `copy.copy`) as a leaf of the same class: the data,
         `requires_grad` and the user's attributes, not `.grad` nor the hooks (a
         warning names each hook not marked `yg.utils.hooks.unserializable_hook`)."""
-        if value_reads[0] is not None:
-            value_reads[0]("copy.copy() or pickling")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("copy.copy() or pickling")
         for hook in _backward_hooks(self):
             if not hasattr(hook, "__torch_unserializable__"):
                 message = WARN_HOOK_NOT_SERIALIZED.format(hook=hook)
@@ -436,22 +438,22 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The ndarray itself (shared memory), as `torch.Tensor.numpy`; another
         backend's array is transferred (a lazy one computed, a GPU one copied)."""
-        if value_reads[0] is not None:
-            value_reads[0](".numpy()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent(".numpy()")
         if self._requires_grad:
             raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
         return backend.to_numpy(self._data)
 
     def item(self) -> int | float | bool:
-        if value_reads[0] is not None:
-            value_reads[0](".item()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent(".item()")
         if self._data.size != 1:
             raise RuntimeError(ERR_ITEM_NUMEL.format(numel=self._data.size))
         return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        if value_reads[0] is not None:
-            value_reads[0](".tolist()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent(".tolist()")
         return self._host().tolist()
 
     def _host(self) -> np.ndarray:
@@ -466,25 +468,25 @@ class Tensor:
         return self._data.shape[0]
 
     def __bool__(self) -> bool:
-        if value_reads[0] is not None:
-            value_reads[0]("bool()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("bool()")
         if self._data.size != 1:
             raise RuntimeError(ERR_BOOL_AMBIGUOUS)
         return bool(self._host().reshape(()))
 
     def __float__(self) -> float:
-        if value_reads[0] is not None:
-            value_reads[0]("float()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("float()")
         return float(self.item())
 
     def __int__(self) -> int:
-        if value_reads[0] is not None:
-            value_reads[0]("int()")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("int()")
         return int(self.item())
 
     def __index__(self) -> int:
-        if value_reads[0] is not None:
-            value_reads[0]("use as an index")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("use as an index")
         if backend.dtype_kind(self._data.dtype) not in "iu" or self._data.size != 1:
             raise TypeError(
                 "only integer tensors of a single element can be converted to an index"
@@ -494,8 +496,8 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """`np.asarray(x)` shares the data, `np.array(x)` copies it (numpy 2's
         `copy` protocol); refused for a tensor that requires grad, as numpy()."""
-        if value_reads[0] is not None:
-            value_reads[0]("conversion to a numpy array")
+        if active_tracing[0] is not None:
+            active_tracing[0].data_dependent("conversion to a numpy array")
         if self._requires_grad:
             raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
         if copy is False and dtype is not None and np.dtype(dtype) != self._data.dtype:

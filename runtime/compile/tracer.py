@@ -115,7 +115,7 @@ def entries() -> tuple[dict[str, Any], dict[str, Any]]:
 class TracerTensor(Tensor):
     """A Tensor of a function being traced: its `detach()` is recorded. (Reading
     any tensor's value into Python raises while the trace runs: the graph would
-    depend on this one call's data; see Tensor's `value_reads`.)"""
+    depend on this one call's data; see Tensor's `active_tracing`.)"""
 
     __slots__ = ()
 

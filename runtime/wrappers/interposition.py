@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from yamlgrad.runtime.autograd.tensor import value_reads
+from yamlgrad.runtime.autograd.tensor import active_tracing
 
 __all__ = ["interposition", "interposed", "interpose", "vmap_hook", "tracing"]
 
@@ -89,6 +89,8 @@ class Recorder(Protocol):
 
     def data_dependent(self, what: str) -> None: ...
 
+    def unsupported(self, what: str) -> None: ...
+
 
 class _Local(threading.local):
     recorder: Recorder | None = None
@@ -120,6 +122,12 @@ class TracingState:
         if self.active and self.is_recording():
             self._local.recorder.data_dependent(what)  # type: ignore[union-attr]
 
+    def unsupported(self, what: str) -> None:
+        """Called where the traced function does what a graph cannot hold (a
+        backward): the recorder raises, naming the user's line."""
+        if self.active and self.is_recording():
+            self._local.recorder.unsupported(what)  # type: ignore[union-attr]
+
     def start(self, recorder: Recorder) -> None:
         if self._local.recorder is not None:
             raise RuntimeError("yamlgrad.compile: a compiled function is being traced")
@@ -128,7 +136,7 @@ class TracingState:
         with self._lock:
             self.active += 1
             interposition.active += 1
-            value_reads[0] = self.data_dependent
+            active_tracing[0] = self
 
     def stop(self) -> None:
         self._local.recorder = None
@@ -136,7 +144,7 @@ class TracingState:
             self.active -= 1
             interposition.active -= 1
             if not self.active:
-                value_reads[0] = None
+                active_tracing[0] = None
 
     def pause(self) -> bool:
         """Stop recording this thread's calls; returns the previous state."""

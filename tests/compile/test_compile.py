@@ -211,6 +211,55 @@ def test_another_threads_reads_during_a_trace_are_its_own() -> None:
     assert seen == [3.0]
 
 
+def test_a_backward_inside_the_function_raises_naming_the_line() -> None:
+    """A training step with loss.backward() and the optimizer's step inside: no
+    graph holds it (the trace runs under no_grad), so it raises; with fallback
+    it runs eagerly, as each call of it would without yg.compile."""
+    model = yg.nn.Linear(3, 2).double()
+    twin = copy.deepcopy(model)
+    x, y = _leaf(4, 3).detach(), _leaf(4, 2, seed=1).detach()
+
+    def step(m: yg.nn.Module, optimizer: yg.optim.Optimizer) -> yg.Tensor:
+        optimizer.zero_grad()
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()  # the line the error names
+        optimizer.step()
+        return loss
+
+    sgd = yg.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(
+        compile_module.TraceError, match=r"backward\(\) \(at .*test_compile\.py:\d+"
+    ):
+        yg.compile(step)(model, sgd)
+    compiled = yg.compile(step, fallback=True)
+    twin_sgd = yg.optim.SGD(twin.parameters(), lr=0.1)
+    for _ in range(2):
+        got, want = compiled(model, sgd), step(twin, twin_sgd)
+        assert got.item() == want.item()
+    np.testing.assert_array_equal(
+        model.weight.detach().numpy(), twin.weight.detach().numpy()
+    )
+
+
+@pytest.mark.parametrize("how", ["autograd.grad", "func.grad"])
+def test_a_gradient_taken_inside_the_function_raises(how: str) -> None:
+    def inner(x: yg.Tensor) -> yg.Tensor:
+        return (x.sin() * x).sum()
+
+    if how == "func.grad":
+        f = yg.func.grad(inner)
+    else:
+
+        def f(x: yg.Tensor) -> yg.Tensor:
+            x = x.detach().requires_grad_()
+            return yg.autograd.grad(inner(x), x)[0]
+
+    x = _leaf(3).detach()
+    with pytest.raises(compile_module.TraceError, match="cannot trace"):
+        yg.compile(f)(x)
+    np.testing.assert_array_equal(yg.compile(f, fallback=True)(x).numpy(), f(x).numpy())
+
+
 def test_fallback_runs_such_functions_eagerly() -> None:
     def f(x: yg.Tensor) -> yg.Tensor:
         return x * 2 if x.sum().item() > 0 else x * 3
