@@ -107,7 +107,7 @@ def topk_along(
     ranked = _top_few(np.moveaxis(x, dim, -1), k, largest) if k < size else None
     if ranked is not None:
         indices = np.moveaxis(ranked, -1, dim)
-    elif 0 < k < size // 4:  # a partial sort, then a sort of the k chosen
+    elif 0 < k < size // 2:  # a partial sort, then a sort of the k chosen
         moved = np.moveaxis(x, dim, -1)
         chosen = _top_k(moved, k, largest)
         order = _argsort(np.take_along_axis(moved, chosen, -1), -1, largest)
