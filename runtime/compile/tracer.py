@@ -6,8 +6,10 @@ generated wrapper hands its call to `Tracer.record` (runtime/wrappers/interposit
 which runs it and notes the entry, a graph Value for each tensor argument, the
 other arguments by value, and the outputs. Because every op really runs, Python
 control flow over shapes, dtypes and arguments just happens; only a value read
-back into Python (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`, a random draw)
-cannot be a graph, and raises `TraceError` naming the user's line.
+back into Python (`.item()`, `bool(t)`, `.numpy()`, `.tolist()` of any tensor,
+checked in Tensor itself while a thread traces; a random draw) cannot be a
+graph, nor can a backward inside the function: they raise `TraceError` naming
+the user's line.
 
 A tensor that the function reads without receiving it becomes an external
 input. When the trace is over, an external that is still alive (a module's
@@ -18,7 +20,10 @@ data becomes a constant of the graph.
 
 In-place ops are recorded as their functional form: the tensor's value in the
 graph becomes the new one. An argument or external changed in place is written
-back after each call, as eager mode would have changed it.
+back after each call, as eager mode would have changed it. An external the trace
+may change (in place, or through a kernel that updates an argument, as batch
+norm's running statistics) is put back when the trace ends or fails, so the
+first call changes it once, as the later ones do.
 """
 
 from __future__ import annotations
