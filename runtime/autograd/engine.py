@@ -78,6 +78,8 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 # read of `np.ndarray`; a global of our own is read at full speed, on every
 # gradient the engine handles.
 _ndarray = np.ndarray
+_asarray = np.asarray
+_NUMPY_SCALARS = backend.NUMPY_SCALARS
 
 
 class GraphRoot(Node):
@@ -619,8 +621,18 @@ class _GraphTask:
                     or data.shape != shape
                     or (data.dtype is not dtype and data.dtype != dtype)
                 ):
-                    index = len(edges) // 2 - len(grads) - 1
-                    grad = _conform(fn, index, grad, shape, dtype, raw)
+                    if (
+                        raw
+                        and not shape
+                        and type(data) in _NUMPY_SCALARS
+                        and data.dtype is dtype
+                    ):
+                        # A formula's result on 0-d arrays, a numpy scalar of
+                        # the right dtype: the 0-d array _conform would make.
+                        grad = _asarray(grad)
+                    else:
+                        index = len(edges) // 2 - len(grads) - 1
+                        grad = _conform(fn, index, grad, shape, dtype, raw)
                 data = None  # (a reference AccumulateGrad would count)
             if should_execute is not None and child not in should_execute:
                 continue
