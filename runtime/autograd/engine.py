@@ -158,6 +158,8 @@ def _conform(
     dtype; any other shape is an error. A raw gradient that is no ndarray (a
     number, a numpy scalar) becomes one."""
     if raw and type(grad) is not _ndarray:
+        if not shape and type(grad) in _NUMPY_SCALARS and grad.dtype is dtype:
+            return _asarray(grad)  # a formula's result on 0-d arrays: all it needs
         grad = backend.adopt(grad)
     grad_shape = tuple(grad.shape if raw else grad._data.shape)
     if grad_shape != shape:
@@ -621,18 +623,8 @@ class _GraphTask:
                     or data.shape != shape
                     or (data.dtype is not dtype and data.dtype != dtype)
                 ):
-                    if (
-                        raw
-                        and not shape
-                        and type(data) in _NUMPY_SCALARS
-                        and data.dtype is dtype
-                    ):
-                        # A formula's result on 0-d arrays, a numpy scalar of
-                        # the right dtype: the 0-d array _conform would make.
-                        grad = _asarray(grad)
-                    else:
-                        index = len(edges) // 2 - len(grads) - 1
-                        grad = _conform(fn, index, grad, shape, dtype, raw)
+                    index = len(edges) // 2 - len(grads) - 1
+                    grad = _conform(fn, index, grad, shape, dtype, raw)
                 data = None  # (a reference AccumulateGrad would count)
             if should_execute is not None and child not in should_execute:
                 continue

@@ -4,7 +4,8 @@ them 0-d arrays where a kernel's result becomes a Tensor and where a
 gradient reaches the node of its input. These tests pin what that must
 keep: a Tensor's data is a 0-d ndarray of PyTorch's result dtype, a 0-d
 leaf's gradient is a 0-d Tensor of the leaf's dtype (cast when the graph
-computed in another), and neither path calls the general conversions.
+computed in another), and neither path calls the general conversion,
+backend.adopt.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from yamlgrad.generated import Functions
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import accumulate_grad, engine
 
@@ -188,26 +190,45 @@ def test_hooks_see_0d_tensors_of_the_leafs_dtype() -> None:
     assert seen[0]._data.dtype == np.float32 and a.grad.item() == 2.0
 
 
-def test_0d_ops_and_gradients_skip_the_general_conversions(
+def test_0d_ops_and_gradients_skip_the_general_conversion(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A numpy scalar of the right dtype becomes a 0-d array inline: neither
-    backend.adopt (Tensor._make's other results) nor the engine's _conform
-    (a gradient to reduce or cast) runs for the graph of 0-d float64 leaves."""
-    calls: list[str] = []
+    """A numpy scalar of the right dtype becomes a 0-d array inline:
+    backend.adopt (the conversion of any other value) runs neither for the
+    results of the ops nor for the gradients of a graph of 0-d leaves."""
+    calls: list[Any] = []
+    adopt = backend.adopt
 
-    def watched(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            calls.append(name)
-            return fn(*args, **kwargs)
+    def watched(value: Any) -> Any:
+        calls.append(value)
+        return adopt(value)
 
-        return call
-
-    monkeypatch.setattr(backend, "adopt", watched("adopt", backend.adopt))
-    monkeypatch.setattr(engine, "_conform", watched("_conform", engine._conform))
+    monkeypatch.setattr(backend, "adopt", watched)
     w, b, x = _gradients("float64")
     assert calls == []
     assert all(_is_0d_ndarray(leaf.grad) for leaf in (w, b, x))
     # The general path still runs where it must: a gradient to cast.
     test_a_0d_gradient_computed_in_another_dtype_is_cast_to_the_leafs()
-    assert "_conform" in calls
+    assert calls
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [((), np.float64), ((), np.float32), ((1,), np.float64), ((2, 3), np.float64)],
+    ids=["0-d", "other dtype", "size-1", "2x3"],
+)
+def test_conform_makes_a_numpy_scalar_the_inputs_array_or_refuses_it(
+    shape: tuple[int, ...], dtype: Any
+) -> None:
+    """The engine's check of a raw gradient: a numpy scalar for a 0-d input
+    of its dtype is its 0-d array; of another dtype, cast; for an input of
+    another shape, PyTorch's error (a 0-d gradient does not expand)."""
+    node = Functions.MulBackward0()
+    grad = np.float64(2.5)
+    if shape:
+        with pytest.raises(RuntimeError, match="invalid gradient at index 0"):
+            engine._conform(node, 0, grad, shape, np.dtype(dtype), True)
+        return
+    out = engine._conform(node, 0, grad, shape, np.dtype(dtype), True)
+    assert type(out) is np.ndarray and out.shape == () and out.dtype == dtype
+    assert out == 2.5 and out.flags.writeable
