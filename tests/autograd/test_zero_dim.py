@@ -193,23 +193,27 @@ def test_hooks_see_0d_tensors_of_the_leafs_dtype() -> None:
 def test_0d_ops_and_gradients_skip_the_general_conversion(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A numpy scalar of the right dtype becomes a 0-d array inline:
-    backend.adopt (the conversion of any other value) runs neither for the
-    results of the ops nor for the gradients of a graph of 0-d leaves."""
-    calls: list[Any] = []
-    adopt = backend.adopt
+    """A numpy scalar of the right dtype becomes a 0-d array inline: neither
+    backend.adopt (the conversion of any other value) nor the engine's
+    _conform (a gradient to reduce or cast) runs for the results of the ops
+    or the gradients of a graph of 0-d float64 leaves."""
+    calls: list[str] = []
 
-    def watched(value: Any) -> Any:
-        calls.append(value)
-        return adopt(value)
+    def watched(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            calls.append(name)
+            return fn(*args)
 
-    monkeypatch.setattr(backend, "adopt", watched)
+        return call
+
+    monkeypatch.setattr(backend, "adopt", watched("adopt", backend.adopt))
+    monkeypatch.setattr(engine, "_conform", watched("_conform", engine._conform))
     w, b, x = _gradients("float64")
     assert calls == []
     assert all(_is_0d_ndarray(leaf.grad) for leaf in (w, b, x))
     # The general path still runs where it must: a gradient to cast.
     test_a_0d_gradient_computed_in_another_dtype_is_cast_to_the_leafs()
-    assert calls
+    assert calls == ["_conform", "adopt"]
 
 
 @pytest.mark.parametrize(
@@ -232,3 +236,20 @@ def test_conform_makes_a_numpy_scalar_the_inputs_array_or_refuses_it(
     out = engine._conform(node, 0, grad, shape, np.dtype(dtype), True)
     assert type(out) is np.ndarray and out.shape == () and out.dtype == dtype
     assert out == 2.5 and out.flags.writeable
+
+
+def test_a_0d_gradient_for_an_input_of_another_shape_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node that gives a size-1 input a numpy scalar (a 0-d gradient) gets
+    PyTorch's error from the engine's delivery, as any wrong shape does."""
+    v = yg.tensor([1.5], dtype=yg.float64, requires_grad=True)
+    y = v * 2.0
+    grad_fn = y.grad_fn
+    monkeypatch.setattr(
+        type(grad_fn), "apply", lambda self, grads, raw=False: [np.float64(2.0), None]
+    )
+    message = f"Function {grad_fn.name()} returned an invalid gradient at index 0"
+    with pytest.raises(RuntimeError, match=message):
+        y.sum().backward()
+    assert v.grad is None
