@@ -81,10 +81,11 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 # gradient the engine handles.
 _ndarray = np.ndarray
 _asarray = np.asarray
-# Each floating dtype's numpy scalar type (float64: np.float64). A formula on 0-d
-# arrays gives such a scalar; when it is of its 0-d input's dtype, `np.asarray`
-# makes it the gradient `_conform` would, without the call.
-_SCALAR_TYPES = {np.dtype(c): np.dtype(c).type for c in np.typecodes["AllFloat"]}
+# The dtype of each floating numpy scalar type (np.float64: float64). A formula on
+# 0-d arrays gives such a scalar; when it is of its 0-d input's dtype, `np.asarray`
+# makes it the gradient `_conform` would, without the call. (Keyed by the type: a
+# lookup never compares another library's dtype with numpy's.)
+_SCALAR_DTYPES = {np.dtype(c).type: np.dtype(c) for c in np.typecodes["AllFloat"]}
 
 
 class GraphRoot(Node):
@@ -625,7 +626,7 @@ class _GraphTask:
                     or data.shape != shape
                     or (data.dtype is not dtype and data.dtype != dtype)
                 ):
-                    if raw and type(data) is _SCALAR_TYPES.get(dtype) and not shape:
+                    if raw and _SCALAR_DTYPES.get(type(data)) is dtype and not shape:
                         grad = _asarray(grad)  # a formula's result on 0-d arrays
                     else:
                         index = len(edges) // 2 - len(grads) - 1

@@ -253,3 +253,20 @@ def test_a_0d_gradient_for_an_input_of_another_shape_is_refused(
     with pytest.raises(RuntimeError, match=message):
         y.sum().backward()
     assert v.grad is None
+
+
+@pytest.mark.filterwarnings(
+    "error:You are comparing a array_api_strict dtype:UserWarning"
+)
+def test_0d_gradients_on_another_backend_are_its_0d_arrays() -> None:
+    """The engine's check for a numpy scalar never compares another
+    library's dtype with numpy's (array_api_strict warns of it)."""
+    pytest.importorskip("array_api_strict")
+    w, x = (
+        yg.tensor(v, dtype=yg.float64).to("array_api_strict").requires_grad_()
+        for v in (0.5, 2.0)
+    )
+    (w * x * w).backward()
+    for leaf, expected in ((w, 2.0), (x, 0.25)):
+        assert type(leaf.grad._data) is type(leaf._data)
+        assert leaf.grad.shape == () and float(leaf.grad.numpy()) == expected
