@@ -33,8 +33,8 @@ _NAMES: dict[type, str] = {}
 _SCALARS = (np.generic, int, float, bool, complex)
 # The numpy scalar types (np.float64, np.int64, ...): what numpy's ufuncs and
 # operators return for 0-d operands. One set lookup tells a caller on a hot path
-# (Tensor._make, the engine's delivery) that `np.asarray` makes the 0-d array
-# `adopt` would, without the call to `adopt`.
+# (Tensor._make) that `np.asarray` makes the 0-d array `adopt` would, without the
+# call to `adopt`.
 NUMPY_SCALARS = frozenset(np.sctypeDict.values())
 # The types of the tensor arguments a wrapper's numpy path sees: an ndarray, a
 # Python number given for a Tensor, None for an absent Tensor?. One set lookup
