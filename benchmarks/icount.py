@@ -4,9 +4,10 @@
 
 Wall time on a shared machine moves by more than most changes to the per-op
 path do; an instruction count does not. For each workload of benchmarks/run.py
-named by `--only` (the ones timed against numpy: 1, 3, 4, 6, 7) and each
-checkout, this script runs one yamlgrad step of the workload once as a warm-up
-and then `--steps` A, then B, steps in a fresh interpreter under
+named by `--only` (the ones timed against numpy: 1, 3, 4, 6, 7), each of its
+rows (workload 6 has two: size-1 and 0-d values) and each checkout, this
+script runs one yamlgrad step of the row once as a warm-up and then
+`--steps` A, then B, steps in a fresh interpreter under
 
     PYTHONHASHSEED=0 OMP_NUM_THREADS=1 valgrind --tool=callgrind python ...
 
@@ -56,19 +57,23 @@ class Count:
     total: int
     name: str
     ops: int | None
+    rows: int  # how many rows (workloads) its number has
 
 
-def child(number: int, steps: int, ops: int | None, python_calls: bool) -> None:
-    """In the measured interpreter: build workload `number`, warm it up, run
-    `steps` steps and print what the parent needs as one JSON line."""
+def child(
+    number: int, row: int, steps: int, ops: int | None, python_calls: bool
+) -> None:
+    """In the measured interpreter: build row `row` of workload `number`, warm
+    it up, run `steps` steps and print what the parent needs as one JSON line."""
     sys.path.insert(0, str(HERE))
     import run  # noqa: PLC0415 - imports yamlgrad, after PYTHONPATH is set
 
     if ops is not None and number in (1, 4):
         size = 16 if number == 1 else 1
-        workload = run.chain(ops, size, number, run.Target(1.0, "torch"))
+        workloads = [run.chain(ops, size, number, run.Target(1.0, "torch"))]
     else:
-        workload = run.timed_workloads(number, smoke=False)[0]
+        workloads = run.timed_workloads(number, smoke=False)
+    workload = workloads[row]
     step = workload.runners["yamlgrad"]
     step()
     calls = [0]
@@ -88,6 +93,7 @@ def child(number: int, steps: int, ops: int | None, python_calls: bool) -> None:
     gc.enable()
     path = str(Path(run.yg.__file__).resolve().parent)
     record = {"yamlgrad": path, "name": workload.name, "ops": workload.ops}
+    record["rows"] = len(workloads)
     print(json.dumps({**record, "calls": calls[0]}))
 
 
@@ -109,10 +115,11 @@ def link(label: str, tree: Path, scratch: Path) -> Path:
 
 
 def measure(
-    side: Side, number: int, steps: int, ops: int | None, valgrind: bool
+    side: Side, number: int, row: int, steps: int, ops: int | None, valgrind: bool
 ) -> Count:
     """One child for `side`: callgrind's total instructions (or, without
-    valgrind, the Python calls) of workload `number` with `steps` steps."""
+    valgrind, the Python calls) of row `row` of workload `number` with `steps`
+    steps."""
     env = dict(os.environ, PYTHONHASHSEED="0", YAMLGRAD_BENCH_ONLY="yamlgrad")
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
@@ -125,7 +132,8 @@ def measure(
         [str(side.path_entry)] + ([inherited] if inherited else [])
     )
     command = [sys.executable, str(Path(__file__).resolve()), "--child"]
-    command += [str(number), str(steps)] + (["--ops", str(ops)] if ops else [])
+    command += [str(number), str(steps), "--row", str(row)]
+    command += ["--ops", str(ops)] if ops else []
     if valgrind:
         command = VALGRIND + command
     else:
@@ -143,20 +151,25 @@ def measure(
         if found is None:
             raise SystemExit(f"{side.label}: no instruction count in\n{done.stderr}")
         total = int(found.group(1))
-    return Count(total, record["name"], record["ops"])
+    return Count(total, record["name"], record["ops"], record["rows"])
 
 
 def per_op(
-    sides: list[Side], number: int, args: argparse.Namespace, valgrind: bool
+    sides: list[Side],
+    number: int,
+    row: int,
+    args: argparse.Namespace,
+    valgrind: bool,
 ) -> list[tuple[float, Count]]:
-    """For each side, instructions (or Python calls) per op of workload
-    `number` (per step where it does not count its ops), as the difference of
-    two step counts; the children run `args.jobs` at a time."""
+    """For each side, instructions (or Python calls) per op of row `row` of
+    workload `number` (per step where it does not count its ops), as the
+    difference of two step counts; the children run `args.jobs` at a time."""
     runs = [(side, steps) for side in sides for steps in args.steps]
     with ThreadPoolExecutor(max_workers=args.jobs if valgrind else 1) as pool:
         counts = list(
             pool.map(
-                lambda run: measure(run[0], number, run[1], args.ops, valgrind), runs
+                lambda run: measure(run[0], number, row, run[1], args.ops, valgrind),
+                runs,
             )
         )
     low, high = args.steps
@@ -214,6 +227,7 @@ def parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=2, help="callgrind children at a time"
     )
     parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--row", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--python-calls", action="store_true", help=argparse.SUPPRESS)
     return parser
 
@@ -221,7 +235,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.child:
-        child(*args.child, args.ops, args.python_calls)
+        number, steps = args.child
+        child(number, args.row, steps, args.ops, args.python_calls)
         return 0
     if args.before is None or args.after is None:
         raise SystemExit("--before and --after are required")
@@ -233,11 +248,14 @@ def main(argv: list[str] | None = None) -> int:
             for label, tree in (("before", args.before), ("after", args.after))
         ]
         for number in (int(n) for n in args.only.split(",") if n):
-            calls = [c for c, _ in per_op(sides, number, args, False)]
-            (old, count), (new, _) = per_op(sides, number, args, True)
-            unit = "op" if count.ops else "step"
-            rows.append((count.name, unit, old, new, *calls))
-            print(f"{count.name}: {old:,.0f} -> {new:,.0f}", file=sys.stderr)
+            row, count_of_rows = 0, 1
+            while row < count_of_rows:
+                calls = [c for c, _ in per_op(sides, number, row, args, False)]
+                (old, count), (new, _) = per_op(sides, number, row, args, True)
+                unit = "op" if count.ops else "step"
+                rows.append((count.name, unit, old, new, *calls))
+                print(f"{count.name}: {old:,.0f} -> {new:,.0f}", file=sys.stderr)
+                row, count_of_rows = row + 1, count.rows
     print(f"before: {args.before}  \nafter: {args.after}  ")
     print(f"steps {args.steps[0]} and {args.steps[1]}, difference taken\n")
     print("\n".join(table(rows)))

@@ -31,6 +31,11 @@ _NAMESPACES: dict[type, Any] = {}
 _NAMES: dict[type, str] = {}
 # Kernel results that are numpy values, not arrays: a numpy scalar, a Python number.
 _SCALARS = (np.generic, int, float, bool, complex)
+# The numpy scalar types (np.float64, np.int64, ...): what numpy's ufuncs and
+# operators return for 0-d operands. One set lookup tells a caller on a hot path
+# (Tensor._make) that `np.asarray` makes the 0-d array `adopt` would, without the
+# call to `adopt`.
+NUMPY_SCALARS = frozenset(np.sctypeDict.values())
 # The types of the tensor arguments a wrapper's numpy path sees: an ndarray, a
 # Python number given for a Tensor, None for an absent Tensor?. One set lookup
 # per argument decides `xp = np` without a call.

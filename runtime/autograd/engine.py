@@ -38,10 +38,12 @@ hands its gradients to the leaves.
 
 The loop runs once per node of every backward, so it is tuned: without hooks or
 anomaly mode `_call_function` is inlined; a node that runs as soon as it is ready
-(each node of a chain) never enters the queue's heap; and each attribute of a
-node is read once and its methods are looked up on its class. (Node has no
-`__getattr__`: one would keep CPython from specializing every attribute read of
-every node; the `_saved_*` getters are generated properties instead.)
+(each node of a chain) never enters the queue's heap; a formula's numpy scalar
+(its result on 0-d arrays) that fits its 0-d input becomes a 0-d array without a
+call; and each attribute of a node is read once and its methods are looked up on
+its class. (Node has no `__getattr__`: one would keep CPython from specializing
+every attribute read of every node; the `_saved_*` getters are generated
+properties instead.)
 """
 
 from __future__ import annotations
@@ -78,6 +80,12 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 # read of `np.ndarray`; a global of our own is read at full speed, on every
 # gradient the engine handles.
 _ndarray = np.ndarray
+_asarray = np.asarray
+# The dtype of each floating numpy scalar type (np.float64: float64). A formula on
+# 0-d arrays gives such a scalar; when it is of its 0-d input's dtype, `np.asarray`
+# makes it the gradient `_conform` would, without the call. (Keyed by the type: a
+# lookup never compares another library's dtype with numpy's.)
+_SCALAR_DTYPES = {np.dtype(c).type: np.dtype(c) for c in np.typecodes["AllFloat"]}
 
 
 class GraphRoot(Node):
@@ -599,10 +607,9 @@ class _GraphTask:
         should_execute = self.should_execute
         dependencies = self.dependencies
         buffers = self.buffers
-        ready = self.ready
+        ready, direct = self.ready, self.direct
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
-        direct = self.direct
         leaves: list[Any] | None = [] if inline else None
         grads.reverse()  # popped as delivered: see the class docstring
         pairs = iter(edges)  # node, input_nr, node, ...: two at a time
@@ -619,8 +626,11 @@ class _GraphTask:
                     or data.shape != shape
                     or (data.dtype is not dtype and data.dtype != dtype)
                 ):
-                    index = len(edges) // 2 - len(grads) - 1
-                    grad = _conform(fn, index, grad, shape, dtype, raw)
+                    if raw and _SCALAR_DTYPES.get(type(data)) is dtype and not shape:
+                        grad = _asarray(grad)  # a formula's result on 0-d arrays
+                    else:
+                        index = len(edges) // 2 - len(grads) - 1
+                        grad = _conform(fn, index, grad, shape, dtype, raw)
                 data = None  # (a reference AccumulateGrad would count)
             if should_execute is not None and child not in should_execute:
                 continue
@@ -663,9 +673,7 @@ class _GraphTask:
         if leaves:
             grad = buffer = None  # the batch's are then the only references
             accumulate_leaves(leaves, raw)
-        if first is None:
-            return None
-        return first, first_inputs  # type: ignore[return-value]
+        return None if first is None else (first, first_inputs)  # type: ignore
 
     def _add(
         self, buffer: list[Grad | None], child: Node, slot: int, grad: Grad, raw: bool

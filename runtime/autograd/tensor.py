@@ -84,6 +84,8 @@ active_tracing: list[Any] = [None]
 # numpy's module has a `__getattr__`, which keeps CPython from specializing a read
 # of `np.ndarray`; a global of our own is read at full speed, on every new tensor.
 _ndarray = np.ndarray
+_asarray = np.asarray
+_NUMPY_SCALARS = backend.NUMPY_SCALARS
 _bump_acquire = _bump_lock.acquire
 _bump_release = _bump_lock.release
 
@@ -188,10 +190,16 @@ class Tensor:
 
     @staticmethod
     def _make(value: Any) -> Tensor:
-        """A new leaf around a kernel's result (which may be a numpy scalar).
+        """A new leaf around a kernel's result (which may be a numpy scalar: a
+        ufunc's result on 0-d operands, made a 0-d array here, without a call).
         (A staticmethod: CPython calls it without binding a class first.)"""
         t = _new(Tensor)
-        t._data = value if type(value) is _ndarray else backend.adopt(value)
+        if type(value) is _ndarray:
+            t._data = value
+        elif type(value) in _NUMPY_SCALARS:
+            t._data = _asarray(value)
+        else:
+            t._data = backend.adopt(value)
         t._requires_grad = False
         t.grad_fn = None
         t.output_nr = 0

@@ -50,28 +50,39 @@ def test_compare_times_two_checkouts_in_one_table() -> None:
     assert run.stderr.count("round 1/1") == 2
 
 
+def _icount_child(number: int, steps: int, *options: str) -> dict:
+    """benchmarks/icount.py's measured side without valgrind: the JSON record
+    (name, ops, rows, Python calls over `steps` steps) of workload `number`."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "benchmarks" / "icount.py"),
+            *("--child", str(number), str(steps), *options, "--python-calls"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "YAMLGRAD_BENCH_ONLY": "yamlgrad"},
+    )
+    return json.loads(run.stdout.splitlines()[-1])
+
+
 def test_icount_child_counts_the_python_calls_of_its_steps() -> None:
-    """benchmarks/icount.py's measured side without valgrind: a short chain of
-    workload 1, its Python calls over the steps (two steps, twice one's)."""
-
-    def calls(steps: int) -> dict:
-        run = subprocess.run(
-            [
-                sys.executable,
-                str(REPO_ROOT / "benchmarks" / "icount.py"),
-                *("--child", "1", str(steps), "--ops", "10", "--python-calls"),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "YAMLGRAD_BENCH_ONLY": "yamlgrad"},
-        )
-        return json.loads(run.stdout.splitlines()[-1])
-
-    one, two = calls(1), calls(2)
+    """A short chain of workload 1: its Python calls over the steps (two
+    steps, twice one's)."""
+    one, two = (_icount_child(1, steps, "--ops", "10") for steps in (1, 2))
     assert one["name"] == "1. chain of 10 ops on 16 float64" and one["ops"] == 10
     assert Path(one["yamlgrad"]).resolve() == REPO_ROOT.resolve()
     assert one["calls"] > 10 and two["calls"] == 2 * one["calls"]
+    assert one["rows"] == 1
+
+
+def test_icount_child_counts_each_row_of_a_workload() -> None:
+    """Workload 6's second row (0-d values) is counted as its first is."""
+    size_1, zero_d = (_icount_child(6, 1, "--row", str(row)) for row in (0, 1))
+    assert size_1["rows"] == zero_d["rows"] == 2
+    assert "size-1" in size_1["name"] and "0-d" in zero_d["name"]
+    assert zero_d["calls"] > 1000
 
 
 def test_jvp_benchmark_smoke_run_checks_every_jvp() -> None:
