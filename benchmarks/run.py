@@ -1173,12 +1173,15 @@ def measured(
             yield measure(workload, repeats, calls)
 
 
-def report(rows: list[Row], repeats: int, calls: int | None, cpu_time: bool) -> str:
+def report(
+    rows: list[Row], repeats: int, calls: int | None, cpu_time: bool, only: str = ""
+) -> str:
     """benchmarks/results.md: the machine, the command and the table."""
     command = (
         f"`python benchmarks/run.py --repeats {repeats}"
         + (f" --calls {calls}" if calls else "")
         + (" --cpu-time" if cpu_time else "")
+        + (f" --only {only}" if only else "")
         + "`"
     )
     table = HEADER + [row.line() for row in rows]
@@ -1216,7 +1219,11 @@ def parser() -> argparse.ArgumentParser:
         help="consecutive calls per sample (default: about 20 ms of the slowest)",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).with_name("results.md")
+        "--out",
+        type=Path,
+        default=None,
+        help="write the report to OUT (default: benchmarks/results.md, and only "
+        "for a full run: --only or --smoke leave it alone unless OUT is given)",
     )
     parser.add_argument(
         "--json",
@@ -1257,9 +1264,12 @@ def main(argv: list[str] | None = None) -> int:
             for row in batch:
                 print(row.line(), flush=True)
             rows += batch
-    if not smoke and not only:
-        text = report(rows, args.repeats, args.calls, args.cpu_time)
-        args.out.write_text(text, encoding="utf-8")
+    out = args.out
+    if out is None and not smoke and not only:
+        out = Path(__file__).with_name("results.md")
+    if out is not None:
+        text = report(rows, repeats, calls, args.cpu_time, args.only)
+        out.write_text(text, encoding="utf-8")
     if args.json is not None:
         write_json(args.json, rows, sys.argv[1:] if argv is None else argv)
     return 0

@@ -29,6 +29,24 @@ def test_benchmark_smoke_run_covers_every_workload_with_correct_gradients() -> N
     assert all(" met" in row[6] or "missed" in row[6] for row in ours)
 
 
+def test_a_partial_run_writes_its_report_only_where_asked(tmp_path: Path) -> None:
+    """`--only` with `--out` writes those rows and the command that made them;
+    without `--out` a partial run leaves benchmarks/results.md alone."""
+    results = REPO_ROOT / "benchmarks" / "results.md"
+    before = results.read_bytes()
+    out = tmp_path / "partial.md"
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "run.py"), "--smoke"]
+    subprocess.run(
+        [*command, "--only", "1", "--out", str(out)], check=True, capture_output=True
+    )
+    text = out.read_text(encoding="utf-8")
+    assert "--only 1`" in text
+    rows = [line for line in text.splitlines() if line.startswith("| 1. ")]
+    assert rows and not any(line.startswith("| 2. ") for line in text.splitlines())
+    subprocess.run([*command, "--only", "1"], check=True, capture_output=True)
+    assert results.read_bytes() == before
+
+
 def test_compare_times_two_checkouts_in_one_table() -> None:
     """benchmarks/compare.py, with this checkout on both sides: one round of one
     workload, a row whose ratio and time per op are numbers."""
