@@ -149,9 +149,7 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if tracing.active and tracing.is_recording():
             return self.fn(*args, **kwargs)  # inside another trace: traced inline
-        key, tensors = _signature(args, kwargs)
-        if self.state is not None:
-            key += (self.state(),)
+        key, tensors = self._signature(args, kwargs)
         found = self._guarded(key, tensors)
         if found is not None:
             return _build(found[0].out_spec, found[0].run(found[1]))
@@ -162,11 +160,18 @@ class CompiledFunction:
     def guard(self, *args: Any, **kwargs: Any) -> CompiledGraph | None:
         """The per-call guard check alone: the graph a call with these arguments
         would run, or None (it would trace, or run eagerly)."""
+        found = self._guarded(*self._signature(args, kwargs))
+        return found[0] if found is not None else None
+
+    def _signature(
+        self, args: tuple, kwargs: dict
+    ) -> tuple[tuple[Any, ...], list[Tensor]]:
+        """The call's cache key (`_signature`'s, then the state, if any) and
+        its tensors."""
         key, tensors = _signature(args, kwargs)
         if self.state is not None:
             key += (self.state(),)
-        found = self._guarded(key, tensors)
-        return found[0] if found is not None else None
+        return key, tensors
 
     def _guarded(
         self, key: tuple[Any, ...], tensors: list[Tensor]

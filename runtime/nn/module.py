@@ -17,8 +17,6 @@ attributes were assigned.
 
 from __future__ import annotations
 
-import functools
-
 import operator
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -110,12 +108,11 @@ class Module:
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile this module's calls in place: `yg.compile` of its call, the
         arguments passed as they are (PyTorch's `Module.compile`)."""
-        from yamlgrad.runtime.compile import CompiledFunction, Training, compile
+        from yamlgrad.runtime.compile import compile
 
-        compiled = compile(self._call_impl, *args, **kwargs)
-        if isinstance(compiled, CompiledFunction):  # (not with disable=True)
-            compiled.state = functools.partial(Training.of, self)
-        self.__dict__["_compiled_call_impl"] = compiled
+        wrapped = compile(self, *args, **kwargs)  # self itself with disable=True
+        if wrapped is not self:
+            self.__dict__["_compiled_call_impl"] = wrapped._compiled_call_impl
 
     def _as_compiled(self, calls: Any) -> Module:
         """What `yg.compile(module)` returns, its calls made by `calls`."""
