@@ -279,8 +279,22 @@ def silence_numpy_warnings(package: str) -> None:
     warnings attributed to that package's modules are filtered, so a user's own
     numpy code still warns; a user's `warnings.simplefilter(...)` comes first and
     wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
+    _SILENCED_PACKAGES.add(package)
     pattern = re.escape(package) + r"(\.|$)"
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)
+
+
+# The packages silence_numpy_warnings was called for (yamlgrad, op packs), so the
+# filters can be installed again where a `warnings.catch_warnings()` that was
+# active at import dropped them (runtime/pytest_plugin.py: pytest's per-test one).
+_SILENCED_PACKAGES: set[str] = set()
+
+
+def resilence_numpy_warnings() -> None:
+    """silence_numpy_warnings again for every package it was called for, in front
+    of the current filters."""
+    for package in sorted(_SILENCED_PACKAGES):
+        silence_numpy_warnings(package)
 
 
 # Forward-mode AD (torch.autograd.forward_ad and the forward-grad paths of the ops).

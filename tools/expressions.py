@@ -130,8 +130,18 @@ def _parse(text: str, what: str) -> ast.Expression:
 
 
 def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
-    """Refuse every node type and form outside the allowed set."""
-    for node in ast.walk(tree):
+    """Refuse every node type and form outside the allowed set. A dunder name or
+    a private attribute is reported before anything else in the expression:
+    `__import__('os').system('ls')` is refused for `__import__`, not its string."""
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise ExpressionError(f"{what} uses the name {node.id!r}: {text!r}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ExpressionError(
+                f"{what} reads the private attribute {node.attr!r}: {text!r}"
+            )
+    for node in nodes:
         if not isinstance(node, _STRUCTURAL):
             kind = type(node).__name__
             raise ExpressionError(
@@ -145,12 +155,6 @@ def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
             )
         if isinstance(node, ast.keyword) and node.arg is None:
             raise ExpressionError(f"{what} uses '**' in a call: {text!r}")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            raise ExpressionError(
-                f"{what} reads the private attribute {node.attr!r}: {text!r}"
-            )
-        if isinstance(node, ast.Name) and node.id.startswith("__"):
-            raise ExpressionError(f"{what} uses the name {node.id!r}: {text!r}")
 
 
 def _attribute_chain(node: ast.Attribute) -> list[str] | None:

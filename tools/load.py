@@ -9,6 +9,7 @@ them (`sum` -> SumBackward0, `sum.dim_IntList` -> SumBackward1).
 from __future__ import annotations
 
 import ast
+import difflib
 import builtins
 import dataclasses
 from collections import Counter
@@ -480,6 +481,18 @@ def _tensor_inputs(func: FunctionSchema) -> dict[str, Argument]:
     return {a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list}
 
 
+def _unknown_key(key: str, name: str, func: FunctionSchema) -> str:
+    """What is wrong with a key that is neither an entry key nor an argument:
+    the entry key it misspells (`smaples`), else the argument or output it does."""
+    close = difflib.get_close_matches(key, sorted(ENTRY_KEYS), n=1, cutoff=0.75)
+    if close:
+        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    names = [a.name for a in func.arguments] + sorted(output_names(func))
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"formula for {name!r}, which is not an argument{hint}"
+
+
 def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
     """Each tensor input that has a formula key, and that key (`self, other`)."""
     args = {a.name for a in func.arguments}
@@ -489,7 +502,7 @@ def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
     for key in (k for k in e.entry if k not in ENTRY_KEYS and k not in forward_keys):
         for name in (n.strip() for n in key.split(",")):
             if name not in args:
-                raise e.error(key, f"formula for {name!r}, which is not an argument")
+                raise e.error(key, _unknown_key(key, name, func))
             if name not in tensor_inputs:
                 raise e.error(key, f"formula for {name!r}, which is not a Tensor")
             if name in covered:

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -193,8 +194,13 @@ class CompiledFunction:
             raise RuntimeError("yamlgrad.compile: the function has not been called yet")
         return self._last.code.source
 
-    def explain(self) -> str:
-        """Every compiled graph: its guards, its calls, its source."""
+    def explain(self, file: TextIO | None = None) -> None:
+        """Print every compiled graph: its guards, its calls, its source (to
+        `file`, default sys.stdout); explanation() returns the same text."""
+        print(self.explanation(), file=sys.stdout if file is None else file)
+
+    def explanation(self) -> str:
+        """What explain() prints."""
         parts = []
         for key, graphs in self.graphs.items():
             if graphs is _EAGER:

@@ -61,7 +61,7 @@ def test_decorator_forms_and_the_generated_source() -> None:
     assert "def forward(x):" in square.code
     assert "np.multiply(x, x)" in square.code and "def backward(" in square.code
     assert "templates/compiled.py.j2" in cube.code
-    explained = cube.explain()
+    explained = cube.explanation()
     assert "guards:" in explained and "graph:" in explained and "source:" in explained
 
 
@@ -141,7 +141,7 @@ def test_a_tensor_made_inside_the_function_is_a_constant() -> None:
     f(x)
     out = f(x)
     np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() + 1)
-    assert "constant" in f.explain()
+    assert "constant" in f.explanation()
 
 
 @pytest.mark.parametrize(

@@ -95,10 +95,10 @@ def test_format_failure_writes_nothing(
     out = sentinel_out(tmp_path)
     real_format = gen.format_code
 
-    def format_code(text: str, name: str) -> str:
+    def format_code(text: str, name: str, cache: object = None) -> str:
         if name == "VariableType.py":
             return real_format("def broken(:\n", name)
-        return real_format(text, name)
+        return real_format(text, name, cache)
 
     monkeypatch.setattr(gen, "format_code", format_code)
     with pytest.raises(RuntimeError, match="generated VariableType.py is not valid"):

@@ -43,7 +43,7 @@ class Hostile:
 
 HOSTILE = [
     # Code injection through each place text goes.
-    Hostile("formula call", entry(formula=f'"{TOUCH}"'), "constant"),
+    Hostile("formula call", entry(formula=f'"{TOUCH}"'), "name '__import__'"),
     Hostile("formula dunder", entry(formula="grad.__class__"), "private attribute"),
     Hostile("formula lambda", entry(formula='"(lambda: grad)()"'), "Lambda"),
     Hostile("formula walrus", entry(formula='"(g := grad)"'), "NamedExpr"),
@@ -51,7 +51,7 @@ HOSTILE = [
     Hostile("formula backslash", entry(formula='"grad \\\\\\n + 1"'), "character"),
     Hostile("forward builtins", entry(forward="xp.__builtins__"), "private"),
     Hostile("forward eval", entry(forward="eval(self)"), "eval"),
-    Hostile("forward string", entry(forward=f'"{TOUCH}"'), "constant"),
+    Hostile("forward string", entry(forward=f'"{TOUCH}"'), "name '__import__'"),
     Hostile("op name code", entry(name='"foo;import os(Tensor self) -> Tensor"'), "op"),
     Hostile(
         "argument name code",
