@@ -274,8 +274,10 @@ class CompiledFunction:
         }
         tracing.start(tracer)
         try:
-            with no_grad():
-                result = self.fn(*traced_args, **traced_kwargs)
+            # In the caller's grad mode, recording history as eager mode does, so
+            # that a no_grad() block or a detach inside the function gives values
+            # that do not require grad (Tracer.output reads it off each result).
+            result = self.fn(*traced_args, **traced_kwargs)
             out_spec = tracer.output_spec(result)
         except BaseException:
             tracer.restore()  # a failed trace leaves the externals as they were
