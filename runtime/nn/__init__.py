@@ -9,6 +9,8 @@ them; `yg.nn.init` fills parameters as PyTorch's initialisers do.
 from __future__ import annotations
 
 from yamlgrad.runtime.nn import functional, init, utils
+from yamlgrad.runtime.nn import attention  # after functional, which exports it
+from yamlgrad.runtime.nn.attention import MultiheadAttention
 from yamlgrad.runtime.nn.activation import *  # noqa: F403
 from yamlgrad.runtime.nn.activation import __all__ as _activations
 from yamlgrad.runtime.nn.layers import *  # noqa: F403
@@ -23,6 +25,7 @@ from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
 
 __all__ = [
+    "attention",
     "functional",
     "init",
     "utils",
@@ -31,6 +34,7 @@ __all__ = [
     "Sequential",
     "ModuleList",
     "ModuleDict",
+    "MultiheadAttention",
     *_layers,
     *_activations,
     *_losses,
