@@ -23,6 +23,8 @@ from yamlgrad.runtime.nn.pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.pooling import __all__ as _pooling
 from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
+from yamlgrad.runtime.nn.transformer import *  # noqa: F403
+from yamlgrad.runtime.nn.transformer import __all__ as _transformer
 
 __all__ = [
     "attention",
@@ -40,4 +42,5 @@ __all__ = [
     *_losses,
     *_pooling,
     *_resampling,
+    *_transformer,
 ]

@@ -44,7 +44,8 @@ def safe_softmax_kernel(x: Any, dim: int, dtype: Any = None) -> Any:
     slice whose every element is -inf (softmax alone gives nan there)."""
     if dtype is not None and x.dtype != dtype:
         x = x.astype(dtype)
-    out = softmax(x, dim)
+    with np.errstate(invalid="ignore"):  # -inf - -inf in an empty row
+        out = softmax(x, dim)
     empty_rows = np.all(x == -np.inf, axis=dim, keepdims=True)
     if empty_rows.any():
         out = np.where(empty_rows, 0, out).astype(out.dtype, copy=False)
