@@ -34,7 +34,6 @@ from typing import Any
 
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
-from yamlgrad.runtime.autograd.grad_mode import is_grad_enabled
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dtypes import bool_, float32
 from yamlgrad.runtime.errors import type_meta_name
@@ -131,7 +130,7 @@ def _mask_fits_fused_kernel(mask: Tensor | None, query: Tensor, key: Tensor) -> 
     H), its last two dims (1 or L, 1 or S)."""
     if mask is None:
         return True
-    if mask.requires_grad and is_grad_enabled():
+    if mask.requires_grad:
         return False
     if mask.ndim < 2 or mask.shape[-2] not in (query.shape[2], 1):
         return False
