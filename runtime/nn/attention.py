@@ -36,7 +36,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dtypes import bool_, float32
-from yamlgrad.runtime.errors import type_meta_name
+from yamlgrad.runtime.errors import argument_type, type_meta_name
 from yamlgrad.runtime.nn import init
 from yamlgrad.runtime.nn.attention_inputs import (
     _add_bias_kv,
@@ -104,6 +104,12 @@ def sdpa_kernel(
 def _validate_sdpa_input(
     query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None
 ) -> None:
+    for position, (name, x) in enumerate(
+        zip(("query", "key", "value"), (query, key, value))
+    ):
+        if not isinstance(x, Tensor):
+            op = "scaled_dot_product_attention"
+            raise TypeError(argument_type(op, name, position + 1, "Tensor", x))
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got "

@@ -316,3 +316,32 @@ def test_error_texts_match_torch(case: str) -> None:
         warnings.simplefilter("ignore")
         ours, theirs = _messages(ERRORS[case])
     assert ours == theirs
+
+
+def test_layer_dropout_in_training_is_seeded_statistical_and_off_in_eval() -> None:
+    p = 0.3
+    layer = nn.TransformerEncoderLayer(
+        D, HEADS, dim_feedforward=64, dropout=p, activation=yg.tanh
+    )
+    x = yg.randn(40, N, D)
+    seen = []
+    layer.dropout.register_forward_hook(lambda m, i, out: seen.append((i[0], out)))
+    yg.manual_seed(1)
+    first = layer(x)
+    yg.manual_seed(1)
+    second = layer(x)
+    assert (first == second).all() and not (first == layer(x)).all()
+    hidden, dropped = (t.detach().numpy() for t in seen[0])
+    assert abs(np.mean(dropped == 0) - p) < 0.02
+    kept = dropped != 0
+    np.testing.assert_allclose(dropped[kept], hidden[kept] / (1 - p), rtol=1e-5)
+    layer.eval()
+    assert (layer(x) == layer(x)).all()
+
+
+def test_attention_module_is_torch_nn_attention() -> None:
+    import yamlgrad.nn.attention as ours
+    from torch.nn import attention as theirs
+
+    assert set(ours.__all__) <= set(theirs.__all__)
+    assert ours.sdpa_kernel.__name__ == theirs.sdpa_kernel.__name__
