@@ -118,8 +118,8 @@ def _check_flash_inputs(query: Any, key: Any, value: Any, attn_mask: Any) -> Non
         or heads % key_heads
     ):
         raise RuntimeError(
-            f"{_FLASH}: expected key and value of shape (B, H, S, E) with the "
-            f"query's B and H dividing the query's heads, but got query "
+            f"{_FLASH}: expected key and value of one shape (B, H, S, E), B the "
+            f"query's batch and H dividing the query's heads, but got query "
             f"{list(query.shape)}, key {list(key.shape)} and value {list(value.shape)}"
         )
 

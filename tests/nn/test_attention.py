@@ -279,6 +279,34 @@ def test_sdpa_kernel_errors_match_torch() -> None:
     assert texts[0] == texts[1]
 
 
+FUSED_ERRORS = {
+    "three_dims": (((2, 3, 4), (2, 3, 4), (2, 3, 4)), {}),
+    "dropout": (((1, 1, 3, 4),) * 3, {"dropout_p": 0.1}),
+    "head_size": (((1, 1, 3, 4), (1, 1, 3, 4), (1, 1, 3, 2)), {}),
+    "mask_dims": (((1, 2, 3, 4),) * 3, {"attn_mask": np.zeros((2, 3, 3))}),
+    "mask_dtype": (((1, 2, 3, 4),) * 3, {"attn_mask": np.zeros((3, 3), dtype=bool)}),
+}
+
+
+@pytest.mark.parametrize("case", FUSED_ERRORS)
+def test_fused_kernel_error_texts_match_torch(case: str) -> None:
+    shapes, kwargs = FUSED_ERRORS[case]
+    arrays = [np.zeros(s) for s in shapes]
+
+    def call(lib: Any, function: Any) -> Any:
+        extra = {
+            k: lib.tensor(v) if isinstance(v, np.ndarray) else v
+            for k, v in kwargs.items()
+        }
+        return lambda: function(*(lib.tensor(a) for a in arrays), **extra)
+
+    ours, theirs = _errors(
+        call(yg, yg._scaled_dot_product_flash_attention_for_cpu),
+        call(torch, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu),
+    )
+    assert ours == theirs
+
+
 def test_sdpa_dropout_is_inverted_dropout_of_the_weights_and_seeded() -> None:
     p, source = 0.3, 50
     q = yg.zeros(1, 1, 400, 4)  # uniform weights 1 / S: the output is the weights
