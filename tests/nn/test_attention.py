@@ -532,3 +532,24 @@ def test_functional_mha_is_the_module_path() -> None:
     ref, ref_weights = reference(*[torch.tensor(x)] * 3)
     _close(out, ref, "float64")
     _close(weights, ref_weights, "float64")
+
+
+def test_functional_mha_static_key_and_value_match_torch() -> None:
+    module, reference = _mha_pair({}, "float64")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((L, N, E))
+    statics = [rng.standard_normal((N * HEADS, S, E // HEADS)) for _ in "kv"]
+    outputs = []
+    for lib, m in ((yg, module), (torch, reference)):
+        ins = [lib.tensor(x)] * 3
+        sk, sv = (lib.tensor(a, requires_grad=True) for a in statics)
+        args = (E, HEADS, m.in_proj_weight, m.in_proj_bias, None, None, False, 0.0)
+        args += (m.out_proj.weight, m.out_proj.bias)
+        function = F if lib is yg else torch.nn.functional
+        out, _ = function.multi_head_attention_forward(
+            *ins, *args, static_k=sk, static_v=sv, need_weights=False
+        )
+        out.sum().backward()
+        outputs.append((out, sk.grad, sv.grad))
+    for ours, theirs in zip(*outputs):
+        _close(ours, theirs, "float64")
