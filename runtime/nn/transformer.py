@@ -28,7 +28,7 @@ from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.nn import init
 from yamlgrad.runtime.nn.activation import GELU, ReLU
 from yamlgrad.runtime.nn.attention import MultiheadAttention, _canonical_mask
-from yamlgrad.runtime.nn.layers import Dropout, LayerNorm, Linear
+from yamlgrad.runtime.nn.layers import Dropout, LayerNorm, Linear, _check_device
 from yamlgrad.runtime.nn.module import Module, ModuleList
 
 __all__ = [
@@ -45,6 +45,7 @@ Activation = str | Callable[[Tensor], Tensor]
 def _generate_square_subsequent_mask(
     sz: int, device: Any = None, dtype: Any = None
 ) -> Tensor:
+    _check_device(device)
     return VariableType.triu(factories.full((sz, sz), float("-inf"), dtype=dtype), 1)
 
 

@@ -243,7 +243,7 @@ def test_defaults_state_dict_and_init_match_torch() -> None:
     assert layer.activation is yg.nn.functional.relu and not layer.norm_first
     weight = model.encoder.layers[0].linear1.weight.detach().numpy()
     bound = np.sqrt(6 / (512 + 2048))  # xavier_uniform_ over every dim > 1
-    assert 0.9 * bound < np.abs(weight).max() <= bound
+    assert 0.9 * bound < np.abs(weight).max() <= bound * (1 + 1e-6)  # float32
     assert model.encoder.norm is not None and model.decoder.norm is not None
     stack = model.encoder.layers
     assert stack[0] is not stack[1]
