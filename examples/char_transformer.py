@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,9 @@ class CharTransformer(nn.Module):
         return self.out(self.norm(x))
 
 
-def batches(data: np.ndarray, batch: int, context: int, rng: np.random.Generator):
+def batches(
+    data: np.ndarray, batch: int, context: int, rng: np.random.Generator
+) -> Iterator[tuple[yg.Tensor, yg.Tensor]]:
     """Random windows of `context + 1` characters: inputs and next characters."""
     while True:
         starts = rng.integers(0, len(data) - context - 1, batch)
