@@ -33,6 +33,7 @@ from yamlgrad.runtime.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from yamlgrad.runtime.ops.attention import scaled_dot_product_flash_attention_backward
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
 from yamlgrad.runtime.ops.convolutions import (
     conv_tbc_backward_bias,
@@ -376,6 +377,7 @@ __all__ = [
     "CumprodBackward0",
     "SoftmaxBackward0",
     "LogSoftmaxBackward0",
+    "SafeSoftmaxBackward0",
     "KthvalueBackward0",
     "MedianBackward0",
     "NanmedianBackward0",
@@ -561,6 +563,7 @@ __all__ = [
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "SoftMarginLossBackward0",
+    "ScaledDotProductFlashAttentionForCpuBackward0",
 ]
 
 
@@ -4731,6 +4734,36 @@ class LogSoftmaxBackward0(Node):
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
             grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class SafeSoftmaxBackward0(Node):
+    """Backward of `_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
+
+    self: softmax_backward_data(grad, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -11159,3 +11192,96 @@ class SoftMarginLossBackward0(Node):
     @property
     def _saved_target(self) -> Any:
         return self._raw_saved_target.unpack_wrapped(self)
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """Backward of `_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`.
+
+    query, key, value: scaled_dot_product_flash_attention_backward(grad, query, key, value, output, dropout_p, is_causal, attn_mask, scale, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_attn_mask",
+        "_saved_dropout_p",
+        "_saved_is_causal",
+        "_raw_saved_key",
+        "_raw_saved_output",
+        "_raw_saved_query",
+        "_saved_scale",
+        "_raw_saved_value",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_attn_mask: Any = UNDEFINED
+        self._raw_saved_key: Any = UNDEFINED
+        self._raw_saved_query: Any = UNDEFINED
+        self._raw_saved_value: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        attn_mask = self._raw_saved_attn_mask.unpack(self, raw)
+        dropout_p = self._saved_dropout_p
+        is_causal = self._saved_is_causal
+        key = self._raw_saved_key.unpack(self, raw)
+        output = self._raw_saved_output.unpack(self, raw)
+        query = self._raw_saved_query.unpack(self, raw)
+        scale = self._saved_scale
+        value = self._raw_saved_value.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = scaled_dot_product_flash_attention_backward(
+                grad,
+                query,
+                key,
+                value,
+                output,
+                dropout_p,
+                is_causal,
+                attn_mask,
+                scale,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_attn_mask.reset_data()
+        self._raw_saved_key.reset_data()
+        self._raw_saved_output.reset_data()
+        self._raw_saved_query.reset_data()
+        self._raw_saved_value.reset_data()
+
+    @property
+    def _saved_attn_mask(self) -> Any:
+        return self._raw_saved_attn_mask.unpack_wrapped(self)
+
+    @property
+    def _saved_key(self) -> Any:
+        return self._raw_saved_key.unpack_wrapped(self)
+
+    @property
+    def _saved_output(self) -> Any:
+        return self._raw_saved_output.unpack_wrapped(self)
+
+    @property
+    def _saved_query(self) -> Any:
+        return self._raw_saved_query.unpack_wrapped(self)
+
+    @property
+    def _saved_value(self) -> Any:
+        return self._raw_saved_value.unpack_wrapped(self)

@@ -18,6 +18,7 @@ from yamlgrad.runtime.wrappers import numpy_namespace as np
 
 from yamlgrad.runtime.ops import (
     activations,
+    attention,
     blocks,
     composites,
     convolutions,
@@ -254,6 +255,7 @@ from .Functions import (
     CumprodBackward0,
     SoftmaxBackward0,
     LogSoftmaxBackward0,
+    SafeSoftmaxBackward0,
     KthvalueBackward0,
     MedianBackward0,
     NanmedianBackward0,
@@ -439,6 +441,7 @@ from .Functions import (
     MultiMarginLossBackward0,
     MultilabelMarginLossBackward0,
     SoftMarginLossBackward0,
+    ScaledDotProductFlashAttentionForCpuBackward0,
 )
 
 __all__ = [
@@ -560,6 +563,7 @@ __all__ = [
     "cumprod",
     "_softmax",
     "_log_softmax",
+    "_safe_softmax",
     "softmax",
     "log_softmax",
     "count_nonzero",
@@ -770,6 +774,7 @@ __all__ = [
     "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
+    "_scaled_dot_product_flash_attention_for_cpu",
 ]
 
 
@@ -6151,6 +6156,43 @@ def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
             result_t = derived_jvp(
                 _log_softmax,
                 {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _safe_softmax(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_safe_softmax", "dims(dim)", _safe_softmax, self, dim, dtype)
+    self_ = tensor_arg(self, "_safe_softmax", "input", 1)
+    dim = int_arg(dim, "_safe_softmax", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "_safe_softmax", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SafeSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(
+            shapes.c_order(attention.safe_softmax_kernel(self_, dim, dtype))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_safe_softmax", kernel_failure, self=self_, dim=dim, dtype=dtype
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _safe_softmax,
+                {"input": self, "dim": dim, "dtype": dtype},
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
@@ -18732,6 +18774,130 @@ def nll_loss2d(
         raise
 
 
+def _scaled_dot_product_flash_attention_for_cpu(
+    query: Any,
+    key: Any,
+    value: Any,
+    dropout_p: Any = 0.0,
+    is_causal: Any = False,
+    *,
+    attn_mask: Any = None,
+    scale: Any = None,
+) -> Any:
+    """`_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`"""
+    if interposition.active and interposed(query, key, value, attn_mask):
+        return interpose(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "",
+            _scaled_dot_product_flash_attention_for_cpu,
+            query,
+            key,
+            value,
+            dropout_p,
+            is_causal,
+            attn_mask,
+            scale,
+        )
+    query_ = tensor_arg(
+        query, "_scaled_dot_product_flash_attention_for_cpu", "query", 1
+    )
+    key_ = tensor_arg(key, "_scaled_dot_product_flash_attention_for_cpu", "key", 2)
+    value_ = tensor_arg(
+        value, "_scaled_dot_product_flash_attention_for_cpu", "value", 3
+    )
+    dropout_p = float_arg(
+        dropout_p, "_scaled_dot_product_flash_attention_for_cpu", "dropout_p", 4
+    )
+    is_causal = bool_arg(
+        is_causal, "_scaled_dot_product_flash_attention_for_cpu", "is_causal", 5
+    )
+    attn_mask_ = optional_tensor_arg(
+        attn_mask, "_scaled_dot_product_flash_attention_for_cpu", "attn_mask", 6
+    )
+    scale = optional_float_arg(
+        scale, "_scaled_dot_product_flash_attention_for_cpu", "scale", 7
+    )
+    check_no_requires_grad(
+        attn_mask, "attn_mask", "_scaled_dot_product_flash_attention_for_cpu"
+    )
+    grad_fn = None
+    if compute_requires_grad(query, key, value):
+        grad_fn = ScaledDotProductFlashAttentionForCpuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(query, key, value))
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_attn_mask = SavedVariable(attn_mask, False)
+        grad_fn._saved_dropout_p = dropout_p
+        grad_fn._saved_is_causal = is_causal
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_key = SavedVariable(key, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_query = SavedVariable(query, False)
+        grad_fn._saved_scale = scale
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_value = SavedVariable(value, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in attention.scaled_dot_product_flash_attention_kernel(
+                query_, key_, value_, dropout_p, is_causal, attn_mask_, scale
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            kernel_failure,
+            query=query_,
+            key=key_,
+            value=value_,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            attn_mask=attn_mask_,
+            scale=scale,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(query, key, value):
+        with formula_mode():
+            query_t = tangent_of(query)
+            key_t = tangent_of(key)
+            value_t = tangent_of(value)
+            outputs_t = derived_jvp(
+                _scaled_dot_product_flash_attention_for_cpu,
+                {
+                    "query": query,
+                    "key": key,
+                    "value": value,
+                    "dropout_p": dropout_p,
+                    "is_causal": is_causal,
+                    "attn_mask": attn_mask,
+                    "scale": scale,
+                },
+                {"query": query_t, "key": key_t, "value": value_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_output = SavedVariable(outputs[0], True)
+    return return_type(
+        "_scaled_dot_product_flash_attention_for_cpu", ("output", "logsumexp")
+    )(*outputs)
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -21838,6 +22004,12 @@ OVERLOADS = {
             "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         ),
     },
+    "_safe_softmax": {
+        "default": schema_names(
+            _safe_softmax,
+            "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
     "softmax": {
         "int": schema_names(
             softmax_int,
@@ -23403,6 +23575,9 @@ OVERLOADS = {
             "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
         ),
     },
+    "_scaled_dot_product_flash_attention_for_cpu": {
+        "default": _scaled_dot_product_flash_attention_for_cpu,
+    },
 }
 
 # Why each overload marked `backends: [numpy]` runs on numpy only: the reason
@@ -23448,6 +23623,7 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
         "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
+        "_safe_softmax": "a fused kernel written for numpy's arrays",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
         "unique_dim": "output shape depends on the data",
@@ -23506,6 +23682,7 @@ NUMPY_ONLY_REASONS.update(
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
+        "_scaled_dot_product_flash_attention_for_cpu": "a fused kernel written for numpy's arrays",
     }
 )
 

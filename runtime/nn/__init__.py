@@ -9,6 +9,8 @@ them; `yg.nn.init` fills parameters as PyTorch's initialisers do.
 from __future__ import annotations
 
 from yamlgrad.runtime.nn import functional, init, utils
+from yamlgrad.runtime.nn import attention  # after functional, which exports it
+from yamlgrad.runtime.nn.attention import MultiheadAttention
 from yamlgrad.runtime.nn.activation import *  # noqa: F403
 from yamlgrad.runtime.nn.activation import __all__ as _activations
 from yamlgrad.runtime.nn.layers import *  # noqa: F403
@@ -21,8 +23,11 @@ from yamlgrad.runtime.nn.pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.pooling import __all__ as _pooling
 from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
+from yamlgrad.runtime.nn.transformer import *  # noqa: F403
+from yamlgrad.runtime.nn.transformer import __all__ as _transformer
 
 __all__ = [
+    "attention",
     "functional",
     "init",
     "utils",
@@ -31,9 +36,11 @@ __all__ = [
     "Sequential",
     "ModuleList",
     "ModuleDict",
+    "MultiheadAttention",
     *_layers,
     *_activations,
     *_losses,
     *_pooling,
     *_resampling,
+    *_transformer,
 ]

@@ -95,6 +95,8 @@ __all__ = [
     "soft_margin_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
 ]
 
 pad = VariableType.pad
@@ -879,4 +881,10 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     soft_margin_loss,
     multi_margin_loss,
     multilabel_margin_loss,
+)
+
+# Attention lives in attention.py (also PyTorch's torch.nn.attention).
+from yamlgrad.runtime.nn.attention import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
 )

@@ -90,3 +90,34 @@ def test_digits_cnn_reaches_97_percent(tmp_path: Path) -> None:
     accuracy = float(out.split("test accuracy: ")[1].split()[0])
     assert accuracy >= 0.97
     assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def _losses(out: str) -> list[float]:
+    return [
+        float(line.split("loss ")[1].split()[0])
+        for line in out.splitlines()
+        if line.startswith("step ")
+    ]
+
+
+def test_char_transformer_learns_and_samples() -> None:
+    """A few steps of the character-level transformer (eager, then compiled):
+    the loss falls below the uniform guess, and a sample of the asked length
+    is printed."""
+    for extra in ((), ("--compile",)):
+        out = run(
+            "char_transformer.py",
+            *("--d-model", "32", "--context", "24", "--batch", "8"),
+            "--steps",
+            "20",
+            "--log-every",
+            "10",
+            "--sample",
+            "25",
+            *extra,
+        )
+        uniform = float(out.split("uniform loss ")[1].split()[0])
+        losses = _losses(out)
+        assert len(losses) == 3 and losses[-1] < losses[0] and losses[-1] < uniform
+        sample = out.split("sample: ")[1].rstrip("\n")
+        assert sample.startswith("The ") and len(sample) == 4 + 25
