@@ -225,6 +225,9 @@ def _init_to_execute(
     return needed
 
 
+_graph_task_ids = itertools.count()
+
+
 def execute(
     roots: list[Edge],
     grads: list[Grad],
@@ -240,6 +243,30 @@ def execute(
     backward(inputs=...)) only the nodes leading to them run, and the gradients
     arriving at them are returned in order.
     """
+    previous_id = task_state.graph_task_id
+    task_state.graph_task_id = next(_graph_task_ids)
+    try:
+        return _execute(
+            roots,
+            grads,
+            keep_graph=keep_graph,
+            create_graph=create_graph,
+            accumulate_grad=accumulate_grad,
+            outputs=outputs,
+        )
+    finally:
+        task_state.graph_task_id = previous_id
+
+
+def _execute(
+    roots: list[Edge],
+    grads: list[Grad],
+    *,
+    keep_graph: bool,
+    create_graph: bool,
+    accumulate_grad: bool,
+    outputs: list[Edge] | None = None,
+) -> list[Grad | None]:
     # Inside a dual level the formulas run on Tensors, so that tangents of the
     # saved values flow into the gradients (forward-over-reverse).
     # So do they for a batch of seeds under vmap (Tensors without storage).

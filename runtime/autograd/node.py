@@ -72,6 +72,9 @@ class _TaskState(threading.local):
     """
 
     should_execute: set[Node] | dict[Node, Any] | None = None
+    # The running graph task's number (-1 outside backward), as PyTorch's
+    # `_current_graph_task_id`: non-reentrant checkpoint recomputes once per task.
+    graph_task_id: int = -1
 
 
 task_state = _TaskState()

@@ -1,7 +1,8 @@
-"""`yg.utils`: `yg.utils.data` (datasets, samplers, DataLoader) and `yg.utils.hooks`."""
+"""`yg.utils`: `yg.utils.data` (datasets, samplers, DataLoader),
+`yg.utils.checkpoint` (activation checkpointing) and `yg.utils.hooks`."""
 
 from __future__ import annotations
 
-from yamlgrad.runtime.utils import data, hooks
+from yamlgrad.runtime.utils import checkpoint, data, hooks
 
-__all__ = ["data", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]

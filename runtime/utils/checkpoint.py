@@ -1,0 +1,493 @@
+"""`yg.utils.checkpoint`: trade compute for memory by rerunning a forward in backward.
+
+`checkpoint(fn, *args, use_reentrant=...)` runs `fn` without keeping the values
+its ops save for backward, and reruns it when backward needs them. The two
+variants are PyTorch's:
+
+* **reentrant** (`use_reentrant=True`, still the default when None is passed,
+  with PyTorch's warning): `fn` runs under no_grad inside one autograd Function
+  (`CheckpointFunctionBackward`); its backward reruns `fn` with grad mode on and
+  calls `autograd.backward` on the rerun's outputs (a backward inside the
+  backward, hence the name). It works with `.backward()` only: `autograd.grad`
+  and `backward(inputs=...)` cannot see the inner backward's gradients.
+* **non-reentrant** (`use_reentrant=False`): `fn` runs with grad mode on under
+  `saved_tensors_hooks` whose pack hook keeps a placeholder (`_Holder`) instead of
+  each saved tensor. The graph is the ordinary one. The first unpack in a graph
+  task reruns `fn` under a second pair of hooks that files each recomputed saved
+  tensor under its placeholder (stopping the rerun once the last one is filed,
+  with `early_stop`), and checks that the shapes, dtypes and devices match the
+  forward's.
+
+Both restore the default generator's state for the rerun (`preserve_rng_state`),
+so dropout draws the same mask twice, and put the surrounding state back after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+import warnings
+import weakref
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from yamlgrad.runtime import factories
+from yamlgrad.runtime.autograd import backward as autograd_backward
+from yamlgrad.runtime.autograd.function import Function
+from yamlgrad.runtime.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from yamlgrad.runtime.autograd.graph import saved_tensors_hooks
+from yamlgrad.runtime.autograd.node import task_state
+from yamlgrad.runtime.autograd.tensor import Tensor
+
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointError",
+    "CheckpointFunction",
+    "check_backward_validity",
+    "detach_variable",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+]
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Detached copies of the tensors in `inputs`, keeping their requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    out = []
+    for inp in inputs:
+        if not isinstance(inp, Tensor):
+            out.append(inp)
+            continue
+        x = inp.detach()
+        x.requires_grad = inp.requires_grad
+        out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None",
+            stacklevel=2,
+        )
+
+
+@contextlib.contextmanager
+def _fork_rng(state: Tensor | None) -> Iterator[None]:
+    """Run the block from generator state `state` (None: as is), then restore."""
+    if state is None:
+        yield
+        return
+    surrounding = factories.get_rng_state()
+    factories.set_rng_state(state)
+    try:
+        yield
+    finally:
+        factories.set_rng_state(surrounding)
+
+
+def _is_checkpoint_valid() -> bool:
+    """False inside a graph task that computes only some gradients (autograd.grad)."""
+    return task_state.should_execute is None
+
+
+class CheckpointFunction(Function):
+    """The reentrant variant: forward under no_grad, a rerun and backward in backward."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, run_function: Callable[..., Any], preserve_rng_state: bool, *args: Any
+    ) -> Any:
+        check_backward_validity(args)
+        ctx.run_function = run_function
+        ctx.fwd_cpu_state = factories.get_rng_state() if preserve_rng_state else None
+        # Non-tensor inputs stay in ctx; tensors are saved (checked for in-place
+        # changes) and put back in their places in backward.
+        ctx.inputs = []
+        ctx.tensor_indices = []
+        tensor_inputs = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                tensor_inputs.append(arg)
+                ctx.tensor_indices.append(i)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(arg)
+        ctx.save_for_backward(*tensor_inputs)
+        with no_grad():
+            outputs = run_function(*args)
+        return outputs
+
+    @staticmethod
+    def backward(ctx: Any, *args: Any) -> Any:
+        if not _is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible"
+                " with .grad() or passing an `inputs` parameter to .backward()."
+                " To resolve this error, you can either set use_reentrant=False,"
+                " or call .backward() without passing the `inputs` argument."
+            )
+        inputs = list(ctx.inputs)
+        for i, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = tensor
+        with _fork_rng(ctx.fwd_cpu_state):
+            detached_inputs = detach_variable(tuple(inputs))
+            with enable_grad():
+                outputs = ctx.run_function(*detached_inputs)
+        if isinstance(outputs, Tensor):
+            outputs = (outputs,)
+        outputs_with_grad, args_with_grad = [], []
+        for output, grad in zip(outputs, args):
+            if isinstance(output, Tensor) and output.requires_grad:
+                outputs_with_grad.append(output)
+                args_with_grad.append(grad)
+        if not outputs_with_grad:
+            raise RuntimeError(
+                "none of output has requires_grad=True,"
+                " this checkpoint() is not necessary"
+            )
+        autograd_backward(outputs_with_grad, args_with_grad)
+        grads = tuple(
+            inp.grad if isinstance(inp, Tensor) else None for inp in detached_inputs
+        )
+        return (None, None) + grads
+
+
+def noop_context_fn() -> tuple[contextlib.AbstractContextManager[Any], ...]:
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not save what the forward saved."""
+
+
+_enable_checkpoint_early_stop: bool | None = None
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Override `early_stop` of every non-reentrant checkpoint run inside the block."""
+    global _enable_checkpoint_early_stop
+    previous = _enable_checkpoint_early_stop
+    try:
+        _enable_checkpoint_early_stop = enable
+        yield
+    finally:
+        _enable_checkpoint_early_stop = previous
+
+
+def _default_meta_extractor(x: Tensor) -> dict[str, Any]:
+    return {"shape": x.shape, "dtype": x.dtype, "device": x.device}
+
+
+_allowed_determinism_checks_to_fns: dict[str, Callable[[Tensor], Any]] = {
+    "default": _default_meta_extractor,
+    "none": lambda _: None,
+}
+
+
+class _Handle:
+    """The key a recomputed tensor is filed under, one per holder and graph task."""
+
+
+class _Holder:
+    """What the forward's pack hook keeps in place of a saved tensor."""
+
+    def __init__(self) -> None:
+        self.handles: dict[int, _Handle | None] = {}
+
+
+class _StopRecomputationError(Exception):
+    """Raised by the recomputation's pack hook once every holder is filled."""
+
+
+class _CheckpointFrame:
+    """One non-reentrant checkpoint call: its inputs, holders and recomputations."""
+
+    def __init__(
+        self,
+        recompute_fn: Callable[..., None],
+        early_stop: bool,
+        metadata_fn: Callable[[Tensor], Any],
+    ) -> None:
+        self.recompute_fn = recompute_fn
+        self.early_stop = early_stop
+        self.metadata_fn = metadata_fn
+        self.saved_args: list[Any] = []
+        self.weak_holders: list[weakref.ref[_Holder]] = []
+        self.x_metadatas: list[Any] = []
+        self.recomputed: defaultdict[int, weakref.WeakKeyDictionary[_Handle, Tensor]]
+        self.recomputed = defaultdict(weakref.WeakKeyDictionary)
+        self.recomp_counter: defaultdict[int, int] = defaultdict(int)
+        self.is_recomputed: defaultdict[int, bool] = defaultdict(bool)
+        self.forward_completed = False
+        self.ignore_saved_mismatch = False
+
+    def check_recomputed_tensors_match(self, gid: int) -> None:
+        if self.ignore_saved_mismatch:
+            return
+        if len(self.weak_holders) != self.recomp_counter[gid]:
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved "
+                "during the original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {len(self.weak_holders)}\n"
+                "Number of tensors saved during recomputation: "
+                f"{self.recomp_counter[gid]}.\n"
+                f"{_debug_tip_msg}"
+            )
+        mismatched = ""
+        for idx, weak_holder in enumerate(self.weak_holders):
+            holder = weak_holder()
+            if holder is None:
+                continue
+            recomputed = self.recomputed[gid][holder.handles[gid]]  # type: ignore[index]
+            x_meta, recomputed_meta = self.x_metadatas[idx], self.metadata_fn(
+                recomputed
+            )
+            if x_meta != recomputed_meta:
+                mismatched += (
+                    f"tensor at position {idx}:\n"
+                    f"saved metadata: {x_meta}\n"
+                    f"recomputed metadata: {recomputed_meta}\n"
+                )
+        if mismatched:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Recomputed values for the following tensors "
+                "have different metadata than during the forward pass.\n"
+                f"{mismatched}.\n"
+                f"{_debug_tip_msg}"
+            )
+
+
+_debug_tip_msg = """
+Tip: To see a more detailed error message, either pass `debug=True` to
+`torch.utils.checkpoint.checkpoint(...)` or wrap the code block
+with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to
+enable checkpoint\u2011debug mode globally.
+"""
+
+
+class _recomputation_hook(saved_tensors_hooks):
+    """During the rerun: file each saved tensor under the next holder's handle."""
+
+    def __init__(self, frame_ref: weakref.ref[_CheckpointFrame], gid: int) -> None:
+        def pack_hook(x: Tensor) -> Tensor:
+            x = x.detach() if x.requires_grad else x
+            frame = frame_ref()
+            assert frame is not None, "Internal error: target_frame reference is None"
+            index = frame.recomp_counter[gid]
+            frame.recomp_counter[gid] += 1
+            if index >= len(frame.weak_holders):
+                if not frame.forward_completed:
+                    # A backward inside the checkpointed function, without early stop.
+                    frame.ignore_saved_mismatch = True
+                    return x
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during "
+                    "recomputation than during the original forward pass.\n"
+                    f"{_debug_tip_msg}"
+                )
+            holder = frame.weak_holders[index]()
+            if holder is not None:  # None: a partial backward already freed it
+                holder.handles[gid] = _Handle()
+                frame.recomputed[gid][holder.handles[gid]] = x
+            if frame.early_stop and frame.recomp_counter[gid] == len(
+                frame.weak_holders
+            ):
+                raise _StopRecomputationError
+            return x
+
+        super().__init__(pack_hook, lambda x: x)
+
+
+class _checkpoint_hook(saved_tensors_hooks):
+    """During the forward: a holder per saved tensor; its first unpack reruns."""
+
+    def __init__(self, frame: _CheckpointFrame) -> None:
+        def pack_hook(x: Tensor) -> _Holder:
+            holder = _Holder()
+            frame.weak_holders.append(weakref.ref(holder))
+            with no_grad():
+                frame.x_metadatas.append(frame.metadata_fn(x))
+            return holder
+
+        def unpack_hook(holder: _Holder) -> Tensor:
+            gid = task_state.graph_task_id
+            if gid == -1:  # unpacked outside backward
+                gid = uuid.uuid4().int
+            if not frame.is_recomputed[gid]:
+                try:
+                    with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
+                        frame.recompute_fn(*frame.saved_args)
+                except _StopRecomputationError:
+                    pass
+                frame.is_recomputed[gid] = True
+                frame.check_recomputed_tensors_match(gid)
+            if holder.handles.get(gid) is None:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Unpack is being triggered for a tensor "
+                    "that was already unpacked once. If you are calling "
+                    "ctx.saved_tensors in backward, make sure to do so only once. "
+                    "Otherwise please open an issue with details on your use case."
+                )
+            ret = frame.recomputed[gid][holder.handles[gid]]  # type: ignore[index]
+            holder.handles[gid] = None
+            return ret
+
+        super().__init__(pack_hook, unpack_hook)
+
+
+def _checkpoint_without_reentrant(
+    function: Callable[..., Any],
+    preserve_rng_state: bool,
+    context_fn: Callable[[], tuple[Any, Any]],
+    determinism_check: str,
+    early_stop: bool,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    if determinism_check not in _allowed_determinism_checks_to_fns:
+        raise ValueError(
+            "determinism_check should be one of "
+            f"{list(_allowed_determinism_checks_to_fns.keys())}, "
+            f"but got {determinism_check}"
+        )
+    forward_context, recompute_context = context_fn()
+    fwd_cpu_state = factories.get_rng_state() if preserve_rng_state else None
+
+    def recompute_fn(*inputs: Any) -> None:
+        with _fork_rng(fwd_cpu_state), recompute_context:
+            function(*inputs, **kwargs)
+
+    if not is_grad_enabled():
+        return function(*args, **kwargs)
+    stop = _enable_checkpoint_early_stop
+    frame = _CheckpointFrame(
+        recompute_fn,
+        early_stop if stop is None else stop,
+        _allowed_determinism_checks_to_fns[determinism_check],
+    )
+    # The inputs are kept as they are; a later in-place change to one of them is
+    # the rerun's business, as in PyTorch (which saves them as SavedVariables).
+    frame.saved_args = list(args)
+    suppressed = True
+    with _checkpoint_hook(frame), forward_context:
+        ret = function(*args, **kwargs)
+        suppressed = False
+    if suppressed:
+        raise RuntimeError(
+            "torch.utils.checkpoint: the forward context provided by "
+            "context_fn suppressed an exception raised during the "
+            "checkpointed forward. This is not supported because checkpoint "
+            "cannot return a value for a failed forward."
+        )
+    frame.forward_completed = True
+    return ret
+
+
+_USE_REENTRANT_WARNING = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be "
+    "passed explicitly. Starting in PyTorch 2.9, calling checkpoint "
+    "without use_reentrant will raise an exception. use_reentrant=False is "
+    "recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more "
+    "details on the differences between the two variants."
+)
+
+
+def checkpoint(
+    function: Callable[..., Any],
+    *args: Any,
+    use_reentrant: bool | None = None,
+    context_fn: Callable[[], tuple[Any, Any]] = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """`function(*args, **kwargs)`, its saved values recomputed in backward.
+
+    `preserve_rng_state=True` (a keyword) reruns from the forward's generator
+    state. Keyword arguments for `function` need `use_reentrant=False`.
+    """
+    if use_reentrant is None:
+        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError(
+            "Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
+        )
+    if use_reentrant:
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when "
+                "use_reentrant=False."
+            )
+        return CheckpointFunction.apply(function, preserve, *args)
+    if debug:
+        # PyTorch's debug mode logs the operators of both runs through its
+        # dispatcher; yamlgrad has no such log, so it cannot offer the mode.
+        raise NotImplementedError(
+            "checkpoint(debug=True) needs an operator log yamlgrad does not keep"
+        )
+    return _checkpoint_without_reentrant(
+        function, preserve, context_fn, determinism_check, early_stop, *args, **kwargs
+    )
+
+
+def checkpoint_sequential(
+    functions: Any,
+    segments: int,
+    input: Any,
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Run `functions` in order, checkpointing all but the last of `segments` runs."""
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+            "parameter should be passed explicitly. "
+            "In version 2.9 we will raise an exception if use_reentrant "
+            "is not passed. use_reentrant=False is "
+            "recommended, but if you need to preserve the current default "
+            "behavior, you can pass use_reentrant=True. Refer to docs for more "
+            "details on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError(
+            "Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
+        )
+
+    def run_function(start: int, end: int, functions: list[Any]) -> Callable[..., Any]:
+        def forward(input: Any) -> Any:
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+
+        return forward
+
+    from yamlgrad.runtime.nn.module import Sequential
+
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1  # the last segment runs without checkpointing: its output is needed
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(
+            run_function(start, end, functions),
+            input,
+            use_reentrant=use_reentrant,
+            preserve_rng_state=preserve,
+        )
+    return run_function(end + 1, len(functions) - 1, functions)(input)
