@@ -229,3 +229,17 @@ def test_save_on_cpu_and_disabled_hooks() -> None:
                     pass
         with lib.autograd.graph.save_on_cpu():  # enabled again after the block
             pass
+
+
+def test_benchmark_script_runs() -> None:
+    """benchmarks/checkpoint.py at tiny sizes: it checks the gradients itself."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "checkpoint.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--smoke"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| non-reentrant |" in done.stdout
