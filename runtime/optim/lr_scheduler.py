@@ -4,29 +4,82 @@
 >>> scheduler = StepLR(optimizer, step_size=30, gamma=0.1)
 >>> for epoch in range(100):
 ...     train(...); scheduler.step()
+
+The formulas are PyTorch's, in PyTorch's two forms, so the rates agree to the
+last bit: `get_lr()` is *chainable* (each step multiplies the group's current
+`lr`, so schedulers compose through `ChainedScheduler`), and
+`_get_closed_form_lr()` computes the rate of `last_epoch` from `base_lrs` and is
+what the deprecated `step(epoch)` uses. Rates are Python floats.
+
+The base class wraps `optimizer.step` (once) to notice a scheduler stepped
+before its optimizer, which PyTorch warns about.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial, wraps
+from typing import Any, SupportsFloat
+from weakref import ref
 
 from yamlgrad.runtime.optim.optimizer import Optimizer
 
 __all__ = [
     "LRScheduler",
     "LambdaLR",
+    "MultiplicativeLR",
     "StepLR",
     "MultiStepLR",
-    "ExponentialLR",
+    "ConstantLR",
     "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
     "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
 ]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being "
+    "deprecated where possible. Please use `scheduler.step()` to step the "
+    "scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. "
+    "Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    """One value per parameter group: `param` repeated, or checked if a list."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has "
+                f"{len(optimizer.param_groups)}."
+            )
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+def _group_values(optimizer: Optimizer, key: str) -> list[Any]:
+    return [group[key] for group in optimizer.param_groups]
 
 
 class LRScheduler:
     """The base: `get_lr()` gives each group's rate for `last_epoch`."""
+
+    _get_lr_called_within_step: bool = False
+    _is_initial: bool = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -40,53 +93,121 @@ class LRScheduler:
                 if "initial_lr" not in group:
                     raise KeyError(
                         f"param 'initial_lr' is not specified in param_groups[{i}] "
-                        "when resuming an optimizer"
+                        "when resuming scheduler with last_epoch >= 0.\n"
+                        "This typically happens when:\n"
+                        "1. You're trying to resume training from a checkpoint but "
+                        "haven't properly loaded the optimizer state\n"
+                        "2. You're using last_epoch >= 0 for a fresh training run "
+                        "(not recommended)"
                     )
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs: list[float] = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
-        self.step()
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
-    def get_lr(self) -> list[float]:
-        raise NotImplementedError
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimiser."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
 
     def get_last_lr(self) -> list[float]:
         """The rates the last `step()` set."""
         return self._last_lr
 
-    def step(self) -> None:
-        """Advance one epoch and set every group's learning rate."""
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+    def get_lr(self) -> list[float]:
+        raise NotImplementedError
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch (or jump to `epoch`, deprecated) and set the rates."""
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning "
+                    "rate scheduler initialization. Please, make sure to call "
+                    "`optimizer.step()` before `lr_scheduler.step()`. See more details "
+                    "at https://pytorch.org/docs/stable/optim.html"
+                    "#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite "
+                    "order: `optimizer.step()` before `lr_scheduler.step()`.  Failure "
+                    "to do this will result in PyTorch skipping the first value of the "
+                    "learning rate schedule. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html"
+                    "#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def _groups(self) -> list[dict[str, Any]]:
-        return self.optimizer.param_groups
-
-    def state_dict(self) -> dict[str, Any]:
-        """Everything but the optimiser (and functions, which cannot be saved)."""
-        return {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
+        self._last_lr = _group_values(self.optimizer, "lr")
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
+def _track_step_called(optimizer: Optimizer) -> None:
+    """Wrap `optimizer.step` to record that it ran (`_opt_called`), once."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = ref(optimizer)
+    func = optimizer.step.__func__  # type: ignore[attr-defined]
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        opt = opt_ref()
+        opt._opt_called = True  # type: ignore[union-attr]
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True  # type: ignore[attr-defined]
+    optimizer.step = wrapper  # type: ignore[method-assign]
+
+
+def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use "
+            "`get_last_lr()`.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+class _LambdaScheduler(LRScheduler):
+    """Shared by LambdaLR and MultiplicativeLR: one function per group, whose
+    `__dict__` (not the function itself) goes into the state dict."""
+
+    lr_lambdas: list[Callable[[int], float]]
+
+    def _set_lambdas(self, optimizer: Optimizer, lr_lambda: Any) -> None:
         groups = optimizer.param_groups
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * len(groups)
@@ -96,12 +217,74 @@ class LambdaLR(LRScheduler):
                     f"Expected {len(groups)} lr_lambdas, but got {len(lr_lambda)}"
                 )
             self.lr_lambdas = list(lr_lambda)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in ("optimizer", "lr_lambdas")
+        }
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaScheduler):
+    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        self._set_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
         return [
             base * fn(self.last_epoch)
-            for fn, base in zip(self.lr_lambdas, self.base_lrs)
+            for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)
+        ]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """Each epoch multiplies lr by lr_lambda(epoch)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        self._set_lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(
+                    f"lr_lambda should be a function, but got {type(fn).__name__}"
+                )
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [
+            group["lr"] * fn(self.last_epoch)
+            for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)
         ]
 
 
@@ -120,44 +303,81 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        groups = self._groups()
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [group["lr"] for group in groups]
-        return [group["lr"] * self.gamma for group in groups]
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [
+            base * self.gamma ** (self.last_epoch // self.step_size)
+            for base in self.base_lrs
+        ]
 
 
 class MultiStepLR(LRScheduler):
-    """lr decays by `gamma` at each epoch listed in `milestones`."""
+    """lr decays by `gamma` at each epoch listed in `milestones` (once per listing)."""
 
     def __init__(
         self,
         optimizer: Optimizer,
-        milestones: Sequence[int],
+        milestones: Iterable[int],
         gamma: float = 0.1,
         last_epoch: int = -1,
     ) -> None:
-        self.milestones = sorted(milestones)
+        self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        times = self.milestones.count(self.last_epoch)
-        return [group["lr"] * self.gamma**times for group in self._groups()]
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch not in self.milestones:
+            return _group_values(self.optimizer, "lr")
+        times = self.milestones[self.last_epoch]
+        return [
+            group["lr"] * self.gamma**times for group in self.optimizer.param_groups
+        ]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [
+            base * self.gamma ** bisect_right(milestones, self.last_epoch)
+            for base in self.base_lrs
+        ]
 
 
-class ExponentialLR(LRScheduler):
-    """lr decays by `gamma` every epoch."""
+class ConstantLR(LRScheduler):
+    """lr is scaled by `factor` until epoch `total_iters`, then restored."""
 
     def __init__(
-        self, optimizer: Optimizer, gamma: float, last_epoch: int = -1
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
     ) -> None:
-        self.gamma = gamma
+        if factor > 1.0 or factor < 0:
+            raise ValueError(
+                "Constant multiplicative factor expected to be between 0 and 1."
+            )
+        self.factor = factor
+        self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        groups = self.optimizer.param_groups
         if self.last_epoch == 0:
-            return [group["lr"] for group in self._groups()]
-        return [group["lr"] * self.gamma for group in self._groups()]
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        done = self.last_epoch >= self.total_iters
+        return [
+            base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
@@ -186,16 +406,176 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        groups = self._groups()
+        _warn_get_lr_called_within_step(self)
+        groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in groups]
-        if self.last_epoch > self.total_iters:
-            return [group["lr"] for group in groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
         span = self.end_factor - self.start_factor
         factor = 1.0 + span / (
             self.total_iters * self.start_factor + (self.last_epoch - 1) * span
         )
         return [group["lr"] * factor for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        span = self.end_factor - self.start_factor
+        done = min(self.total_iters, self.last_epoch)
+        return [
+            base * (self.start_factor + span * done / self.total_iters)
+            for base in self.base_lrs
+        ]
+
+
+class ExponentialLR(LRScheduler):
+    """lr decays by `gamma` every epoch."""
+
+    def __init__(
+        self, optimizer: Optimizer, gamma: float, last_epoch: int = -1
+    ) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+def _check_schedulers(
+    owner: LRScheduler, optimizer: Optimizer, schedulers: Sequence[LRScheduler]
+) -> None:
+    """What SequentialLR and ChainedScheduler require of the schedulers they run."""
+    name = type(owner).__name__
+    for index, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(
+                f"{name} at index {index} should have `optimizer` as its attribute."
+            )
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                "requires additional kwargs to be specified when calling `step`, "
+                f"but got one at index {index} in the given schedulers sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but "
+                f"got scheduler {type(scheduler).__name__} at index {index} has "
+                f"{scheduler.optimizer}, which is different from "
+                f"{type(optimizer).__name__}."
+            )
+
+
+class _SchedulerList(LRScheduler):
+    """The state dict of a scheduler made of schedulers holds theirs."""
+
+    _schedulers: Sequence[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in ("optimizer", "_schedulers")
+        }
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers
+        for scheduler, saved in zip(self._schedulers, schedulers):
+            scheduler.load_state_dict(saved)
+
+
+class SequentialLR(_SchedulerList):
+    """Runs `schedulers[i]` between `milestones[i - 1]` and `milestones[i]`."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no "
+                "scheduler."
+            )
+        _check_schedulers(self, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one "
+                "more than the number of milestone points, but got number of "
+                f"schedulers {len(schedulers)} and the number of milestones to be "
+                f"equal to {len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # The schedulers' constructors each stepped once; undo that, and start
+        # the first one again.
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.recursive_undo()
+        index = bisect_right(self._milestones, 0)
+        self._schedulers[index]._initial_step()
+        self._last_lr = schedulers[index].get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Step every (nested) scheduler's last_epoch back by one."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        index = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class PolynomialLR(LRScheduler):
+    """lr decays as (1 - epoch / total_iters) ** power, then stays."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        progress = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - progress) ** self.power for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -214,16 +594,21 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        groups, epoch, t_max = self._groups(), self.last_epoch, self.T_max
-        if epoch == 0:
-            return [group["lr"] for group in groups]
-        if epoch == 1 and t_max == 1:
-            return [self.eta_min] * len(groups)
+        _warn_get_lr_called_within_step(self)
+        groups, epoch, t_max = self.optimizer.param_groups, self.last_epoch, self.T_max
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        if self._step_count == 1 and epoch > 0:
+            return [
+                self.eta_min
+                + (base - self.eta_min) * (1 + math.cos(epoch * math.pi / t_max)) / 2
+                for base in self.base_lrs
+            ]
         if (epoch - 1 - t_max) % (2 * t_max) == 0:
             return [
                 group["lr"]
                 + (base - self.eta_min) * (1 - math.cos(math.pi / t_max)) / 2
-                for base, group in zip(self.base_lrs, groups)
+                for base, group in zip(self.base_lrs, groups, strict=True)
             ]
         return [
             (1 + math.cos(math.pi * epoch / t_max))
@@ -232,3 +617,535 @@ class CosineAnnealingLR(LRScheduler):
             + self.eta_min
             for group in groups
         ]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [
+            self.eta_min
+            + (base - self.eta_min)
+            * (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / 2
+            for base in self.base_lrs
+        ]
+
+
+class ChainedScheduler(_SchedulerList):
+    """Steps every scheduler in turn, each multiplying what the previous set."""
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be "
+                "chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers(self, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Cut lr by `factor` once the metric passed to `step` stops improving."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr: float | None = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:  # type: ignore[override]
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # ignore any bad epochs in cooldown
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch: int) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) "
+                    "differs from when `ReduceLROnPlateau` was initialized "
+                    f"({len(self.min_lrs)}), usually due to a new param group being "
+                    "added to the optimizer. Please modify the `min_lrs` field to "
+                    "match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for i, group in enumerate(groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+def _set_momentums(
+    optimizer: Optimizer, max_momentums: list[float], base_momentums: list[float]
+) -> bool:
+    """Start every group at its max momentum (or beta1); True if it has betas."""
+    use_beta1 = "betas" in optimizer.defaults
+    for m_momentum, b_momentum, group in zip(
+        max_momentums, base_momentums, optimizer.param_groups, strict=True
+    ):
+        if use_beta1:
+            group["betas"] = (m_momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = m_momentum
+        group["max_momentum"] = m_momentum
+        group["base_momentum"] = b_momentum
+    return use_beta1
+
+
+def _check_momentum(optimizer: Optimizer) -> None:
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option "
+            "enabled"
+        )
+
+
+def _write_momentum(group: dict[str, Any], use_beta1: bool, momentum: float) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+class CyclicLR(LRScheduler):
+    """lr cycles between `base_lr` and `max_lr` (and momentum the other way)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.8,
+        max_momentum: float = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_ref: Callable[[float], float]
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            _check_momentum(optimizer)
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _format_param(
+                "base_momentum", optimizer, base_momentum
+            )
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                _set_momentums(optimizer, self.max_momentums, self.base_momentums)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x: float) -> float:
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x: float) -> float:
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma: float, x: float) -> float:
+        return gamma**x
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (top - base) * scale_factor * scale
+            for base, top in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            for group, low, high in zip(
+                self.optimizer.param_groups,
+                self.base_momentums,
+                self.max_momentums,
+                strict=True,
+            ):
+                momentum = high - (high - low) * scale_factor * scale
+                _write_momentum(group, self.use_beta1, momentum)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)  # type: ignore[union-attr]
+        self._init_scale_fn()
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing restarted every T_i epochs, T_i growing by T_mult."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type "
+                f"{type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        return [
+            self.eta_min
+            + (base - self.eta_min)
+            * (1 + math.cos(math.pi * self.T_cur / self.T_i))
+            / 2
+            for base in self.base_lrs
+        ]
+
+    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+        """Step by one, or go to `epoch` (fractional epochs allowed)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(
+                        math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult)
+                    )
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (
+                        self.T_mult - 1
+                    )
+                    self.T_i = self.T_0 * self.T_mult**n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            group["lr"] = lr
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: up to `max_lr`, then down far below the start."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(
+                    f"Expected positive integer total_steps, but got {total_steps}"
+                )
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    "Expected positive integer steps_per_epoch, but got "
+                    f"{steps_per_epoch}"
+                )
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError(
+                "You must define either total_steps OR (epochs AND steps_per_epoch)"
+            )
+        up_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                _phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                _phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                _phase(
+                    self.total_steps - 1,
+                    "initial_lr",
+                    "min_lr",
+                    "max_momentum",
+                    "max_momentum",
+                ),
+            ]
+        else:
+            self._schedule_phases = [
+                _phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                _phase(
+                    self.total_steps - 1,
+                    "max_lr",
+                    "min_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(
+                f"Expected float between 0 and 1 pct_start, but got {pct_start}"
+            )
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(
+                "anneal_strategy must be one of 'cos' or 'linear', instead got "
+                f"{anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", self.optimizer, max_lr)
+        if last_epoch == -1:
+            for top, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            _check_momentum(optimizer)
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                _set_momentums(optimizer, max_momentums, base_momentums)
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return self._annealing_cos(start, end, pct)
+        return self._annealing_linear(start, end, pct)
+
+    @staticmethod
+    def _annealing_cos(start: float, end: float, pct: float) -> float:
+        """Cosine from `start` to `end` as pct goes from 0.0 to 1.0."""
+        cos_out = math.cos(math.pi * pct) + 1
+        return end + (start - end) / 2.0 * cos_out
+
+    @staticmethod
+    def _annealing_linear(start: float, end: float, pct: float) -> float:
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        _warn_get_lr_called_within_step(self)
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total "
+                f"steps is {self.total_steps}"
+            )
+        lrs = []
+        last = len(self._schedule_phases) - 1
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == last:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal_func(
+                        group[phase["start_lr"]], group[phase["end_lr"]], pct
+                    )
+                    if self.cycle_momentum:
+                        momentum = self._anneal_func(
+                            group[phase["start_momentum"]],
+                            group[phase["end_momentum"]],
+                            pct,
+                        )
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                _write_momentum(group, self.use_beta1, momentum)
+        return lrs
+
+
+def _phase(
+    end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str
+) -> dict[str, Any]:
+    """One phase of OneCycleLR: where it ends and the group keys it anneals between."""
+    return {
+        "end_step": end_step,
+        "start_lr": start_lr,
+        "end_lr": end_lr,
+        "start_momentum": start_momentum,
+        "end_momentum": end_momentum,
+    }
