@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _rng
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -30,6 +32,8 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
     "BatchSampler",
     "DataLoader",
     "default_collate",
@@ -121,10 +125,21 @@ def random_split(
     summing to 1, the remainder spread round-robin as PyTorch does)."""
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        sizes = [int(math.floor(n * frac)) for frac in lengths]
+        sizes = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            sizes.append(int(math.floor(n * frac)))
         for i in range(n - sum(sizes)):
             sizes[i % len(sizes)] += 1
         lengths = sizes
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(
+                    f"Length of split at index {i} is 0. "
+                    "This might result in an empty dataset.",
+                    stacklevel=2,
+                )
     if sum(lengths) != n:
         raise ValueError(
             "Sum of input lengths does not equal the length of the input dataset!"
@@ -192,6 +207,70 @@ class RandomSampler(Sampler):
             return iter(rng.integers(0, n, self.num_samples).tolist())
         rounds = [rng.permutation(n) for _ in range(-(-self.num_samples // n))]
         return iter(np.concatenate(rounds)[: self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a random order (a new one each pass)."""
+
+    def __init__(
+        self, indices: Sequence[int], generator: Generator | None = None
+    ) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in _rng(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices drawn with probabilities proportional to `weights`
+    (`multinomial`'s draw, with or without replacement)."""
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        if (
+            not isinstance(num_samples, int)
+            or isinstance(num_samples, bool)
+            or num_samples <= 0
+        ):
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                "replacement should be a boolean value, but got "
+                f"replacement={replacement}"
+            )
+        data = weights._data if isinstance(weights, Tensor) else weights
+        weights_tensor = Tensor(np.asarray(data, dtype=np.float64))
+        if weights_tensor.ndim != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given "
+                f"weights have shape {tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = ops.multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from drawn.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
