@@ -1,6 +1,9 @@
-"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils.
+"""Gradient clipping, as `torch.nn.utils.clip_grad`.
 
 All of it runs under no_grad, on the `.grad` of the parameters given, in place.
+`clip_grad_norm_` is `get_total_norm` of the gradients followed by
+`clip_grads_with_norm_`, which the two also offer apart (to clip with a norm
+computed elsewhere, across several models).
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
-    "parameters_to_vector",
-    "vector_to_parameters",
+    "get_total_norm",
+    "clip_grads_with_norm_",
 ]
 
 
@@ -46,10 +49,27 @@ def clip_grad_norm_(
     grads = [p.grad for p in _listed(parameters) if p.grad is not None]
     if not grads:
         return Tensor._make(np.zeros((), dtype=np.float32))
-    norm_type = float(norm_type)
     arrays = [g._data for g in grads]
     if any(backend.is_lazy(a) for a in arrays):
-        return _clip_lazily(grads, max_norm, norm_type, error_if_nonfinite)
+        return _clip_lazily(grads, max_norm, float(norm_type), error_if_nonfinite)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    _scale_by_norm(grads, max_norm, total)
+    return total
+
+
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: Any = None,
+) -> Tensor:
+    """The `norm_type` norm of all `tensors` together, as if concatenated
+    (a 0-d tensor of their dtype; 0. for none)."""
+    tensors = _listed(tensors)
+    if not tensors:
+        return Tensor._make(np.zeros((), dtype=np.float32))
+    norm_type = float(norm_type)
+    arrays = [t._data for t in tensors]
     xp = backend.namespace_of(*arrays)
     if math.isinf(norm_type):
         total = max(
@@ -61,11 +81,31 @@ def clip_grad_norm_(
         total = sum(float(p) for p in per) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(ERR_NONFINITE.format(norm_type))
+    return Tensor._make(xp.asarray(total, dtype=arrays[0].dtype))
+
+
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    total_norm: Tensor | float,
+    foreach: Any = None,
+) -> None:
+    """Scale the gradients by min(max_norm / (total_norm + 1e-6), 1), in place."""
+    _scale_by_norm(
+        [p.grad for p in _listed(parameters) if p.grad is not None],
+        max_norm,
+        total_norm,
+    )
+
+
+def _scale_by_norm(grads: list[Tensor], max_norm: float, total_norm: Any) -> None:
+    if not grads:
+        return
+    total = float(total_norm.item() if isinstance(total_norm, Tensor) else total_norm)
     coefficient = min(max_norm / (total + 1e-6), 1.0)
     with no_grad():
         for g in grads:
             g.mul_(coefficient)
-    return Tensor._make(xp.asarray(total, dtype=arrays[0].dtype))
 
 
 def _nonfinite(block: Any) -> bool:
@@ -105,20 +145,3 @@ def clip_grad_value_(
         for p in _listed(parameters):
             if p.grad is not None:
                 p.grad.clamp_(-clip_value, clip_value)
-
-
-def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    """The parameters flattened and concatenated (a recorded cat of views)."""
-    from yamlgrad.runtime.dispatch import ops
-
-    return ops.cat([p.reshape(-1) for p in parameters])
-
-
-def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Write consecutive slices of `vec` into the parameters' data."""
-    offset = 0
-    with no_grad():
-        for p in parameters:
-            n = p.numel()
-            p.copy_(vec[offset : offset + n].view_as(p))
-            offset += n
