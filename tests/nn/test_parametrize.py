@@ -300,3 +300,53 @@ def test_total_norm_and_clip_with_norm_match_torch() -> None:
             )
     for a, b in zip(*results):
         check_same(a, b)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3)])
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("use_trivialization", [True, False])
+def test_orthogonal_matches_torch(
+    shape: tuple[int, int], orthogonal_map: str, use_trivialization: bool
+) -> None:
+    weight = np.random.default_rng(1).standard_normal(shape)
+    x = np.random.default_rng(2).standard_normal((2, shape[1]))
+    made = []
+    for lib in (yg, torch):
+        m = lib.nn.Linear(shape[1], shape[0]).double()
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(weight))
+            m.bias.zero_()
+        lib.nn.utils.parametrizations.orthogonal(
+            m, orthogonal_map=orthogonal_map, use_trivialization=use_trivialization
+        )
+        made.append(m)
+    mine, theirs = made
+    if use_trivialization:  # a random completion when not square: use torch's
+        mine.parametrizations.weight[0].base = yg.tensor(
+            theirs.parametrizations.weight[0].base.numpy()
+        )
+    check_same(
+        mine.parametrizations.weight.original, theirs.parametrizations.weight.original
+    )
+    ya, ga = forward_backward(yg, mine, x)
+    yb, gb = forward_backward(torch, theirs, x)
+    check_same(mine.weight, theirs.weight)
+    check_same(ya, yb)
+    for a, b in zip(ga, gb):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+
+
+def test_orthogonal_errors_match_torch() -> None:
+    texts = []
+    for lib in (yg, torch):
+        orth = lib.nn.utils.parametrizations.orthogonal
+        for call in (
+            lambda: orth(lib.nn.Linear(3, 3), orthogonal_map="x"),
+            lambda: orth(lib.nn.Linear(3, 3), "bias"),
+            lambda: orth(lib.nn.Linear(3, 3), "w"),
+        ):
+            with pytest.raises(ValueError) as info:
+                call()
+            texts.append(str(info.value))
+    assert texts[:3] == texts[3:]
