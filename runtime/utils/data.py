@@ -1,8 +1,10 @@
 """`yg.utils.data`: datasets, samplers and the DataLoader, as PyTorch's.
 
-Loading runs in the calling process (`num_workers` must be 0); shuffling draws
-from yamlgrad's seeded generator (or `generator=`), so the same seed gives the same
-batches, and each pass over a shuffling loader draws a new order.
+Loading runs in the calling process, or with `num_workers > 0` in worker
+processes (see `_data_workers`), in the same batch order. Shuffling draws from
+yamlgrad's seeded generator (or `generator=`), so the same seed gives the same
+batches, and each pass over a shuffling loader draws a new order. Each pass
+first draws an int64 `base_seed` (the workers' seeds), as PyTorch's iterators do.
 
 >>> loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
 >>> for inputs, labels in loader: ...
@@ -20,6 +22,10 @@ import numpy as np
 
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _rng
+from yamlgrad.runtime.utils._data_workers import (
+    _MultiProcessingDataLoaderIter,
+    get_worker_info,
+)
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
@@ -37,6 +43,7 @@ __all__ = [
     "BatchSampler",
     "DataLoader",
     "default_collate",
+    "get_worker_info",
 ]
 
 
@@ -370,19 +377,33 @@ class DataLoader:
         drop_last: bool = False,
         timeout: float = 0,
         worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context: Any = None,
         generator: Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
                 "num_workers option should be non-negative; use num_workers=0 to "
                 "disable multiprocessing."
             )
-        if num_workers > 0:
-            raise NotImplementedError(
-                "yamlgrad's DataLoader loads in the calling process; use num_workers=0"
-            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing."
+                "let num_workers > 0 to enable multiprocessing, otherwise set "
+                "prefetch_factor to None."
+            )
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -413,13 +434,57 @@ class DataLoader:
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
         self.generator = generator
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.pin_memory = pin_memory  # CPU only: batches are already where they go
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.in_order = in_order
+        self._iterator: _MultiProcessingDataLoaderIter | None = None
         self.collate_fn = (
             collate_fn
             if collate_fn is not None
             else (default_collate if batch_sampler is not None else _no_collate)
         )
 
+    @property
+    def _dataset_is_iterable(self) -> bool:
+        return isinstance(self.dataset, IterableDataset)
+
+    @property
+    def _auto_collation(self) -> bool:
+        if self._dataset_is_iterable:
+            return self.batch_size is not None
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self) -> Iterable[Any]:
+        """What the workers get one item of per task: a batch of indices (Nones
+        for an IterableDataset, which ignores them) or one index."""
+        if self._dataset_is_iterable:
+            if self.batch_size is None:
+                return _InfiniteConstantSampler()
+            return BatchSampler(_InfiniteConstantSampler(), self.batch_size, False)
+        return self.batch_sampler if self.batch_sampler is not None else self.sampler
+
+    def _draw_base_seed(self) -> int:
+        return int(_rng(self.generator).integers(0, 2**63))
+
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers == 0:
+            self._draw_base_seed()
+            return self._single_process()
+        if not self.persistent_workers:
+            return _MultiProcessingDataLoaderIter(self)
+        if self._iterator is None:
+            self._iterator = _MultiProcessingDataLoaderIter(self)
+        else:
+            self._iterator._reset()
+        return self._iterator
+
+    def _single_process(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
             yield from self._iterable()
             return
@@ -452,6 +517,14 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+class _InfiniteConstantSampler(Sampler):
+    """None forever: the task stream of an IterableDataset in workers."""
+
+    def __iter__(self) -> Iterator[None]:  # type: ignore[override]
+        while True:
+            yield None
 
 
 def _no_collate(sample: Any) -> Any:
