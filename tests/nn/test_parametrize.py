@@ -350,3 +350,27 @@ def test_orthogonal_errors_match_torch() -> None:
                 call()
             texts.append(str(info.value))
     assert texts[:3] == texts[3:]
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_old_spectral_norm_matches_torch(training: bool) -> None:
+    tm = torch.nn.utils.spectral_norm(linear(torch), n_power_iterations=2)
+    ym = yg.nn.utils.spectral_norm(linear(yg), n_power_iterations=2)
+    assert list(ym.state_dict()) == list(tm.state_dict())
+    with torch.no_grad():
+        for name in ("weight_u", "weight_v"):
+            getattr(ym, name).copy_(yg.tensor(getattr(tm, name).numpy()))
+    tm.train(training)
+    ym.train(training)
+    for _ in range(2):
+        ya, ga = forward_backward(yg, ym, X)
+        yb, gb = forward_backward(torch, tm, X)
+        check_same(ya, yb)
+        for a, b in zip(ga, gb):
+            check_same(a, b)
+    for lib, m in ((yg, ym), (torch, tm)):
+        lib.nn.utils.remove_spectral_norm(m)
+        assert [n for n, _ in m.named_parameters()] == ["bias", "weight"]
+        with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
+            lib.nn.utils.remove_spectral_norm(m)
+    check_same(ym.weight, tm.weight)

@@ -6,7 +6,8 @@ weight normalisations, at torch.nn.utils's paths:
   vector_to_parameters);
 * `parametrize` (register_parametrization and its kin) and `parametrizations`
   (weight_norm, spectral_norm built on it);
-* `weight_norm` / `remove_weight_norm`, the older hook-based API.
+* `weight_norm` / `remove_weight_norm` and `spectral_norm` /
+  `remove_spectral_norm`, the older hook-based API.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from yamlgrad.runtime.nn.utils.convert_parameters import (
     parameters_to_vector,
     vector_to_parameters,
 )
+from yamlgrad.runtime.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from yamlgrad.runtime.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -42,4 +44,6 @@ __all__ = [
     "vector_to_parameters",
     "weight_norm",
     "remove_weight_norm",
+    "spectral_norm",
+    "remove_spectral_norm",
 ]
