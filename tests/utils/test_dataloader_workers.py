@@ -283,3 +283,44 @@ def test_pin_memory_is_accepted_and_tensors_cross_processes() -> None:
     batches = list(loader)
     np.testing.assert_array_equal(batches[1][0].numpy(), x.numpy()[3:])
     assert batches[1][1].dtype == yg.int64
+
+
+INTERRUPTED = """
+import os, signal, threading, time
+from yamlgrad.utils import data
+
+class Slow(data.Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        time.sleep(0.2)
+        return i
+
+it = iter(data.DataLoader(Slow(), num_workers=2, batch_size=None))
+print(*[w.pid for w in it._workers], flush=True)
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    for _ in it:
+        pass
+except KeyboardInterrupt:
+    print("interrupted", [w.is_alive() for w in it._workers], flush=True)
+"""
+
+
+def test_keyboard_interrupt_shuts_the_workers_down() -> None:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    pids_line, report = done.stdout.splitlines()
+    assert report == "interrupted [False, False]"
+    for pid in map(int, pids_line.split()):
+        assert (
+            not os.path.exists(f"/proc/{pid}")
+            or "zombie" in open(f"/proc/{pid}/status").read()
+        )
