@@ -38,6 +38,7 @@ from yamlgrad.runtime.autograd.function import Function
 from yamlgrad.runtime.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from yamlgrad.runtime.autograd.graph import saved_tensors_hooks
 from yamlgrad.runtime.autograd.node import task_state
+from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
@@ -229,6 +230,12 @@ class _CheckpointFrame:
         self.forward_completed = False
         self.ignore_saved_mismatch = False
 
+    def get_inputs(self) -> list[Any]:
+        return [
+            arg.unpack() if isinstance(arg, SavedVariable) else arg
+            for arg in self.saved_args
+        ]
+
     def check_recomputed_tensors_match(self, gid: int) -> None:
         if self.ignore_saved_mismatch:
             return
@@ -324,7 +331,7 @@ class _checkpoint_hook(saved_tensors_hooks):
             if not frame.is_recomputed[gid]:
                 try:
                     with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
-                        frame.recompute_fn(*frame.saved_args)
+                        frame.recompute_fn(*frame.get_inputs())
                 except _StopRecomputationError:
                     pass
                 frame.is_recomputed[gid] = True
@@ -373,9 +380,12 @@ def _checkpoint_without_reentrant(
         early_stop if stop is None else stop,
         _allowed_determinism_checks_to_fns[determinism_check],
     )
-    # The inputs are kept as they are; a later in-place change to one of them is
-    # the rerun's business, as in PyTorch (which saves them as SavedVariables).
-    frame.saved_args = list(args)
+    # Tensor inputs are saved as a node saves them: an in-place change before
+    # backward fails the recomputation with autograd's error.
+    frame.saved_args = [
+        SavedVariable(arg, is_output=False) if isinstance(arg, Tensor) else arg
+        for arg in args
+    ]
     suppressed = True
     with _checkpoint_hook(frame), forward_context:
         ret = function(*args, **kwargs)

@@ -243,3 +243,17 @@ def test_benchmark_script_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "| non-reentrant |" in done.stdout
+
+
+def test_inputs_modified_in_place_fail_the_recomputation_as_torch() -> None:
+    texts = []
+    for lib, ckpt in ((yg, checkpoint), (torch, torch_checkpoint.checkpoint)):
+        x = lib.tensor(X, requires_grad=True)
+        a = x * 1.0
+        y = ckpt(lambda t: t.sin(), a, use_reentrant=False)
+        with lib.no_grad():
+            a.add_(1.0)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        texts.append(str(info.value).split(" Hint:")[0])
+    assert texts[0] == texts[1].replace("torch.", "")
