@@ -139,6 +139,11 @@ class CheckpointFunction(Function):
             inputs[i] = tensor
         with _fork_rng(ctx.fwd_cpu_state):
             detached_inputs = detach_variable(tuple(inputs))
+            # As the inputs did in forward (a tensor an enclosing checkpoint
+            # gives back comes detached).
+            for inp, needed in zip(detached_inputs, ctx.needs_input_grad[2:]):
+                if isinstance(inp, Tensor) and needed and not inp.requires_grad:
+                    inp.requires_grad = True
             with enable_grad():
                 outputs = ctx.run_function(*detached_inputs)
         if isinstance(outputs, Tensor):
@@ -232,7 +237,7 @@ class _CheckpointFrame:
 
     def get_inputs(self) -> list[Any]:
         return [
-            arg.unpack() if isinstance(arg, SavedVariable) else arg
+            _unpack_input(arg) if isinstance(arg, tuple) else arg
             for arg in self.saved_args
         ]
 
@@ -270,6 +275,17 @@ class _CheckpointFrame:
                 f"{mismatched}.\n"
                 f"{_debug_tip_msg}"
             )
+
+
+def _unpack_input(saved: tuple[SavedVariable, bool]) -> Tensor:
+    """A saved input for the rerun, requiring grad as the input did: an enclosing
+    checkpoint's unpack gives back a detached recomputed value, and the ops of
+    the rerun must record (and save) as they did in the forward."""
+    variable, requires_grad = saved
+    tensor = variable.unpack()
+    if requires_grad and not tensor.requires_grad:
+        tensor = tensor.detach().requires_grad_(True)
+    return tensor
 
 
 _debug_tip_msg = """
@@ -329,9 +345,11 @@ class _checkpoint_hook(saved_tensors_hooks):
             if gid == -1:  # unpacked outside backward
                 gid = uuid.uuid4().int
             if not frame.is_recomputed[gid]:
+                # The inputs first: unpacking one may rerun an enclosing checkpoint.
+                args = frame.get_inputs()
                 try:
                     with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
-                        frame.recompute_fn(*frame.get_inputs())
+                        frame.recompute_fn(*args)
                 except _StopRecomputationError:
                     pass
                 frame.is_recomputed[gid] = True
@@ -383,7 +401,11 @@ def _checkpoint_without_reentrant(
     # Tensor inputs are saved as a node saves them: an in-place change before
     # backward fails the recomputation with autograd's error.
     frame.saved_args = [
-        SavedVariable(arg, is_output=False) if isinstance(arg, Tensor) else arg
+        (
+            (SavedVariable(arg, is_output=False), arg.requires_grad)
+            if isinstance(arg, Tensor)
+            else arg
+        )
         for arg in args
     ]
     suppressed = True

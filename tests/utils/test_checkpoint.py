@@ -257,3 +257,23 @@ def test_inputs_modified_in_place_fail_the_recomputation_as_torch() -> None:
             y.sum().backward()
         texts.append(str(info.value).split(" Hint:")[0])
     assert texts[0] == texts[1].replace("torch.", "")
+
+
+@pytest.mark.parametrize("outer_reentrant", [True, False])
+@pytest.mark.parametrize("inner_reentrant", [True, False])
+def test_nested_checkpoints_match_torch(
+    outer_reentrant: bool, inner_reentrant: bool
+) -> None:
+    grads = []
+    for lib, ckpt in ((yg, checkpoint), (torch, torch_checkpoint.checkpoint)):
+        x = lib.tensor(X, requires_grad=True)
+
+        def inner(t: Any) -> Any:
+            return (t.sin() * t).exp()
+
+        def outer(t: Any) -> Any:
+            return ckpt(inner, t.cos(), use_reentrant=inner_reentrant).tanh() * t
+
+        ckpt(outer, x, use_reentrant=outer_reentrant).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
