@@ -27,7 +27,6 @@ from yamlgrad.generated import VariableType
 from yamlgrad import testing
 from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the tests
     build_args,
-    call_torch,
     float_outputs,
     inplace_safe,
     overload_name,
@@ -38,11 +37,19 @@ from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the test
 )
 from yamlgrad.tools.load import load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo
+import torch_cpu_kernels
 
 #: The repository root (this file is tests/support.py).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INFOS = load_derivatives(REPO_ROOT / "derivatives.yaml")
 DIFFERENTIABLE = tuple(i for i in INFOS if i.op is not None)
+
+
+def call_torch(torch: ModuleType, info: DifferentiabilityInfo, *args: Any) -> Any:
+    """yamlgrad.testing.call_torch, with CPU kernels for PyTorch's CUDA-only ops
+    registered first (tests/torch_cpu_kernels.py)."""
+    torch_cpu_kernels.install(torch)
+    return testing.call_torch(torch, info, *args)
 
 
 def op_id(info: DifferentiabilityInfo) -> str:

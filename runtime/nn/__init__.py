@@ -21,6 +21,8 @@ from yamlgrad.runtime.nn.pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.pooling import __all__ as _pooling
 from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
+from yamlgrad.runtime.nn.rnn import *  # noqa: F403
+from yamlgrad.runtime.nn.rnn import __all__ as _rnn
 
 __all__ = [
     "functional",
@@ -36,4 +38,5 @@ __all__ = [
     *_losses,
     *_pooling,
     *_resampling,
+    *_rnn,
 ]
