@@ -114,9 +114,7 @@ def _rnn_relu_step(gates_in: Tensor, state: tuple, weights: _LayerWeights) -> tu
 
 def _lstm_step(gates_in: Tensor, state: tuple, weights: _LayerWeights) -> tuple:
     h, c = state
-    h, c, _ = VariableType._thnn_fused_lstm_cell(
-        gates_in, _hidden_half(h, weights), c
-    )
+    h, c, _ = VariableType._thnn_fused_lstm_cell(gates_in, _hidden_half(h, weights), c)
     if weights.w_hr_t is not None:
         h = VariableType.mm(h, weights.w_hr_t)
     return h, c
@@ -370,7 +368,9 @@ class RNNBase(Module):
         self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None
     ) -> None:
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+        self.check_hidden_size(
+            hidden, self.get_expected_hidden_size(input, batch_sizes)
+        )
 
     def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
         if permutation is None:
@@ -442,15 +442,15 @@ class RNNBase(Module):
         )
         hidden = finals if lstm else finals[0]
         if packed:
-            output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            output = PackedSequence(
+                output, batch_sizes, sorted_indices, unsorted_indices
+            )
             return output, self.permute_hidden(hidden, unsorted_indices)
         if self.batch_first:
             output = output.transpose(0, 1)
         if not is_batched:
             output = output.squeeze(batch_dim)
-            hidden = (
-                tuple(h.squeeze(1) for h in hidden) if lstm else hidden.squeeze(1)
-            )
+            hidden = tuple(h.squeeze(1) for h in hidden) if lstm else hidden.squeeze(1)
         return output, self.permute_hidden(hidden, unsorted_indices)
 
     def _state_sizes(

@@ -220,7 +220,9 @@ def pad_packed_sequence(
     slots = slots.reshape(max_seq_length, batch)
     if batch_first:
         slots = slots.T
-    padded = _pad_rows(data, padding_value, slots).reshape(*slots.shape, *data.shape[1:])
+    padded = _pad_rows(data, padding_value, slots).reshape(
+        *slots.shape, *data.shape[1:]
+    )
     lengths = np.sum(batch_sizes[:, None] > np.arange(batch)[None, :], axis=0)
     if sequence.unsorted_indices is not None:
         order = np.asarray(sequence.unsorted_indices.numpy(), dtype=np.int64)
@@ -296,7 +298,9 @@ def unpad_sequence(
     ]
 
 
-def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
+def pack_sequence(
+    sequences: list[Tensor], enforce_sorted: bool = True
+) -> PackedSequence:
     """Pack a list of sequences of shape (L_i, *)."""
     lengths = _int64([v.size(0) for v in sequences])
     return pack_padded_sequence(
