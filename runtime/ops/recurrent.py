@@ -104,18 +104,19 @@ def _gate_sum(input_gates: Any, hidden_gates: Any, input_bias: Any, hidden_bias:
 
 def _lstm_activations(gates: Any, hidden: int) -> Any:
     """sigmoid of the i, f and o quarters and tanh of g: in place for numpy's
-    arrays (the kernel's own), else as a concatenation."""
+    arrays (the kernel's own; the sigmoid runs over the whole contiguous array,
+    several times faster than over its column blocks), else as a concatenation."""
+    g = slice(2 * hidden, 3 * hidden)
     if type(gates) is np.ndarray:
-        for part in (gates[:, : 2 * hidden], gates[:, 3 * hidden :]):
-            _sigmoid_into(part, part)
-        part = gates[:, 2 * hidden : 3 * hidden]
-        np.tanh(part, out=part)
+        tanh_g = np.tanh(gates[:, g])
+        _sigmoid_into(gates, gates)
+        gates[:, g] = tanh_g
         return gates
     xp = array_namespace(gates)
     return xp.concat(
         [
             sigmoid_of(gates[:, : 2 * hidden]),
-            xp.tanh(gates[:, 2 * hidden : 3 * hidden]),
+            xp.tanh(gates[:, g]),
             sigmoid_of(gates[:, 3 * hidden :]),
         ],
         axis=1,
