@@ -171,20 +171,30 @@ def thnn_fused_lstm_cell_backward(
         )
     i, f, g, o = (workspace[:, k * hidden : (k + 1) * hidden] for k in range(4))
     tanh_cy = xp.tanh(cy)
-    grad_o = sigmoid_backward(grad_hy * tanh_cy, o)
-    grad_c = tanh_backward(grad_hy * o, tanh_cy) + grad_cy
-    grad_gates = xp.concat(
-        [
-            sigmoid_backward(grad_c * g, i),
-            sigmoid_backward(grad_c * cx, f),
-            tanh_backward(grad_c * i, g),
-            grad_o,
-        ],
-        axis=1,
+    grad_c = grad_hy * o * (1 - tanh_cy * tanh_cy) + grad_cy
+    # The gradient reaching each gate's activation, times the activation's
+    # slope from its output: s (1 - s) for the sigmoids, 1 - g^2 for tanh. Both
+    # factors are whole (N, 4H) arrays, so numpy runs contiguous loops.
+    reaching = xp.concat(
+        [grad_c * g, grad_c * cx, grad_c * i, grad_hy * tanh_cy], axis=1
     )
+    grad_gates = reaching * _lstm_slopes(workspace, g, hidden)
     grad_cx = grad_c * f
     grad_bias = None if input_bias is None else xp.sum(grad_gates, axis=0)
     return grad_gates, grad_gates, grad_cx, grad_bias, grad_bias
+
+
+def _lstm_slopes(workspace: Any, g: Any, hidden: int) -> Any:
+    """d(activation)/d(pre-activation) of each gate, from the activated gates."""
+    slopes = workspace * (1 - workspace)
+    tanh_slope = 1 - g * g
+    if type(slopes) is np.ndarray:
+        slopes[:, 2 * hidden : 3 * hidden] = tanh_slope  # our own array
+        return slopes
+    xp = array_namespace(slopes)
+    return xp.concat(
+        [slopes[:, : 2 * hidden], tanh_slope, slopes[:, 3 * hidden :]], axis=1
+    )
 
 
 def _gru_gates(
