@@ -94,7 +94,9 @@ def _size(x: Any) -> str:
     return str(list(np.shape(x)))
 
 
-def _gate_sum(input_gates: Any, hidden_gates: Any, input_bias: Any, hidden_bias: Any):
+def _gate_sum(
+    input_gates: Any, hidden_gates: Any, input_bias: Any, hidden_bias: Any
+) -> Any:
     gates = input_gates + hidden_gates
     if input_bias is not None:
         gates = gates + input_bias
@@ -115,15 +117,15 @@ def _lstm_activations(gates: Any, hidden: int) -> Any:
     xp = array_namespace(gates)
     return xp.concat(
         [
-            sigmoid_of(gates[:, : 2 * hidden]),
+            _sigmoid_of(gates[:, : 2 * hidden]),
             xp.tanh(gates[:, g]),
-            sigmoid_of(gates[:, 3 * hidden :]),
+            _sigmoid_of(gates[:, 3 * hidden :]),
         ],
         axis=1,
     )
 
 
-def sigmoid_of(x: Any) -> Any:
+def _sigmoid_of(x: Any) -> Any:
     """sigmoid on an ndarray, another backend's array or a Tensor (recorded)."""
     if isinstance(x, Tensor):
         return x.sigmoid()
@@ -208,8 +210,8 @@ def _gru_gates(
     xp = array_namespace(input_gates, hidden_gates)
     input_r, input_z, input_n = _thirds(input_gates, hidden)
     hidden_r, hidden_z, hidden_n = _thirds(hidden_gates, hidden)
-    r = sigmoid_of(input_r + hidden_r)
-    z = sigmoid_of(input_z + hidden_z)
+    r = _sigmoid_of(input_r + hidden_r)
+    z = _sigmoid_of(input_z + hidden_z)
     n = xp.tanh(input_n + r * hidden_n)
     return r, z, n, hidden_n
 
