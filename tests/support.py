@@ -45,11 +45,13 @@ INFOS = load_derivatives(REPO_ROOT / "derivatives.yaml")
 DIFFERENTIABLE = tuple(i for i in INFOS if i.op is not None)
 
 
-def call_torch(torch: ModuleType, info: DifferentiabilityInfo, *args: Any) -> Any:
+def call_torch(
+    torch: ModuleType, info: DifferentiabilityInfo, *args: Any, **kwargs: Any
+) -> Any:
     """yamlgrad.testing.call_torch, with CPU kernels for PyTorch's CUDA-only ops
     registered first (tests/torch_cpu_kernels.py)."""
     torch_cpu_kernels.install(torch)
-    return testing.call_torch(torch, info, *args)
+    return testing.call_torch(torch, info, *args, **kwargs)
 
 
 def op_id(info: DifferentiabilityInfo) -> str:
