@@ -104,6 +104,18 @@ class PackedSequence(PackedSequence_):
     def cpu(self, *args: Any, **kwargs: Any) -> PackedSequence:
         return self.to("cpu", *args, **kwargs)
 
+    def cuda(self, *args: Any, **kwargs: Any) -> PackedSequence:
+        """data.cuda(...) (CuPy's arrays, runtime/backend.py), the indices along."""
+        data = self.data.cuda(*args, **kwargs)
+        if data is self.data:
+            return self
+        return type(self)(
+            data,
+            self.batch_sizes,
+            _bind(self.sorted_indices, lambda t: t.to(data.device)),
+            _bind(self.unsorted_indices, lambda t: t.to(data.device)),
+        )
+
     def double(self) -> PackedSequence:
         return self.to(dtype=_dtype("float64"))
 
@@ -130,7 +142,7 @@ class PackedSequence(PackedSequence_):
 
     @property
     def is_cuda(self) -> bool:
-        return bool(getattr(self.data, "is_cuda", False))
+        return bool(self.data.is_cuda)
 
     def is_pinned(self) -> bool:
         return False
