@@ -166,6 +166,11 @@ from yamlgrad.runtime.ops.pooling2d import (
     avg_pool2d_backward,
     max_pool2d_with_indices_backward,
 )
+from yamlgrad.runtime.ops.recurrent import (
+    pack_padded_sequence_backward,
+    thnn_fused_gru_cell_backward,
+    thnn_fused_lstm_cell_backward,
+)
 from yamlgrad.runtime.ops.reductions import (
     cumprod_backward,
     cumsum_backward,
@@ -516,6 +521,9 @@ __all__ = [
     "AffineGridGeneratorBackward0",
     "GridSampler2DBackward0",
     "GridSampler3DBackward0",
+    "ThnnFusedLstmCellBackward0",
+    "ThnnFusedGruCellBackward0",
+    "PackPaddedSequenceBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -9651,6 +9659,239 @@ class GridSampler3DBackward0(Node):
     @property
     def _saved_input(self) -> Any:
         return self._raw_saved_input.unpack_wrapped(self)
+
+
+class ThnnFusedLstmCellBackward0(Node):
+    """Backward of `_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`.
+
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_fused_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1, result2)
+    """
+
+    __slots__ = (
+        "_raw_saved_cx",
+        "_raw_saved_hidden_bias",
+        "_raw_saved_hidden_gates",
+        "_raw_saved_input_bias",
+        "_raw_saved_input_gates",
+        "_raw_saved_result1",
+        "_raw_saved_result2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_cx: Any = UNDEFINED
+        self._raw_saved_hidden_bias: Any = UNDEFINED
+        self._raw_saved_hidden_gates: Any = UNDEFINED
+        self._raw_saved_input_bias: Any = UNDEFINED
+        self._raw_saved_input_gates: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 5
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        cx = self._raw_saved_cx.unpack(self, raw)
+        hidden_bias = self._raw_saved_hidden_bias.unpack(self, raw)
+        hidden_gates = self._raw_saved_hidden_gates.unpack(self, raw)
+        input_bias = self._raw_saved_input_bias.unpack(self, raw)
+        input_gates = self._raw_saved_input_gates.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        result2 = self._raw_saved_result2.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+            self.task_should_compute_output(4),
+        )
+        if any(grad_input_mask):
+            grad_result = thnn_fused_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                input_gates,
+                hidden_gates,
+                input_bias,
+                hidden_bias,
+                cx,
+                result1,
+                result2,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = grad_result[4]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_cx.reset_data()
+        self._raw_saved_hidden_bias.reset_data()
+        self._raw_saved_hidden_gates.reset_data()
+        self._raw_saved_input_bias.reset_data()
+        self._raw_saved_input_gates.reset_data()
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_result2.reset_data()
+
+    @property
+    def _saved_cx(self) -> Any:
+        return self._raw_saved_cx.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_bias(self) -> Any:
+        return self._raw_saved_hidden_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_gates(self) -> Any:
+        return self._raw_saved_hidden_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_input_bias(self) -> Any:
+        return self._raw_saved_input_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_input_gates(self) -> Any:
+        return self._raw_saved_input_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_result2(self) -> Any:
+        return self._raw_saved_result2.unpack_wrapped(self)
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """Backward of `_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`.
+
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_fused_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias, result1)
+    """
+
+    __slots__ = (
+        "_raw_saved_hidden_bias",
+        "_raw_saved_hidden_gates",
+        "_raw_saved_hx",
+        "_raw_saved_input_bias",
+        "_raw_saved_input_gates",
+        "_raw_saved_result1",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_hidden_bias: Any = UNDEFINED
+        self._raw_saved_hidden_gates: Any = UNDEFINED
+        self._raw_saved_hx: Any = UNDEFINED
+        self._raw_saved_input_bias: Any = UNDEFINED
+        self._raw_saved_input_gates: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 5
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        hidden_bias = self._raw_saved_hidden_bias.unpack(self, raw)
+        hidden_gates = self._raw_saved_hidden_gates.unpack(self, raw)
+        hx = self._raw_saved_hx.unpack(self, raw)
+        input_bias = self._raw_saved_input_bias.unpack(self, raw)
+        input_gates = self._raw_saved_input_gates.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+            self.task_should_compute_output(4),
+        )
+        if any(grad_input_mask):
+            grad_result = thnn_fused_gru_cell_backward(
+                grad, input_gates, hidden_gates, hx, input_bias, hidden_bias, result1
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = grad_result[4]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_hidden_bias.reset_data()
+        self._raw_saved_hidden_gates.reset_data()
+        self._raw_saved_hx.reset_data()
+        self._raw_saved_input_bias.reset_data()
+        self._raw_saved_input_gates.reset_data()
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_hidden_bias(self) -> Any:
+        return self._raw_saved_hidden_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_gates(self) -> Any:
+        return self._raw_saved_hidden_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_hx(self) -> Any:
+        return self._raw_saved_hx.unpack_wrapped(self)
+
+    @property
+    def _saved_input_bias(self) -> Any:
+        return self._raw_saved_input_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_input_gates(self) -> Any:
+        return self._raw_saved_input_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class PackPaddedSequenceBackward0(Node):
+    """Backward of `_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)`.
+
+    input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+    """
+
+    __slots__ = (
+        "_saved_batch_first",
+        "_saved_input_sym_sizes",
+        "_raw_saved_result1",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        batch_first = self._saved_batch_first
+        input_sym_sizes = self._saved_input_sym_sizes
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pack_padded_sequence_backward(
+                grad, input_sym_sizes, result1, batch_first
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
 
 
 class ReflectionPad1DBackward0(Node):

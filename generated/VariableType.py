@@ -37,6 +37,7 @@ from yamlgrad.runtime.ops import (
     pooling,
     pooling2d,
     random_draws,
+    recurrent,
     reductions,
     resampling,
     scatters,
@@ -394,6 +395,9 @@ from .Functions import (
     AffineGridGeneratorBackward0,
     GridSampler2DBackward0,
     GridSampler3DBackward0,
+    ThnnFusedLstmCellBackward0,
+    ThnnFusedGruCellBackward0,
+    PackPaddedSequenceBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -741,6 +745,7 @@ __all__ = [
     "affine_grid_generator",
     "grid_sampler_2d",
     "grid_sampler_3d",
+    "_pack_padded_sequence",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -16467,6 +16472,312 @@ def grid_sampler_3d(
     return result
 
 
+def _thnn_fused_lstm_cell(
+    input_gates: Any,
+    hidden_gates: Any,
+    cx: Any,
+    input_bias: Any = None,
+    hidden_bias: Any = None,
+) -> Any:
+    """`_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    ):
+        return interpose(
+            "_thnn_fused_lstm_cell",
+            "",
+            _thnn_fused_lstm_cell,
+            input_gates,
+            hidden_gates,
+            cx,
+            input_bias,
+            hidden_bias,
+        )
+    input_gates_ = tensor_arg(input_gates, "_thnn_fused_lstm_cell", "input_gates", 1)
+    hidden_gates_ = tensor_arg(hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2)
+    cx_ = tensor_arg(cx, "_thnn_fused_lstm_cell", "cx", 3)
+    input_bias_ = optional_tensor_arg(
+        input_bias, "_thnn_fused_lstm_cell", "input_bias", 4
+    )
+    hidden_bias_ = optional_tensor_arg(
+        hidden_bias, "_thnn_fused_lstm_cell", "hidden_bias", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(input_gates, hidden_gates, cx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedLstmCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        )
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_cx = SavedVariable(cx, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_bias = SavedVariable(hidden_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_gates = SavedVariable(hidden_gates, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_bias = SavedVariable(input_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_gates = SavedVariable(input_gates, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.thnn_fused_lstm_cell_kernel(
+                input_gates_, hidden_gates_, cx_, input_bias_, hidden_bias_
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_thnn_fused_lstm_cell",
+            kernel_failure,
+            input_gates=input_gates_,
+            hidden_gates=hidden_gates_,
+            cx=cx_,
+            input_bias=input_bias_,
+            hidden_bias=hidden_bias_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False))
+    if forward_ad_state.active and any_has_forward_grad(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    ):
+        with formula_mode():
+            input_gates_t = tangent_of(input_gates)
+            hidden_gates_t = tangent_of(hidden_gates)
+            cx_t = tangent_of(cx)
+            input_bias_t = tangent_of(input_bias)
+            hidden_bias_t = tangent_of(hidden_bias)
+            outputs_t = derived_jvp(
+                _thnn_fused_lstm_cell,
+                {
+                    "input_gates": input_gates,
+                    "hidden_gates": hidden_gates,
+                    "cx": cx,
+                    "input_bias": input_bias,
+                    "hidden_bias": hidden_bias,
+                },
+                {
+                    "input_gates": input_gates_t,
+                    "hidden_gates": hidden_gates_t,
+                    "cx": cx_t,
+                    "input_bias": input_bias_t,
+                    "hidden_bias": hidden_bias_t,
+                },
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_result2 = SavedVariable(outputs[2], True)
+    return tuple(outputs)
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Any,
+    hidden_gates: Any,
+    hx: Any,
+    input_bias: Any = None,
+    hidden_bias: Any = None,
+) -> Any:
+    """`_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    ):
+        return interpose(
+            "_thnn_fused_gru_cell",
+            "",
+            _thnn_fused_gru_cell,
+            input_gates,
+            hidden_gates,
+            hx,
+            input_bias,
+            hidden_bias,
+        )
+    input_gates_ = tensor_arg(input_gates, "_thnn_fused_gru_cell", "input_gates", 1)
+    hidden_gates_ = tensor_arg(hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2)
+    hx_ = tensor_arg(hx, "_thnn_fused_gru_cell", "hx", 3)
+    input_bias_ = optional_tensor_arg(
+        input_bias, "_thnn_fused_gru_cell", "input_bias", 4
+    )
+    hidden_bias_ = optional_tensor_arg(
+        hidden_bias, "_thnn_fused_gru_cell", "hidden_bias", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(input_gates, hidden_gates, hx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedGruCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        )
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_bias = SavedVariable(hidden_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_gates = SavedVariable(hidden_gates, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hx = SavedVariable(hx, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_bias = SavedVariable(input_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_gates = SavedVariable(input_gates, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.thnn_fused_gru_cell_kernel(
+                input_gates_, hidden_gates_, hx_, input_bias_, hidden_bias_
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_thnn_fused_gru_cell",
+            kernel_failure,
+            input_gates=input_gates_,
+            hidden_gates=hidden_gates_,
+            hx=hx_,
+            input_bias=input_bias_,
+            hidden_bias=hidden_bias_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    ):
+        with formula_mode():
+            input_gates_t = tangent_of(input_gates)
+            hidden_gates_t = tangent_of(hidden_gates)
+            hx_t = tangent_of(hx)
+            input_bias_t = tangent_of(input_bias)
+            hidden_bias_t = tangent_of(hidden_bias)
+            outputs_t = derived_jvp(
+                _thnn_fused_gru_cell,
+                {
+                    "input_gates": input_gates,
+                    "hidden_gates": hidden_gates,
+                    "hx": hx,
+                    "input_bias": input_bias,
+                    "hidden_bias": hidden_bias,
+                },
+                {
+                    "input_gates": input_gates_t,
+                    "hidden_gates": hidden_gates_t,
+                    "hx": hx_t,
+                    "input_bias": input_bias_t,
+                    "hidden_bias": hidden_bias_t,
+                },
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def _pack_padded_sequence(input: Any, lengths: Any, batch_first: Any) -> Any:
+    """`_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)`"""
+    if interposition.active and interposed(input, lengths):
+        return interpose(
+            "_pack_padded_sequence",
+            "",
+            _pack_padded_sequence,
+            input,
+            lengths,
+            batch_first,
+        )
+    input_ = tensor_arg(input, "_pack_padded_sequence", "input", 1)
+    lengths_ = tensor_arg(lengths, "_pack_padded_sequence", "lengths", 2)
+    batch_first = bool_arg(batch_first, "_pack_padded_sequence", "batch_first", 3)
+    grad_fn = None
+    if compute_requires_grad(input):
+        grad_fn = PackPaddedSequenceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input))
+        grad_fn._saved_batch_first = batch_first
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.pack_padded_sequence_kernel(
+                input_, lengths_, batch_first
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_pack_padded_sequence",
+            kernel_failure,
+            input=input_,
+            lengths=lengths_,
+            batch_first=batch_first,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(input):
+        with formula_mode():
+            input_t = tangent_of(input)
+            outputs_t = derived_jvp(
+                _pack_padded_sequence,
+                {"input": input, "lengths": lengths, "batch_first": batch_first},
+                {"input": input_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
 def reflection_pad1d(input: Any, padding: Any) -> Tensor:
     """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -23273,6 +23584,15 @@ OVERLOADS = {
     "grid_sampler_3d": {
         "default": grid_sampler_3d,
     },
+    "_thnn_fused_lstm_cell": {
+        "default": _thnn_fused_lstm_cell,
+    },
+    "_thnn_fused_gru_cell": {
+        "default": _thnn_fused_gru_cell,
+    },
+    "_pack_padded_sequence": {
+        "default": _pack_padded_sequence,
+    },
     "reflection_pad1d": {
         "default": schema_names(
             reflection_pad1d,
@@ -23679,6 +23999,7 @@ NUMPY_ONLY_REASONS.update(
         "max_unpool3d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
         "grid_sampler_2d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "grid_sampler_3d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
+        "_pack_padded_sequence": "the output's shape and the rows it takes come from the lengths' values, which are checked first (value-dependent errors)",
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",

@@ -37,6 +37,7 @@ from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the test
 )
 from yamlgrad.tools.load import load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo
+import torch_cpu_kernels
 
 #: The repository root (this file is tests/support.py).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +51,11 @@ def call_torch(
     values: dict,
     leaf_safe: bool = True,
 ) -> Any:
-    """yamlgrad.testing.call_torch, or a skip naming the op when torch has none
-    (an entry of yamlgrad's own: its finite-difference checks still run)."""
+    """yamlgrad.testing.call_torch, with CPU kernels for PyTorch's CUDA-only ops
+    registered first (tests/torch_cpu_kernels.py), or a skip naming the op when
+    torch has none (an entry of yamlgrad's own: its finite-difference checks
+    still run)."""
+    torch_cpu_kernels.install(torch)
     reason = testing.torch_lacks(torch, info)
     if reason is not None:
         pytest.skip(reason)

@@ -974,6 +974,10 @@ GOLDEN_NODE_NAMES = (
     ("affine_grid_generator", "AffineGridGeneratorBackward0"),
     ("grid_sampler_2d", "GridSampler2DBackward0"),
     ("grid_sampler_3d", "GridSampler3DBackward0"),
+    # nn: recurrent cells and packed sequences
+    ("_thnn_fused_lstm_cell", "ThnnFusedLstmCellBackward0"),
+    ("_thnn_fused_gru_cell", "ThnnFusedGruCellBackward0"),
+    ("_pack_padded_sequence", "PackPaddedSequenceBackward0"),
     # nn: padding, upsampling, shuffles and sliding blocks
     ("reflection_pad1d", "ReflectionPad1DBackward0"),
     ("reflection_pad2d", "ReflectionPad2DBackward0"),

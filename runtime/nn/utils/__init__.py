@@ -1,6 +1,8 @@
-"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils.
+"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils,
+and the `rnn` submodule (packed sequences).
 
-All of it runs under no_grad, on the `.grad` of the parameters given, in place.
+Clipping and flattening run under no_grad, on the `.grad` of the parameters
+given, in place.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import numpy as np
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.nn.utils import rnn
 
 __all__ = [
+    "rnn",
     "clip_grad_norm_",
     "clip_grad_value_",
     "parameters_to_vector",
