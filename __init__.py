@@ -14,18 +14,20 @@ The public API lives in yamlgrad/runtime/facade.py; this file only re-exports it
 from __future__ import annotations
 
 from yamlgrad.runtime import autograd
-from yamlgrad.runtime.errors import silence_numpy_warnings
-from yamlgrad.runtime.public_modules import _published_modules, publish, publish_layout
+from yamlgrad.runtime.errors import silence_numpy_warnings as _silence
+from yamlgrad.runtime.public_modules import _published_modules
+from yamlgrad.runtime.public_modules import publish as _publish
+from yamlgrad.runtime.public_modules import publish_layout as _publish_layout
 from yamlgrad.runtime.torch_alias import install_as_torch
 
 # numpy's log(0), 0/0 and overflow inside yamlgrad give inf and nan without a
 # warning, as PyTorch's do (see silence_numpy_warnings).
-silence_numpy_warnings("yamlgrad")
+_silence("yamlgrad")
 from yamlgrad.runtime.dtypes import bool_ as bool  # noqa: A001 - PyTorch's names
 from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
 from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001
 
-publish(__name__ + ".autograd", autograd)
+_publish(__name__ + ".autograd", autograd)
 __version__ = "0.1.0"
 
 try:
@@ -50,4 +52,7 @@ else:
     # modules, that lives in runtime/) is registered under its public name, its
     # later submodules and PyTorch's file layout served by finders.
     _published_modules(__name__)
-    publish_layout(__name__)
+    _publish_layout(__name__)
+
+    def __dir__() -> list[str]:
+        return sorted(__all__)

@@ -67,7 +67,6 @@ TORCH_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
         "optim",
         ("adagrad", "adam", "adamw", "optimizer", "rmsprop", "sgd"),
     ),
-    "autograd": ("autograd", ("variable",)),
     "utils.data": (
         "utils.data",
         ("dataloader", "dataset", "sampler", "_utils", "distributed"),
@@ -121,6 +120,10 @@ def publish(public: str, module: ModuleType) -> None:
     """Register `module` (and its loaded submodules) under the name `public`."""
     real = module.__name__
     sys.modules[public] = module
+    if hasattr(module, "__all__") and "__dir__" not in vars(module):
+        # dir() shows the public names (PyTorch's), not the module's imports
+        # and helpers (`np`, `Any`, error constants), which stay reachable.
+        module.__dir__ = lambda: sorted(module.__all__)  # type: ignore[method-assign]
     for name, sub in list(sys.modules.items()):
         if name.startswith(real + "."):
             sys.modules.setdefault(public + name[len(real) :], sub)
@@ -156,9 +159,10 @@ class _NamespaceView(ModuleType):
     """A module whose names are those of other objects (modules or namespaces),
     searched in order: how `yamlgrad.nn.modules.linear` offers `nn`'s names."""
 
-    def __init__(self, name: str, sources: tuple[Any, ...]) -> None:
+    def __init__(self, name: str, sources: tuple[Any, ...], layout: bool) -> None:
         super().__init__(name)
         self.__dict__["_sources"] = sources
+        self.__dict__["_layout"] = layout
         self.__path__: list[str] = []  # a package: its own paths import through here
         self.__all__ = sorted({n for source in sources for n in _public_names(source)})
 
@@ -169,6 +173,15 @@ class _NamespaceView(ModuleType):
             except AttributeError:
                 continue
         raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # `import torch.backends.cudnn as cudnn; cudnn.benchmark = True` sets
+        # the flag where yamlgrad.backends.cudnn reads it.
+        source = self.__dict__["_sources"][0]
+        if isinstance(source, SimpleNamespace) and not name.startswith("__"):
+            setattr(source, name, value)
+        else:
+            super().__setattr__(name, value)
 
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *self.__all__})
@@ -214,12 +227,14 @@ class LayoutFinder(importlib.abc.MetaPathFinder):
 
     def _attribute(self, parent_name: str, child: str) -> Any:
         parent = sys.modules.get(parent_name)
-        value = getattr(parent, child, None) if parent is not None else None
+        if parent is None or getattr(parent, "_layout", False):
+            return None  # a layout view's paths are PyTorch's, not its attributes
+        value = getattr(parent, child, None)
         if isinstance(value, ModuleType):
             return lambda: value
         if isinstance(value, SimpleNamespace):
             name = f"{parent_name}.{child}"
-            return lambda: _NamespaceView(name, (value,))
+            return lambda: _NamespaceView(name, (value,), layout=False)
         return None
 
     def _layout(self, fullname: str) -> Any:
@@ -235,7 +250,7 @@ class LayoutFinder(importlib.abc.MetaPathFinder):
         if child and child not in children and twin is None:
             return None
         sources = (namespace,) if twin is None else (namespace, twin)
-        return lambda: _NamespaceView(fullname, sources)
+        return lambda: _NamespaceView(fullname, sources, layout=True)
 
 
 def _runtime_twin(namespace: ModuleType, child: str) -> ModuleType | None:

@@ -203,7 +203,9 @@ def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     dtype, or such a name with PyTorch's prefix or this package's) casts."""
     if dtype is None:
         return f"yamlgrad.{_TYPE_NAMES[self.dtype.name]}"
-    if isinstance(dtype, str):
+    if isinstance(dtype, tensortype):
+        dtype = dtype.dtype
+    elif isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         by_name = {v: k for k, v in _TYPE_NAMES.items()}
         if prefix not in ("torch", "yamlgrad") or name not in by_name:
@@ -367,26 +369,41 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(out)
 
 
-def _legacy_constructor(dtype: dtypes.dtype) -> Callable[..., Tensor]:
-    def make(*args: Any) -> Tensor:
+class tensortype(type):
+    """The type of PyTorch's legacy tensor types (`torch.FloatTensor`, ...):
+    each is a constructor (`FloatTensor(2, 3)`, `FloatTensor([1, 2])`), a
+    dtype for `x.type(FloatTensor)`, and a type for `isinstance(x,
+    FloatTensor)`, true of a Tensor of its dtype."""
+
+    dtype: dtypes.dtype
+
+    def __call__(cls, *args: Any) -> Tensor:  # type: ignore[override]
         if len(args) == 1 and isinstance(args[0], np.ndarray):
-            return Tensor._make(args[0].astype(dtype.np))
-        return Tensor._make(Tensor(*args)._data.astype(dtype.np, copy=False))
+            return Tensor._make(args[0].astype(cls.dtype.np))
+        return Tensor._make(Tensor(*args)._data.astype(cls.dtype.np, copy=False))
 
-    make.__name__ = make.__qualname__ = _TYPE_NAMES[dtype.name]
-    make.__doc__ = f"PyTorch's legacy constructor: `Tensor(...)` in {dtype.name}."
-    return make
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'yamlgrad.{cls.__name__}'>"
 
 
-FloatTensor = _legacy_constructor(dtypes.float32)
-DoubleTensor = _legacy_constructor(dtypes.float64)
-HalfTensor = _legacy_constructor(dtypes.float16)
-LongTensor = _legacy_constructor(dtypes.int64)
-IntTensor = _legacy_constructor(dtypes.int32)
-ShortTensor = _legacy_constructor(dtypes.int16)
-CharTensor = _legacy_constructor(dtypes.int8)
-ByteTensor = _legacy_constructor(dtypes.uint8)
-BoolTensor = _legacy_constructor(dtypes.bool_)
+def _legacy_type(dtype: dtypes.dtype) -> tensortype:
+    name = _TYPE_NAMES[dtype.name]
+    doc = f"PyTorch's legacy tensor type: `Tensor(...)` in {dtype.name}."
+    return tensortype(name, (), {"dtype": dtype, "__doc__": doc})
+
+
+FloatTensor = _legacy_type(dtypes.float32)
+DoubleTensor = _legacy_type(dtypes.float64)
+HalfTensor = _legacy_type(dtypes.float16)
+LongTensor = _legacy_type(dtypes.int64)
+IntTensor = _legacy_type(dtypes.int32)
+ShortTensor = _legacy_type(dtypes.int16)
+CharTensor = _legacy_type(dtypes.int8)
+ByteTensor = _legacy_type(dtypes.uint8)
+BoolTensor = _legacy_type(dtypes.bool_)
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:

@@ -327,4 +327,7 @@ from yamlgrad.runtime.autograd.grad_mode import inference_mode  # noqa: E402
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 __all__ += ["detect_anomaly", "set_detect_anomaly", "graph", "grad_mode"]
-__all__ += ["anomaly_mode", "inference_mode"]
+from yamlgrad.runtime.autograd import variable  # noqa: E402
+from yamlgrad.runtime.autograd.variable import Variable  # noqa: E402
+
+__all__ += ["anomaly_mode", "inference_mode", "variable", "Variable"]

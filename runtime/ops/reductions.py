@@ -114,7 +114,13 @@ def mean_reduce(
     warning filter cannot tell them from a user's, and PyTorch gives nan
     without a word. Integers and bools average in float64, float16 sums in
     float32, as np.mean does. Another backend's array: its namespace's mean
-    (in float64 for an integer or bool array)."""
+    (in float64 for an integer or bool array). An integer or bool tensor
+    needs a floating `dtype`, as in PyTorch."""
+    if dtype is None and backend.dtype_kind(x.dtype) in "biu":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a "
+            f"floating point or complex dtype. Got: {_st(x.dtype)}"
+        )
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
         dtype = backend.dtype_in(xp, dtype)

@@ -232,3 +232,7 @@ class CosineAnnealingLR(LRScheduler):
             + self.eta_min
             for group in groups
         ]
+
+
+class _LRScheduler(LRScheduler):
+    """The base class under its pre-2.0 name, which subclasses still use."""
