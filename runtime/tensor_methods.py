@@ -406,11 +406,47 @@ ByteTensor = _legacy_type(dtypes.uint8)
 BoolTensor = _legacy_type(dtypes.bool_)
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """`einsum("ij,jk->ik", a, b)`, or with the operands as one list."""
+def einsum(*args: Any) -> Tensor:
+    """`einsum("ij,jk->ik", a, b)`, with the operands as one list too, or in the
+    sublist form: `einsum(a, [0, 1], b, [1, 2], [0, 2])` (`...` as Ellipsis)."""
+    if len(args) < 1:
+        raise TypeError(
+            "einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return VariableType.einsum(equation, list(operands))
+
+
+def _sublist_equation(args: tuple[Any, ...]) -> tuple[str, tuple[Tensor, ...]]:
+    """The sublist form as an equation: subscript i is the i-th letter of A-Z
+    then a-z (so an implicit output sorts as the numbers do)."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+    def spell(sublist: Any) -> str:
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < len(letters):
+                out.append(letters[s])
+            else:
+                raise ValueError(
+                    "einsum(): expected subscript to be within the range [0, 52), "
+                    f"but got {s}"
+                )
+        return "".join(out)
+
+    pairs = args[: len(args) - len(args) % 2]
+    operands = tuple(pairs[0::2])
+    equation = ",".join(spell(sub) for sub in pairs[1::2])
+    if len(args) % 2:
+        equation += "->" + spell(args[-1])
+    return equation, operands
 
 
 def with_unbiased(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,189 @@
+"""Behaviours where yamlgrad once differed from torch, each run on both and
+compared: what is printed, raised or returned must be the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CASES = {
+    "set_grad_enabled_decorator": """
+        @torch.set_grad_enabled(False)
+        def f():
+            return torch.is_grad_enabled()
+        print(torch.is_grad_enabled(), f(), torch.is_grad_enabled())
+    """,
+    "inference_mode_false_inside": """
+        with torch.inference_mode():
+            with torch.inference_mode(False):
+                x = torch.ones(2, requires_grad=True)
+                print(torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                      (x * 2).requires_grad)
+    """,
+    "enable_grad_inside_inference_mode": """
+        a = torch.ones(2, requires_grad=True)
+        with torch.inference_mode():
+            with torch.enable_grad():
+                y = a * a
+                print(torch.is_grad_enabled(), y.requires_grad, y.grad_fn)
+    """,
+    "materialize_grads_create_graph": """
+        x = torch.ones(2, requires_grad=True)
+        z = torch.ones(2, requires_grad=True)
+        gx, gz = torch.autograd.grad((x * x).sum(), [x, z], create_graph=True,
+                                     materialize_grads=True)
+        print(gx.requires_grad, gz.requires_grad, gz.tolist())
+    """,
+    "post_accumulate_hook_returning": """
+        x = torch.ones(2, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda p: p * 2)
+        try:
+            (x * 2).sum().backward()
+        except RuntimeError as e:
+            print(e)
+    """,
+    "grad_checks_outputs_first": """
+        a = torch.ones(2, requires_grad=True)
+        for f in (lambda: torch.autograd.grad(a * 2, torch.ones(1)),
+                  lambda: torch.autograd.grad(torch.ones(1), torch.ones(1)),
+                  lambda: torch.autograd.grad(a * 2, torch.ones(1), torch.ones(3))):
+            try:
+                f()
+            except RuntimeError as e:
+                print(str(e).replace("yamlgrad", "torch"))
+    """,
+    "inplace_hint_under_anomaly": """
+        import warnings
+        warnings.simplefilter("ignore")
+        a = torch.ones(2, requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            b = a.sigmoid()
+            b.mul_(2)
+            try:
+                b.sum().backward()
+            except RuntimeError as e:
+                print(str(e).split("Hint:")[1])
+    """,
+    "einsum": """
+        m, n = torch.arange(6.).reshape(2, 3), torch.arange(12.).reshape(3, 4)
+        print(torch.einsum(m, [0, 1], n, [1, 2], [0, 2]).tolist())
+        print(torch.einsum(m, [0, 1], n, [1, 2]).tolist())
+        print(torch.einsum(m, [Ellipsis, 1], [1]).tolist())
+        for args in (("ij,jk->ik", torch.ones(2, 3), torch.ones(4, 5)),
+                     ("ij,jk", torch.ones(2, 3))):
+            try:
+                torch.einsum(*args)
+            except RuntimeError as e:
+                print(e)
+    """,
+    "autograd_function_setup_context_and_vmap": """
+        class Old(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        class New(torch.autograd.Function):
+            generate_vmap_rule = True
+            @staticmethod
+            def forward(x, y):
+                return x * y
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(*inputs)
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                return g * y, g * x
+        class NoRule(New):
+            generate_vmap_rule = False
+        class OwnRule(NoRule):
+            @staticmethod
+            def vmap(info, in_dims, x, y):
+                print("rule", info.batch_size, in_dims)
+                return x * y, 0
+        x = torch.tensor([1., 2., 3.], requires_grad=True)
+        y = torch.tensor([4., 5., 6.], requires_grad=True)
+        out = New.apply(x, y)
+        out.sum().backward()
+        print(out.tolist(), x.grad.tolist(), type(out.grad_fn).__name__)
+        print(torch.func.vmap(New.apply)(x.detach(), y.detach()).tolist())
+        print(torch.func.vmap(OwnRule.apply)(x.detach(), y.detach()).tolist())
+        for f, args in ((Old.apply, (x.detach(),)), (NoRule.apply, (x.detach(), y.detach()))):
+            try:
+                torch.func.vmap(f)(*args)
+            except RuntimeError as e:
+                print(e)
+    """,
+    "stack_module_state": """
+        models = [torch.nn.Linear(3, 2) for _ in range(4)]
+        params, buffers = torch.func.stack_module_state(models)
+        print({k: (tuple(v.shape), v.requires_grad, v.is_leaf) for k, v in params.items()})
+        out = torch.func.vmap(
+            lambda p, b, x: torch.func.functional_call(models[0], (p, b), (x,)),
+            in_dims=(0, 0, None))(params, buffers, torch.ones(5, 3))
+        print(tuple(out.shape))
+        try:
+            torch.func.stack_module_state([])
+        except RuntimeError as e:
+            print(e)
+    """,
+    "legacy_api": """
+        import numpy as np
+        from torch.autograd import Variable
+        t = torch.ones(2, 3)
+        v = Variable(t, requires_grad=True)
+        print(type(v).__name__, v.requires_grad, v is t, t.requires_grad,
+              isinstance(t, Variable))
+        print(t.ndimension(), t.nelement(), t.type(), t.type(torch.DoubleTensor).dtype)
+        print(isinstance(t, torch.FloatTensor), isinstance(t, torch.LongTensor),
+              torch.LongTensor(2).shape, torch.FloatTensor([1, 2]).dtype)
+        print(t == None, t != None, t in [None], t == "a")
+        print(torch.inf, torch.pi, torch.e, torch.newaxis)
+        print(torch.finfo(torch.float32), torch.iinfo(torch.int32), torch.finfo().eps)
+        print(torch.promote_types(torch.int32, torch.float32),
+              torch.result_type(torch.tensor([1]), 2.5),
+              torch.can_cast(torch.float32, torch.int32))
+        print(type(np.exp(t)).__name__, np.exp(torch.tensor([1, 2])).dtype)
+        print([1, 2, 3][torch.tensor(1)], t[: torch.tensor(1)].shape)
+        try:
+            torch.tensor([1, 2]).mean()
+        except RuntimeError as e:
+            print(e)
+        print(torch.nn.functional.mse_loss(
+            torch.zeros(2, 3), torch.ones(2, 3, dtype=torch.int64)).dtype)
+        torch.set_num_threads(1)
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        print(torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
+              torch.backends.cudnn.deterministic, torch.backends.mps.is_available())
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.cuda.amp.autocast():
+                print((t @ t.T).dtype)
+            scaler = torch.cuda.amp.GradScaler()
+        print(scaler.is_enabled(), scaler.get_scale())
+    """,
+}
+
+
+def _run(code: str, as_yamlgrad: bool, tmp_path: Path) -> str:
+    script = tmp_path / "case.py"
+    script.write_text("import torch\n" + textwrap.dedent(code))
+    command = [sys.executable, *(["-m", "yamlgrad"] if as_yamlgrad else []), str(script)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.replace("yamlgrad", "torch")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_behaves_as_torch(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    expected = _run(CASES[name], False, tmp_path)
+    assert _run(CASES[name], True, tmp_path) == expected
