@@ -26,8 +26,13 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.backend import dtype_kind
-from yamlgrad.runtime.autograd.grad_mode import no_grad
+from yamlgrad.runtime.autograd.grad_mode import is_grad_enabled, no_grad
 from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle, add_hook
+from yamlgrad.runtime.nn.backward_hooks import (
+    ERR_MIXED_HOOKS,
+    BackwardHook,
+    attach_non_full_hooks,
+)
 from yamlgrad.runtime.nn.parameter import Parameter
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -78,6 +83,13 @@ class Module:
         setattr_("_modules", OrderedDict())
         setattr_("_forward_pre_hooks", HookDict())
         setattr_("_forward_hooks", HookDict())
+        setattr_("_backward_pre_hooks", HookDict())
+        setattr_("_backward_hooks", HookDict())
+        setattr_("_is_full_backward_hook", None)
+        setattr_("_state_dict_pre_hooks", HookDict())
+        setattr_("_state_dict_hooks", HookDict())
+        setattr_("_load_state_dict_pre_hooks", HookDict())
+        setattr_("_load_state_dict_post_hooks", HookDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -93,16 +105,32 @@ class Module:
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """A call: the forward pre-hooks, `forward`, the forward hooks."""
+        """A call: the forward pre-hooks, `forward`, the forward hooks, and the
+        backward hooks' identity nodes around it (runtime/nn/backward_hooks.py)."""
         for hook in tuple(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        full = self._is_full_backward_hook and (
+            self._backward_hooks or self._backward_pre_hooks
+        )
+        if full and is_grad_enabled():
+            bw_hook = BackwardHook(
+                self,
+                list(self._backward_hooks.values()),
+                list(self._backward_pre_hooks.values()),
+            )
+            args = bw_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook in tuple(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if full and is_grad_enabled():
+            output = bw_hook.setup_output_hook(output)
+        elif self._backward_hooks and self._is_full_backward_hook is False:
+            hooks = list(self._backward_hooks.values())
+            attach_non_full_hooks(self, hooks, args, output)
         return output
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
@@ -133,6 +161,69 @@ class Module:
         """`hook(module, args, output)` runs after `forward`; a value it returns
         replaces the output."""
         return _add(self._forward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_output)` runs when the gradients of the outputs are
+        known; a tuple it returns replaces them."""
+        return _add(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` runs when the gradients of the
+        tensor arguments are known; a tuple it returns replaces grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(ERR_MIXED_HOOKS)
+        super().__setattr__("_is_full_backward_hook", True)
+        return _add(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated: `hook(module, grad_input, grad_output)` on the grad_fn of
+        the output, whose inputs need not be the module's."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(ERR_MIXED_HOOKS)
+        super().__setattr__("_is_full_backward_hook", False)
+        return add_hook(self._backward_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` before `state_dict` reads this module."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` after this module's
+        entries are in; it may change `state_dict` in place."""
+        return add_hook(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The older spelling: the hook may also return a new state dict."""
+        return add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` before this module's entries are loaded."""
+        return add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        """The older spelling: without the module unless `with_module`."""
+        if not with_module:
+            plain = hook
+            hook = lambda module, *args: plain(*args)  # noqa: E731
+        return add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` after loading; it may edit the
+        missing and unexpected keys in place before `strict` checks them."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # -- registration --------------------------------------------------------------------
 
@@ -465,6 +556,8 @@ class Module:
         """Parameters and persistent buffers by dotted name (detached unless
         `keep_vars`)."""
         destination = OrderedDict() if destination is None else destination
+        for hook in tuple(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -478,7 +571,50 @@ class Module:
                     prefix=prefix + name + ".",
                     keep_vars=keep_vars,
                 )
+        for hook in tuple(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
         return destination
+
+    def _own_state(self) -> dict[str, Tensor]:
+        """What `state_dict(keep_vars=True)` holds, without running its hooks."""
+        own: dict[str, Tensor] = OrderedDict()
+        for name, module in self.named_modules():
+            prefix = name + "." if name else ""
+            for key, param in module._parameters.items():
+                if param is not None:
+                    own[prefix + key] = param
+            for key, buffer in module._buffers.items():
+                if buffer is not None and key not in module._non_persistent_buffers_set:
+                    own[prefix + key] = buffer
+        return own
+
+    def _run_load_pre_hooks(
+        self,
+        state_dict: dict[str, Any],
+        strict: bool,
+        missing: list[str],
+        unexpected: list[str],
+        errors: list[str],
+    ) -> dict[str, Any]:
+        """Each module's load pre-hooks on the entries under its prefix (as
+        PyTorch's recursive load hands each child its own dict); what a hook
+        adds, changes or removes there is what gets loaded."""
+        for name, module in self.named_modules():
+            if not module._load_state_dict_pre_hooks:
+                continue
+            prefix = name + "." if name else ""
+            local = OrderedDict(
+                (k, v) for k, v in state_dict.items() if k.startswith(prefix)
+            )
+            before = set(local)
+            for hook in tuple(module._load_state_dict_pre_hooks.values()):
+                hook(module, local, prefix, {}, strict, missing, unexpected, errors)
+            for key in before - set(local):
+                del state_dict[key]
+            state_dict.update(local)
+        return state_dict
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
@@ -489,10 +625,16 @@ class Module:
             raise TypeError(
                 f"Expected state_dict to be dict-like, got {type(state_dict)}."
             )
-        own = self.state_dict(keep_vars=True)
-        missing = [key for key in own if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own]
-        errors = []
+        own = self._own_state()
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        if any(m._load_state_dict_pre_hooks for m in self.modules()):
+            state_dict = self._run_load_pre_hooks(
+                OrderedDict(state_dict), strict, missing, unexpected, errors
+            )
+        missing += [key for key in own if key not in state_dict]
+        unexpected += [key for key in state_dict if key not in own]
         copies = []
         for key, target in own.items():
             if key not in state_dict:
@@ -507,6 +649,14 @@ class Module:
                 )
                 continue
             copies.append((target, array))
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        for module in self.modules():
+            for hook in tuple(module._load_state_dict_post_hooks.values()):
+                if hook(module, incompatible) is not None:
+                    raise RuntimeError(
+                        "load_state_dict post hooks should return None, but got "
+                        "a value"
+                    )
         if strict:
             if unexpected:
                 keys = ", ".join(f'"{k}"' for k in unexpected)
@@ -526,7 +676,7 @@ class Module:
                     continue
                 target._data[...] = array
                 target.version_counter.bump()
-        return _IncompatibleKeys(missing, unexpected)
+        return incompatible
 
     # -- repr ----------------------------------------------------------------------------
 

@@ -170,13 +170,83 @@ CASES = {
             scaler = torch.cuda.amp.GradScaler()
         print(scaler.is_enabled(), scaler.get_scale())
     """,
+    "module_hooks": """
+        import warnings
+        torch.manual_seed(0)
+        log = []
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(3, 2)
+            def forward(self, x, scale):
+                return self.fc(x).relu() * scale
+        net = Net()
+        with torch.no_grad():
+            net.fc.weight.copy_(torch.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+            net.fc.bias.copy_(torch.tensor([0.1, 0.2]))
+        def full(m, gi, go):
+            log.append(("full", type(m).__name__, [None if g is None else [round(v, 4) for v in g.flatten().tolist()] for g in gi], [[round(v, 4) for v in g.flatten().tolist()] for g in go]))
+        def pre(m, go):
+            log.append(("pre", [tuple(g.shape) for g in go]))
+            return (go[0] * 2,)
+        h1 = net.register_full_backward_hook(full)
+        h2 = net.register_full_backward_pre_hook(pre)
+        x = torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]], requires_grad=True)
+        out = net(x, 3.0)
+        print(type(out.grad_fn).__name__)
+        out.sum().backward()
+        print(log); print(x.grad.tolist()); print(net.fc.weight.grad.tolist())
+        log.clear()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y = net(torch.ones(2, 3), 1.0)
+            y.sum().backward()
+        print(log, [str(i.message)[:60] for i in w])
+        h1.remove(); h2.remove()
+        try:
+            net.register_backward_hook(lambda *a: None)
+        except RuntimeError as e: print(e)
+        lin = torch.nn.Linear(3, 2)
+        lin.register_backward_hook(lambda m, gi, go: log.append(("old", len(gi), [None if g is None else tuple(g.shape) for g in gi])))
+        log.clear()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lin(x).sum().backward()
+        print(log, [str(i.message)[:50] for i in w])
+        seq = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+        seq.register_backward_hook(lambda m, gi, go: None)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            seq(x).sum().backward()
+        print([str(i.message)[:60] for i in w])
+        # state dict hooks
+        m = torch.nn.Linear(2, 1)
+        m.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: log.append(("sdpre", prefix, keep_vars)))
+        m._register_state_dict_hook(lambda mod, sd, prefix, meta: log.append(("sdpost", prefix, sorted(sd))))
+        log.clear(); seqm = torch.nn.Sequential(m); print(sorted(seqm.state_dict())); print(log)
+        def lpre(mod, sd, prefix, meta, strict, missing, unexpected, errors):
+            log.append(("lpre", prefix, sorted(sd)))
+            sd[prefix + "bias"] = torch.zeros(1)
+        m.register_load_state_dict_pre_hook(lpre)
+        def lpost(mod, keys):
+            log.append(("lpost", sorted(keys.missing_keys), sorted(keys.unexpected_keys)))
+            keys.unexpected_keys.clear()
+        m.register_load_state_dict_post_hook(lpost)
+        log.clear()
+        r = seqm.load_state_dict({"0.weight": torch.ones(1, 2), "extra": torch.ones(1)})
+        print(log, r, seqm[0].bias.tolist())
+    """,
 }
 
 
 def _run(code: str, as_yamlgrad: bool, tmp_path: Path) -> str:
     script = tmp_path / "case.py"
     script.write_text("import torch\n" + textwrap.dedent(code))
-    command = [sys.executable, *(["-m", "yamlgrad"] if as_yamlgrad else []), str(script)]
+    command = [
+        sys.executable,
+        *(["-m", "yamlgrad"] if as_yamlgrad else []),
+        str(script),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return done.stdout.replace("yamlgrad", "torch")
