@@ -236,6 +236,20 @@ CASES = {
         r = seqm.load_state_dict({"0.weight": torch.ones(1, 2), "extra": torch.ones(1)})
         print(log, r, seqm[0].bias.tolist())
     """,
+    "reduce_lr_on_plateau": """
+        p = torch.nn.Parameter(torch.ones(1))
+        opt = torch.optim.SGD([p], lr=1.0)
+        s = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=2, cooldown=1, min_lr=0.1)
+        for metric in [5, 4, 4, 4, 4, 4, 4, 3.9999, 4, 4, 4, 4, 4, 4, 4, 4, 4]:
+            s.step(metric)
+            print(s.get_last_lr(), s.num_bad_epochs, s.cooldown_counter, s.best)
+        s2 = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", threshold_mode="abs", threshold=0.5)
+        for m in [1, 1.2, 1.6, 1.7]: s2.step(m)
+        print(s2.best, s2.num_bad_epochs, sorted(k for k in s2.state_dict()))
+        for args in ({"factor": 1.0}, {"mode": "avg"}, {"threshold_mode": "x"}, {"min_lr": [0.1, 0.2]}):
+            try: torch.optim.lr_scheduler.ReduceLROnPlateau(opt, **args)
+            except ValueError as e: print(e)
+    """,
 }
 
 
