@@ -23,6 +23,7 @@ __all__ = [
     "LinearLR",
     "CosineAnnealingLR",
     "ReduceLROnPlateau",
+    "OneCycleLR",
 ]
 
 
@@ -318,6 +319,168 @@ class ReduceLROnPlateau(LRScheduler):
         if self.threshold_mode == "rel":
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    """One value per parameter group: a list of them, or one for all."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"expected {len(optimizer.param_groups)} values for {name}, got "
+                f"{len(param)}"
+            )
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if not isinstance(value, int) or value <= 0:
+        raise ValueError(f"Expected positive integer {name}, but got {value}")
+    return value
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, stepped once per batch: the rate rises from
+    max_lr / div_factor to max_lr over `pct_start` of the steps, then anneals
+    (cosine or linear) down to initial_lr / final_div_factor, the momentum (or
+    Adam's beta1) moving the opposite way; `three_phase` returns to the initial
+    rate before the final annealing."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | Sequence[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.85,
+        max_momentum: float | Sequence[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            self.total_steps = _positive_int("total_steps", total_steps)
+        elif epochs is not None and steps_per_epoch is not None:
+            self.total_steps = _positive_int("epochs", epochs) * _positive_int(
+                "steps_per_epoch", steps_per_epoch
+            )
+        else:
+            raise ValueError(
+                "You must define either total_steps OR (epochs AND steps_per_epoch)"
+            )
+        phase_ends = (
+            [
+                float(pct_start * self.total_steps) - 1,
+                float(2 * pct_start * self.total_steps) - 2,
+            ]
+            if three_phase
+            else [float(pct_start * self.total_steps) - 1]
+        )
+        phase_ends.append(self.total_steps - 1)
+        names = (
+            [
+                ("initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                ("max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                ("initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+            if three_phase
+            else [
+                ("initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                ("max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        )
+        self._schedule_phases = [
+            {
+                "end_step": end,
+                "start_lr": start_lr,
+                "end_lr": end_lr,
+                "start_momentum": start_m,
+                "end_momentum": end_m,
+            }
+            for end, (start_lr, end_lr, start_m, end_m) in zip(phase_ends, names)
+        ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(
+                f"Expected float between 0 and 1 pct_start, but got {pct_start}"
+            )
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                "anneal_strategy must be one of 'cos' or 'linear', instead got "
+                f"{anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for lr, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = lr / div_factor
+                group["max_lr"] = lr
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            defaults = optimizer.defaults
+            if "momentum" not in defaults and "betas" not in defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` "
+                    "option enabled"
+                )
+            self.use_beta1 = "betas" in defaults
+            highs = _format_param("max_momentum", optimizer, max_momentum)
+            lows = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(highs, lows, optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total "
+                f"steps is {self.total_steps}"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal(
+                        group[phase["start_lr"]], group[phase["end_lr"]], pct
+                    )
+                    if self.cycle_momentum:
+                        momentum = self._anneal(
+                            group[phase["start_momentum"]],
+                            group[phase["end_momentum"]],
+                            pct,
+                        )
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                self._set_momentum(group, momentum)
+        return lrs
 
 
 class _LRScheduler(LRScheduler):

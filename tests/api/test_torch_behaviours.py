@@ -250,6 +250,29 @@ CASES = {
             try: torch.optim.lr_scheduler.ReduceLROnPlateau(opt, **args)
             except ValueError as e: print(e)
     """,
+    "one_cycle_lr": """
+        p = torch.nn.Parameter(torch.ones(1))
+        for make, kw in ((lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9), {}), (lambda: torch.optim.Adam([p]), {"three_phase": True, "anneal_strategy": "linear"})):
+            opt = make()
+            s = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10, **kw)
+            rows = []
+            for _ in range(10):
+                opt.step()
+                s.step()
+                g = opt.param_groups[0]
+                rows.append((round(s.get_last_lr()[0], 6), round(g.get("momentum", g.get("betas", (0,))[0]), 6)))
+            print(rows)
+            try:
+                s.step()
+            except ValueError as e:
+                print(e)
+        opt = torch.optim.SGD([p], lr=0.1)
+        for kw in ({}, {"total_steps": 0}, {"total_steps": 5, "pct_start": 2.0}, {"total_steps": 5, "anneal_strategy": "x"}, {"total_steps": 5}, {"epochs": 2, "steps_per_epoch": 3, "cycle_momentum": False}):
+            try:
+                s = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, **kw); print(s.total_steps, s.get_last_lr())
+            except ValueError as e:
+                print(e)
+    """,
 }
 
 
