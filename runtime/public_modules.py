@@ -231,6 +231,10 @@ class LayoutFinder(importlib.abc.MetaPathFinder):
             return None  # a layout view's paths are PyTorch's, not its attributes
         value = getattr(parent, child, None)
         if isinstance(value, ModuleType):
+            if value.__name__.startswith(self.root + ".runtime."):
+                # A runtime package reached by attribute (a `distributions`
+                # the facade exports): its submodules then import as its own.
+                publish(f"{parent_name}.{child}", value)
             return lambda: value
         if isinstance(value, SimpleNamespace):
             name = f"{parent_name}.{child}"

@@ -125,3 +125,19 @@ def test_pytorch_module_paths_import(path: str, name: str) -> None:
         assert hasattr(module, name), (path, name)
         public = importlib.import_module("yamlgrad" + path[len("torch") :])
         assert getattr(public, name) is getattr(module, name)
+
+
+def test_a_layer_added_to_nn_is_found_under_pytorchs_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The layout paths are views of the namespace: a class another module of
+    yamlgrad adds to `nn` later needs no entry to be found under them."""
+
+    class GRU(yamlgrad.nn.Module):
+        pass
+
+    monkeypatch.setattr(yamlgrad.nn, "GRU", GRU, raising=False)
+    with yamlgrad_as_torch():
+        rnn = importlib.import_module("torch.nn.modules.rnn")
+        assert rnn.GRU is GRU
+        assert importlib.import_module("torch.nn.modules").GRU is GRU
