@@ -55,7 +55,7 @@ TORCH_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
             "upsampling", "utils",
         ),
     ),
-    "nn": ("nn", ("common_types", "modules")),
+    "nn": ("nn", ("modules",)),
     "nn.utils": (
         "nn.utils",
         (
@@ -71,6 +71,7 @@ TORCH_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
         "utils.data",
         ("dataloader", "dataset", "sampler", "_utils", "distributed"),
     ),
+    "utils.data._utils": ("utils.data", ("collate", "fetch", "worker")),
 }  # fmt: skip
 
 
@@ -254,7 +255,23 @@ class LayoutFinder(importlib.abc.MetaPathFinder):
         if child and child not in children and twin is None:
             return None
         sources = (namespace,) if twin is None else (namespace, twin)
-        return lambda: _NamespaceView(fullname, sources, layout=True)
+        return lambda: _NamespaceView(
+            fullname, sources + _package_modules(namespace), layout=True
+        )
+
+
+def _package_modules(namespace: ModuleType) -> tuple[ModuleType, ...]:
+    """The loaded modules of `namespace`'s runtime package, searched last: where
+    PyTorch's private bases live here (`_ConvNd`, `_BatchNorm`, `_Loss`), which
+    programs import from their PyTorch files for isinstance checks."""
+    if not getattr(namespace, "__path__", None):
+        return ()
+    prefix = namespace.__name__ + "."
+    return tuple(
+        module
+        for name, module in sorted(sys.modules.items())
+        if name.startswith(prefix) and "." not in name[len(prefix) :]
+    )
 
 
 def _runtime_twin(namespace: ModuleType, child: str) -> ModuleType | None:

@@ -117,6 +117,15 @@ def test_installing_while_the_real_torch_is_imported_is_refused() -> None:
         ("torch.overrides", "has_torch_function"),
         ("torch.backends.cudnn", "deterministic"),
         ("torch.cuda.amp", "GradScaler"),
+        ("torch.nn.modules.conv", "_ConvNd"),
+        ("torch.nn.modules.batchnorm", "_BatchNorm"),
+        ("torch.nn.modules.loss", "_Loss"),
+        ("torch.nn.modules.module", "_addindent"),
+        ("torch.nn.modules.utils", "_pair"),
+        ("torch.nn.common_types", "_size_2_t"),
+        ("torch.utils.hooks", "RemovableHandle"),
+        ("torch.utils.data._utils.collate", "default_collate"),
+        ("torch.optim.optimizer", "required"),
     ],
 )
 def test_pytorch_module_paths_import(path: str, name: str) -> None:
