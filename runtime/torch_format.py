@@ -281,6 +281,8 @@ class _TorchPickler(pickle._Pickler):  # type: ignore[name-defined]
             return self._reduce_tensor(obj)
         if isinstance(obj, device):
             return _Global("torch", "device"), (obj.type, obj.index)
+        if isinstance(obj, Size):
+            return _Global("torch", "Size"), (tuple(obj),)
         return NotImplemented
 
     def _reduce_tensor(self, tensor: Tensor) -> Any:
@@ -372,6 +374,6 @@ def _plain_containers(obj: Any) -> Any:
         return {k: _plain_containers(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_plain_containers(v) for v in obj]
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+    if type(obj) is tuple:
         return tuple(_plain_containers(v) for v in obj)
     return obj
