@@ -12,6 +12,8 @@ do), binds the Tensor side of the formula helpers, and re-exports the factories
 
 from __future__ import annotations
 
+import builtins
+import functools
 import math
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
@@ -401,6 +404,60 @@ def _accept_numpy_keywords() -> None:
 
 
 _accept_numpy_keywords()
+
+
+def _deprecated_overloads() -> None:
+    """PyTorch's deprecated overloads with the number first, as old code calls
+    them (`p.data.add_(-lr, p.grad.data)`, `addcmul_(value, t1, t2)`): each
+    warns once, as PyTorch does, and calls the current signature."""
+    public = globals()
+    for name, keyword, arity in (
+        ("add", "alpha", 1),
+        ("sub", "alpha", 1),
+        ("addcmul", "value", 2),
+        ("addcdiv", "value", 2),
+    ):
+        for variant in (name, name + "_"):
+            method = getattr(Tensor, variant, None)
+            if method is not None:
+                setattr(Tensor, variant, _number_first(variant, method, keyword, arity))
+        if name in public:
+            public[name] = _number_first(name, public[name], keyword, arity, 1)
+
+
+def _number_first(
+    name: str, fn: Any, keyword: str, arity: int, leading: int = 1
+) -> Any:
+    tensors = ", ".join(
+        ["Tensor other"] if arity == 1 else ["Tensor tensor1", "Tensor tensor2"]
+    )
+    number = "Number alpha" if keyword == "alpha" else "Number value"
+    current = f"{name}({tensors}, *, {number} = 1)"
+    message = (
+        f"This overload of {name} is deprecated:\n\t{name}({number}, {tensors})\n"
+        f"Consider using one of the following signatures instead:\n\t{current}"
+    )
+    warned = [False]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        head, rest = args[:leading], args[leading:]
+        if (
+            len(rest) == arity + 1
+            and isinstance(rest[0], (int, float))
+            and not isinstance(rest[0], bool)
+            and builtins.all(isinstance(t, Tensor) for t in rest[1:])
+        ):
+            if not warned[0]:
+                warned[0] = True
+                warn_at_caller(message)
+            return fn(*head, *rest[1:], **{keyword: rest[0]}, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+_deprecated_overloads()
 
 # PyTorch's Python-level signatures over the generated ops: einsum's operands as
 # varargs, std's and var's `unbiased`.

@@ -273,6 +273,25 @@ CASES = {
             except ValueError as e:
                 print(e)
     """,
+    "deprecated_number_first_overloads": """
+        import warnings
+        warnings.simplefilter("ignore")
+        w = torch.ones(3, requires_grad=True)
+        (w * 2).sum().backward()
+        w.data.add_(-0.1, w.grad.data)
+        print(w)
+        w.grad.data.zero_()
+        print(w.grad, w.data[0], w.data.numpy().sum())
+        x = torch.Tensor([[1, 2], [3, 4]])
+        print(x.type(torch.float64).dtype, (x > 2).type(torch.float).sum().item(), x.size(0), x.size())
+        print(torch.addmm(torch.zeros(2, 2), x, x, beta=1, alpha=2))
+        print(x.sum(0, keepdim=True), x.mean(), torch.mean(x, 1), x.max(), x.max(dim=1)[1])
+        y = torch.zeros(2); y.copy_(torch.tensor([3., 4.])); print(y)
+        print(torch.squeeze(x.unsqueeze(0)).shape, x.t(), x.transpose(0, 1).is_contiguous())
+        v = torch.autograd.Variable(torch.ones(2), requires_grad=True)
+        out = (v * v).sum(); out.backward(); print(v.grad.data)
+        print(x.sub_(1).div_(2), x.clamp_(0, 1))
+    """,
 }
 
 
