@@ -105,6 +105,10 @@ def invalid_gradient_shape(name: str, index: int, got: tuple, expected: tuple) -
     )
 
 
+ERR_MEAN_DTYPE = (
+    "mean(): could not infer output dtype. Input dtype must be either a floating "
+    "point or complex dtype. Got: {}"
+)
 ERR_POST_ACCUMULATE_HOOK_RESULT = (
     "Tensor post accumulate grad hooks should return None."
 )
@@ -117,14 +121,13 @@ def modified_by_inplace(
     op: str | None,
     current: int,
     saved: int,
+    anomaly: bool = False,
 ) -> str:
     """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None.
-    Its hint depends on anomaly mode, which, when on, has printed the forward
+    Its hint depends on `anomaly` mode, which, when on, has printed the forward
     traceback of the failing node."""
-    from yamlgrad.runtime.autograd.anomaly_mode import is_anomaly_enabled
-
     which = f", which is output {output_nr} of {op}," if op is not None else ""
-    if is_anomaly_enabled():
+    if anomaly:
         hint = (
             "Hint: the backtrace further above shows the operation that failed to "
             "compute its gradient. The variable in question was changed in there or "

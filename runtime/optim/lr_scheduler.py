@@ -339,6 +339,26 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
+def _one_cycle_phases(
+    total_steps: int, pct_start: float, three_phase: bool
+) -> list[dict[str, Any]]:
+    """OneCycleLR's phases: the step each ends at, and the group keys of the
+    rates and momenta it moves between."""
+    ends = [float(pct_start * total_steps) - 1]
+    names = [("initial_lr", "max_lr", "max_momentum", "base_momentum")]
+    if three_phase:
+        ends.append(float(2 * pct_start * total_steps) - 2)
+        names.append(("max_lr", "initial_lr", "base_momentum", "max_momentum"))
+        names.append(("initial_lr", "min_lr", "max_momentum", "max_momentum"))
+    else:
+        names.append(("max_lr", "min_lr", "base_momentum", "max_momentum"))
+    ends.append(total_steps - 1)
+    keys = ("start_lr", "end_lr", "start_momentum", "end_momentum")
+    return [
+        {"end_step": end, **dict(zip(keys, phase))} for end, phase in zip(ends, names)
+    ]
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy, stepped once per batch: the rate rises from
     max_lr / div_factor to max_lr over `pct_start` of the steps, then anneals
@@ -376,37 +396,9 @@ class OneCycleLR(LRScheduler):
             raise ValueError(
                 "You must define either total_steps OR (epochs AND steps_per_epoch)"
             )
-        phase_ends = (
-            [
-                float(pct_start * self.total_steps) - 1,
-                float(2 * pct_start * self.total_steps) - 2,
-            ]
-            if three_phase
-            else [float(pct_start * self.total_steps) - 1]
+        self._schedule_phases = _one_cycle_phases(
+            self.total_steps, pct_start, three_phase
         )
-        phase_ends.append(self.total_steps - 1)
-        names = (
-            [
-                ("initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                ("max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                ("initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
-            if three_phase
-            else [
-                ("initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                ("max_lr", "min_lr", "base_momentum", "max_momentum"),
-            ]
-        )
-        self._schedule_phases = [
-            {
-                "end_step": end,
-                "start_lr": start_lr,
-                "end_lr": end_lr,
-                "start_momentum": start_m,
-                "end_momentum": end_m,
-            }
-            for end, (start_lr, end_lr, start_m, end_m) in zip(phase_ends, names)
-        ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(
                 f"Expected float between 0 and 1 pct_start, but got {pct_start}"
@@ -425,21 +417,30 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            defaults = optimizer.defaults
-            if "momentum" not in defaults and "betas" not in defaults:
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` "
-                    "option enabled"
-                )
-            self.use_beta1 = "betas" in defaults
-            highs = _format_param("max_momentum", optimizer, max_momentum)
-            lows = _format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for high, low, group in zip(highs, lows, optimizer.param_groups):
-                    self._set_momentum(group, high)
-                    group["max_momentum"] = high
-                    group["base_momentum"] = low
+            self._start_momentum(optimizer, max_momentum, base_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
+
+    def _start_momentum(
+        self,
+        optimizer: Optimizer,
+        max_momentum: Any,
+        base_momentum: Any,
+        last_epoch: int,
+    ) -> None:
+        defaults = optimizer.defaults
+        if "momentum" not in defaults and "betas" not in defaults:
+            raise ValueError(
+                "optimizer must support momentum or beta1 with `cycle_momentum` "
+                "option enabled"
+            )
+        self.use_beta1 = "betas" in defaults
+        highs = _format_param("max_momentum", optimizer, max_momentum)
+        lows = _format_param("base_momentum", optimizer, base_momentum)
+        if last_epoch == -1:
+            for high, low, group in zip(highs, lows, optimizer.param_groups):
+                self._set_momentum(group, high)
+                group["max_momentum"] = high
+                group["base_momentum"] = low
 
     def _set_momentum(self, group: dict[str, Any], value: float) -> None:
         if self.use_beta1:
