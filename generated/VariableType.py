@@ -584,6 +584,8 @@ __all__ = [
     "sort",
     "argsort",
     "msort",
+    "searchsorted",
+    "bucketize",
     "topk",
     "_unique2",
     "bernoulli",
@@ -6819,6 +6821,166 @@ def msort(input: Any) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("msort", (("input", "Tensor", 1, self),))
         raise
+
+
+def searchsorted_Tensor(
+    sorted_sequence: Any,
+    input: Any,
+    *,
+    out_int32: Any = False,
+    right: Any = False,
+    side: Any = None,
+    sorter: Any = None,
+) -> Tensor:
+    """`searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(sorted_sequence, self, sorter):
+        return interpose(
+            "searchsorted.Tensor",
+            "",
+            searchsorted_Tensor,
+            sorted_sequence,
+            self,
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    sorted_sequence_ = tensor_arg(
+        sorted_sequence, "searchsorted.Tensor", "sorted_sequence", 1
+    )
+    self_ = tensor_arg(self, "searchsorted.Tensor", "input", 2)
+    out_int32 = bool_arg(out_int32, "searchsorted", "out_int32", 3)
+    right = bool_arg(right, "searchsorted", "right", 4)
+    side = optional_str_arg(side, "searchsorted", "side", 5)
+    sorter_ = optional_tensor_arg(sorter, "searchsorted.Tensor", "sorter", 6)
+    try:
+        result = Tensor._make(
+            sorting.searchsorted_kernel(
+                sorted_sequence_, self_, out_int32, right, side, sorter_
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "searchsorted",
+            kernel_failure,
+            sorted_sequence=sorted_sequence_,
+            self=self_,
+            out_int32=out_int32,
+            right=right,
+            side=side,
+            sorter=sorter_,
+        )
+    return result
+
+
+def searchsorted_Scalar(
+    sorted_sequence: Any,
+    input: Any,
+    *,
+    out_int32: Any = False,
+    right: Any = False,
+    side: Any = None,
+    sorter: Any = None,
+) -> Tensor:
+    """`searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(sorted_sequence, sorter):
+        return interpose(
+            "searchsorted.Scalar",
+            "",
+            searchsorted_Scalar,
+            sorted_sequence,
+            self,
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    sorted_sequence_ = tensor_arg(
+        sorted_sequence, "searchsorted.Scalar", "sorted_sequence", 1
+    )
+    self = scalar_arg(self, "searchsorted", "input", 2)
+    out_int32 = bool_arg(out_int32, "searchsorted", "out_int32", 3)
+    right = bool_arg(right, "searchsorted", "right", 4)
+    side = optional_str_arg(side, "searchsorted", "side", 5)
+    sorter_ = optional_tensor_arg(sorter, "searchsorted.Scalar", "sorter", 6)
+    try:
+        result = Tensor._make(
+            sorting.searchsorted_kernel(
+                sorted_sequence_, self, out_int32, right, side, sorter_
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "searchsorted",
+            kernel_failure,
+            sorted_sequence=sorted_sequence_,
+            self=self,
+            out_int32=out_int32,
+            right=right,
+            side=side,
+            sorter=sorter_,
+        )
+    return result
+
+
+def bucketize_Tensor(
+    input: Any, boundaries: Any, *, out_int32: Any = False, right: Any = False
+) -> Tensor:
+    """`bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, boundaries):
+        return interpose(
+            "bucketize.Tensor", "", bucketize_Tensor, self, boundaries, out_int32, right
+        )
+    self_ = tensor_arg(self, "bucketize.Tensor", "input", 1)
+    boundaries_ = tensor_arg(boundaries, "bucketize.Tensor", "boundaries", 2)
+    out_int32 = bool_arg(out_int32, "bucketize", "out_int32", 3)
+    right = bool_arg(right, "bucketize", "right", 4)
+    try:
+        result = Tensor._make(
+            sorting.bucketize_kernel(self_, boundaries_, out_int32, right)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bucketize",
+            kernel_failure,
+            self=self_,
+            boundaries=boundaries_,
+            out_int32=out_int32,
+            right=right,
+        )
+    return result
+
+
+def bucketize_Scalar(
+    input: Any, boundaries: Any, *, out_int32: Any = False, right: Any = False
+) -> Tensor:
+    """`bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(boundaries):
+        return interpose(
+            "bucketize.Scalar", "", bucketize_Scalar, self, boundaries, out_int32, right
+        )
+    self = scalar_arg(self, "bucketize", "input", 1)
+    boundaries_ = tensor_arg(boundaries, "bucketize.Scalar", "boundaries", 2)
+    out_int32 = bool_arg(out_int32, "bucketize", "out_int32", 3)
+    right = bool_arg(right, "bucketize", "right", 4)
+    try:
+        result = Tensor._make(
+            sorting.bucketize_kernel(self, boundaries_, out_int32, right)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bucketize",
+            kernel_failure,
+            self=self,
+            boundaries=boundaries_,
+            out_int32=out_int32,
+            right=right,
+        )
+    return result
 
 
 def topk(
@@ -20278,6 +20440,86 @@ def argsort(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("argsort", _ARGSORT_OVERLOADS, args, kwargs)
 
 
+_SEARCHSORTED_OVERLOADS = (
+    Overload(
+        searchsorted_Tensor,
+        (
+            Param(
+                "sorted_sequence",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor sorted_sequence",
+            ),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+            Param("side", "str", True, None, True, "str? side=None"),
+            Param("sorter", "Tensor", True, None, True, "Tensor? sorter=None"),
+        ),
+    ),
+    Overload(
+        searchsorted_Scalar,
+        (
+            Param(
+                "sorted_sequence",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor sorted_sequence",
+            ),
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+            Param("side", "str", True, None, True, "str? side=None"),
+            Param("sorter", "Tensor", True, None, True, "Tensor? sorter=None"),
+        ),
+    ),
+)
+
+
+def searchsorted(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    `searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    """
+    return dispatch("searchsorted", _SEARCHSORTED_OVERLOADS, args, kwargs)
+
+
+_BUCKETIZE_OVERLOADS = (
+    Overload(
+        bucketize_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("boundaries", "Tensor", False, REQUIRED, False, "Tensor boundaries"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+        ),
+    ),
+    Overload(
+        bucketize_Scalar,
+        (
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("boundaries", "Tensor", False, REQUIRED, False, "Tensor boundaries"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+        ),
+    ),
+)
+
+
+def bucketize(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    `bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    """
+    return dispatch("bucketize", _BUCKETIZE_OVERLOADS, args, kwargs)
+
+
 _BERNOULLI_OVERLOADS = (
     Overload(
         bernoulli_default,
@@ -21320,6 +21562,7 @@ METHODS = {
     "sort": sort,
     "argsort": argsort,
     "msort": msort,
+    "bucketize": bucketize,
     "topk": topk,
     "bernoulli": bernoulli,
     "multinomial": multinomial,
@@ -22434,6 +22677,26 @@ OVERLOADS = {
     },
     "msort": {
         "default": schema_names(msort, "msort(Tensor self) -> Tensor"),
+    },
+    "searchsorted": {
+        "Tensor": schema_names(
+            searchsorted_Tensor,
+            "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            searchsorted_Scalar,
+            "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+        ),
+    },
+    "bucketize": {
+        "Tensor": schema_names(
+            bucketize_Tensor,
+            "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            bucketize_Scalar,
+            "bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+        ),
     },
     "topk": {
         "default": schema_names(
@@ -23946,6 +24209,10 @@ NUMPY_ONLY_REASONS.update(
         "_safe_softmax": "a fused kernel written for numpy's arrays",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
+        "searchsorted.Tensor": "a binary search per row, which the array API has not",
+        "searchsorted.Scalar": "a binary search per row, which the array API has not",
+        "bucketize.Tensor": "a binary search per row, which the array API has not",
+        "bucketize.Scalar": "a binary search per row, which the array API has not",
         "unique_dim": "output shape depends on the data",
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",

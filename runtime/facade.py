@@ -12,12 +12,16 @@ do), binds the Tensor side of the formula helpers, and re-exports the factories
 
 from __future__ import annotations
 
+import builtins
+import functools
+import math
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
@@ -28,6 +32,7 @@ from yamlgrad.runtime.func import autograd_functional
 # torch.autograd.functional lives above the autograd core (it needs vmap), so the
 # facade attaches it: `yg.autograd.functional`.
 autograd.functional = autograd_functional
+autograd.__all__.append("functional")
 from yamlgrad.runtime import devices, sampling, tensor_methods
 from yamlgrad.runtime.devices import (
     accelerator,
@@ -38,6 +43,12 @@ from yamlgrad.runtime.devices import (
     set_default_device,
 )
 from yamlgrad.runtime.sampling import normal
+from yamlgrad.runtime import amp as _amp, settings, overrides, types
+from yamlgrad.runtime.amp import autocast, is_autocast_enabled
+from yamlgrad.runtime.settings import *  # noqa: F403 - set_num_threads, ...
+from yamlgrad.runtime.dtypes import can_cast, finfo, iinfo, promote_types
+from yamlgrad.runtime.func import vmap
+from yamlgrad.runtime.wrappers import variable_type_utils as _vtu
 from yamlgrad.runtime.tensor_methods import (
     BoolTensor,
     ByteTensor,
@@ -111,6 +122,23 @@ __all__ = [
     *sampling.__all__,
     *tensor_methods.__all__,
     *array_backends.__all__,
+    *settings.__all__,
+    "inf",
+    "nan",
+    "pi",
+    "e",
+    "newaxis",
+    "finfo",
+    "iinfo",
+    "promote_types",
+    "result_type",
+    "can_cast",
+    "autocast",
+    "is_autocast_enabled",
+    "amp",
+    "vmap",
+    "types",
+    "overrides",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",
@@ -158,6 +186,24 @@ __all__ = [
     "set_grad_enabled",
     "is_grad_enabled",
 ]
+
+
+# PyTorch's constants (`torch.inf`, `x[:, torch.newaxis]`).
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
+
+amp = _amp.amp
+cuda.amp = _amp.cuda_amp  # type: ignore[attr-defined] - `torch.cuda.amp.autocast`
+
+
+def result_type(tensor: Any, other: Any) -> dtype:
+    """The dtype `tensor op other` computes in (PyTorch's promotion: dimensioned
+    tensors first, then 0-d tensors, then Python numbers)."""
+    values = [v._data if isinstance(v, Tensor) else v for v in (tensor, other)]
+    return dtypes.from_numpy(_vtu.result_type(*values))
 
 
 # -- Tensor methods and operators ----------------------------------------------------
@@ -249,6 +295,24 @@ def _invert(self: Tensor) -> Tensor:
     return VariableType.bitwise_not(self)
 
 
+def _comparable(other: Any) -> bool:
+    return isinstance(other, (Tensor, int, float, complex, np.ndarray, np.generic))
+
+
+def _eq(self: Tensor, other: Any) -> Any:
+    """`x == y`; with None, a string, a list or any other object it is Python's
+    identity comparison (False), as in PyTorch: `x == None`, `x in [None]`."""
+    if not _comparable(other):
+        return NotImplemented
+    return VariableType.eq(self, other)
+
+
+def _ne(self: Tensor, other: Any) -> Any:
+    if not _comparable(other):
+        return NotImplemented
+    return VariableType.ne(self, other)
+
+
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
     return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
@@ -285,8 +349,8 @@ _OPERATORS = {
     "__imul__": VariableType.mul_,
     "__itruediv__": VariableType.div_,
     "__ipow__": VariableType.pow_,
-    "__eq__": VariableType.eq,
-    "__ne__": VariableType.ne,
+    "__eq__": _eq,
+    "__ne__": _ne,
     "__lt__": VariableType.lt,
     "__le__": VariableType.le,
     "__gt__": VariableType.gt,
@@ -340,6 +404,60 @@ def _accept_numpy_keywords() -> None:
 
 
 _accept_numpy_keywords()
+
+
+def _deprecated_overloads() -> None:
+    """PyTorch's deprecated overloads with the number first, as old code calls
+    them (`p.data.add_(-lr, p.grad.data)`, `addcmul_(value, t1, t2)`): each
+    warns once, as PyTorch does, and calls the current signature."""
+    public = globals()
+    for name, keyword, arity in (
+        ("add", "alpha", 1),
+        ("sub", "alpha", 1),
+        ("addcmul", "value", 2),
+        ("addcdiv", "value", 2),
+    ):
+        for variant in (name, name + "_"):
+            method = getattr(Tensor, variant, None)
+            if method is not None:
+                setattr(Tensor, variant, _number_first(variant, method, keyword, arity))
+        if name in public:
+            public[name] = _number_first(name, public[name], keyword, arity, 1)
+
+
+def _number_first(
+    name: str, fn: Any, keyword: str, arity: int, leading: int = 1
+) -> Any:
+    tensors = ", ".join(
+        ["Tensor other"] if arity == 1 else ["Tensor tensor1", "Tensor tensor2"]
+    )
+    number = "Number alpha" if keyword == "alpha" else "Number value"
+    current = f"{name}({tensors}, *, {number} = 1)"
+    message = (
+        f"This overload of {name} is deprecated:\n\t{name}({number}, {tensors})\n"
+        f"Consider using one of the following signatures instead:\n\t{current}"
+    )
+    warned = [False]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        head, rest = args[:leading], args[leading:]
+        if (
+            len(rest) == arity + 1
+            and isinstance(rest[0], (int, float))
+            and not isinstance(rest[0], bool)
+            and builtins.all(isinstance(t, Tensor) for t in rest[1:])
+        ):
+            if not warned[0]:
+                warned[0] = True
+                warn_at_caller(message)
+            return fn(*head, *rest[1:], **{keyword: rest[0]}, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+_deprecated_overloads()
 
 # PyTorch's Python-level signatures over the generated ops: einsum's operands as
 # varargs, std's and var's `unbiased`.

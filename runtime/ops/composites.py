@@ -129,8 +129,10 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
     lhs, arrow, rhs = eq.partition("->")
     specs = lhs.split(",")
     if len(specs) != len(tensors):
+        fewer_or_more = "fewer" if len(tensors) < len(specs) else "more"
         raise RuntimeError(
-            "einsum(): more operands were provided than specified in the equation"
+            f"einsum(): {fewer_or_more} operands were provided than specified in the "
+            "equation"
         )
     used = set(eq) - set(".,->")
     spare = [
@@ -154,6 +156,7 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
                 f"not match the number of dimensions ({t.ndim}) for operand"
             )
         full.append(spec)
+    _check_einsum_sizes(full, tensors)
     if arrow:
         out = rhs.replace("...", ell)
     else:
@@ -162,6 +165,22 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
             sorted(c for c, n in counts.items() if n == 1 and c not in ell)
         )
     return full, out
+
+
+def _check_einsum_sizes(specs: list[str], tensors: list[Tensor]) -> None:
+    """Every subscript has one size, or 1 where it broadcasts (PyTorch's check)."""
+    seen: dict[str, int] = {}
+    for index, (spec, t) in enumerate(zip(specs, tensors)):
+        for letter, size in zip(spec, t.shape):
+            previous = seen.setdefault(letter, size)
+            if size != previous and 1 not in (size, previous):
+                raise RuntimeError(
+                    f"einsum(): subscript {letter} has size {size} for operand "
+                    f"{index} which does not broadcast with previously seen size "
+                    f"{previous}"
+                )
+            if previous == 1:
+                seen[letter] = size
 
 
 def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:

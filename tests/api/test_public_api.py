@@ -22,7 +22,7 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, factories, sampling, tensor_methods
+from yamlgrad.runtime import devices, factories, sampling, settings, tensor_methods
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -125,6 +125,20 @@ NOT_FROM_YAML = {
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",
+    **{name: "a process-wide setting, not an op" for name in settings.__all__},
+    **{name: "a constant" for name in ("inf", "nan", "pi", "e", "newaxis")},
+    **{
+        name: "dtype facts and promotion, not an op"
+        for name in ("finfo", "iinfo", "promote_types", "result_type", "can_cast")
+    },
+    **{
+        name: "mixed precision: without CUDA, a region that computes as before"
+        for name in ("autocast", "is_autocast_enabled", "amp")
+    },
+    "vmap": "torch.func.vmap, also at the top level as in torch",
+    "types": "a module of type aliases",
+    "overrides": "a module: the __torch_function__ protocol's entry points",
+    "install_as_torch": "the import hook: torch and torch.* as yamlgrad's modules",
 }
 
 

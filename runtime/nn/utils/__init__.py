@@ -126,3 +126,22 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
             n = p.numel()
             p.copy_(vec[offset : offset + n].view_as(p))
             offset += n
+
+
+def _ntuple(n: int, name: str = "parse") -> Any:
+    """torch.nn.modules.utils' argument expanders: `_pair(3)` is (3, 3), an
+    iterable is kept as a tuple."""
+
+    def parse(x: Any) -> tuple[Any, ...]:
+        if isinstance(x, Iterable):
+            return tuple(x)
+        return (x,) * n
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
