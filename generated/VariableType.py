@@ -5158,6 +5158,22 @@ def max_default(input: Any) -> Tensor:
     return result
 
 
+def max_other(input: Any, other: Any) -> Tensor:
+    """`max.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return maximum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "max",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -5251,6 +5267,22 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def min_other(input: Any, other: Any) -> Tensor:
+    """`min.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return minimum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "min",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def prod_dim_int(
@@ -19417,6 +19449,13 @@ _MAX_OVERLOADS = (
         max_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        max_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -19425,6 +19464,7 @@ def max(*args: Any, **kwargs: Any) -> Tensor:
 
     `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `max(Tensor self) -> Tensor`
+    `max.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("max", _MAX_OVERLOADS, args, kwargs)
 
@@ -19442,6 +19482,13 @@ _MIN_OVERLOADS = (
         min_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        min_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -19450,6 +19497,7 @@ def min(*args: Any, **kwargs: Any) -> Tensor:
 
     `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `min(Tensor self) -> Tensor`
+    `min.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("min", _MIN_OVERLOADS, args, kwargs)
 
@@ -21707,6 +21755,9 @@ OVERLOADS = {
             "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(max_default, "max(Tensor self) -> Tensor"),
+        "other": schema_names(
+            max_other, "max.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "min": {
         "dim": schema_names(
@@ -21714,6 +21765,9 @@ OVERLOADS = {
             "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(min_default, "min(Tensor self) -> Tensor"),
+        "other": schema_names(
+            min_other, "min.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "prod": {
         "default": schema_names(
