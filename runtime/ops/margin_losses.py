@@ -71,9 +71,10 @@ def _margin_shapes(x: Any, target: Any, weight: Any) -> tuple[int, int]:
     weight = None if weight is None else _raw(weight)
     ndim = np.ndim(x)
     shape = np.shape(x)
-    n, c = (1, shape[0]) if ndim <= 1 else shape[:2]
     if ndim == 0:
         n, c = 1, 1
+    else:
+        n, c = (1, shape[0]) if ndim == 1 else shape[:2]
     if not (
         (ndim == 2 and shape[1] != 0) or (ndim == 1 and shape[0] != 0) or ndim == 0
     ):
@@ -126,7 +127,8 @@ def multi_margin_loss_kernel(
         hinge = xp.where(hot, 0.0, hinge)
     loss = xp.astype(xp.sum(hinge, axis=1) / c, x.dtype)
     if reduction == 0:
-        return xp.reshape(loss, np.shape(target) if x.ndim > 1 else ())
+        # PyTorch: one loss per row when the target has a dim, else a 0-d loss
+        return xp.reshape(loss, (n,) if np.ndim(target) > 0 else ())
     return apply_loss_reduction(loss, reduction)
 
 
