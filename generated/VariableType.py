@@ -341,6 +341,7 @@ from .Functions import (
     IndexReduceBackward0,
     IndexCopyBackward0,
     IndexFillBackward0,
+    IndexFillBackward1,
     PutBackward0,
     IndexPutBackward0,
     IndexSelectBackward0,
@@ -10328,6 +10329,51 @@ def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tenso
     return result
 
 
+def index_fill_int_Tensor(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, value):
+        return interpose(
+            "index_fill.int_Tensor", "", index_fill_int_Tensor, self, dim, index, value
+        )
+    self_ = tensor_arg(self, "index_fill", "input", 1)
+    dim = int_arg(dim, "index_fill", "dim", 2)
+    index_ = tensor_arg(index, "index_fill", "index", 3)
+    value_ = tensor_arg(value, "index_fill", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        grad_fn = IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    try:
+        result = Tensor._make(indexing.index_fill_kernel(self_, dim, index_, value_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            value=value_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = (
+                indexing.index_fill(self_t, dim, index, 0)
+                + indexing.index_fill(elementwise.zeros_like(self), dim, index, 1)
+                * value_t
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def put(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor:
     """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -20118,6 +20164,37 @@ def squeeze_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("squeeze_", _SQUEEZE__OVERLOADS, args, kwargs)
 
 
+_INDEX_FILL_OVERLOADS = (
+    Overload(
+        index_fill_int_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        index_fill_int_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def index_fill(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+    `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+    """
+    return dispatch("index_fill", _INDEX_FILL_OVERLOADS, args, kwargs)
+
+
 _SCATTER_OVERLOADS = (
     Overload(
         scatter_src,
@@ -20725,10 +20802,6 @@ flatten.__qualname__ = "flatten"
 unflatten = unflatten_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unflatten.__qualname__ = "unflatten"
-
-index_fill = index_fill_int_Scalar
-# Python's own argument errors then name the op as it is called: "add() got ...".
-index_fill.__qualname__ = "index_fill"
 
 scatter_reduce = scatter_reduce_two
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -22475,6 +22548,10 @@ OVERLOADS = {
         "int_Scalar": schema_names(
             index_fill_int_Scalar,
             "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
+        "int_Tensor": schema_names(
+            index_fill_int_Tensor,
+            "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
         ),
     },
     "put": {
