@@ -123,10 +123,8 @@ def totals(rows: list[Row]) -> list[str]:
     return lines
 
 
-def render(
-    rows: list[Row], known: list[harness.KnownDifference], seconds: float
-) -> str:
-    header = [
+def _header(rows: list[Row], seconds: float) -> list[str]:
+    return [
         "# PyTorch's OpInfo samples against yamlgrad",
         "",
         f"`python benchmarks/opinfo.py` (all samples; torch {torch.__version__}, "
@@ -142,22 +140,42 @@ def render(
         TOTALS_HEADING,
         "",
         *totals(rows),
-        "",
-        "## Missing, by family",
-        "",
     ]
+
+
+def _missing(rows: list[Row]) -> list[str]:
+    lines = ["", "## Missing, by family", ""]
     missing: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         if row.target is None:
             missing[row.family].append(row.full_name)
     for name, members in sorted(missing.items()):
-        header.append(
+        lines.append(
             f"- {name} ({len(members)}): " + ", ".join(f"`{m}`" for m in members)
         )
+    return lines
+
+
+def _notes(row: Row, known: list[harness.KnownDifference]) -> str:
+    notes = ["random"] if row.random else []
+    if row.error:
+        notes.append(f"samples: {row.error}")
+    notes += [
+        f"torch raises ({text}), not counted" for text in sorted(row.torch_raised)
+    ]
+    notes += [
+        f"known ({k.check}{', ' + k.dtype if k.dtype else ''})"
+        for k in known
+        if k.opinfo == row.full_name
+    ]
+    return "; ".join(notes).replace("|", "/")
+
+
+def _table(rows: list[Row], known: list[harness.KnownDifference]) -> list[str]:
     columns = [
         f"{dtype} {SHORT[c]}" for dtype in harness.DTYPES for c in harness.CHECKS
     ]
-    table = [
+    lines = [
         "",
         "## Per OpInfo",
         "",
@@ -166,49 +184,52 @@ def render(
     ]
     for row in rows:
         cells = [_cell(row, d, c) for d in harness.DTYPES for c in harness.CHECKS]
-        notes = []
-        if row.random:
-            notes.append("random")
-        if row.error:
-            notes.append(f"samples: {row.error}")
-        notes += [
-            f"torch raises ({text}), not counted" for text in sorted(row.torch_raised)
-        ]
-        notes += [
-            f"known ({k.check}{', ' + k.dtype if k.dtype else ''})"
-            for k in known
-            if k.opinfo == row.full_name
-        ]
         target = f"`{row.target}`" if row.target else "missing"
-        table.append(
+        lines.append(
             f"| `{row.full_name}` | {target} | "
             + " | ".join(cells)
-            + f" | {'; '.join(notes)} |"
+            + f" | {_notes(row, known)} |"
         )
-    failures = ["", "## Failing samples", ""]
+    return lines
+
+
+def _failures(rows: list[Row]) -> list[str]:
+    lines = ["", "## Failing samples", ""]
     for row in rows:
         if row.failures:
-            failures.append(f"- `{row.full_name}`")
-            failures += [f"  - {text.replace('|', '/')}" for text in row.failures[:8]]
+            lines.append(f"- `{row.full_name}`")
+            lines += [f"  - {text.replace('|', '/')}" for text in row.failures[:8]]
             if len(row.failures) > 8:
-                failures.append(f"  - ... and {len(row.failures) - 8} more")
-    reasons = ["", "## Known differences", ""]
+                lines.append(f"  - ... and {len(row.failures) - 8} more")
+    return lines
+
+
+def _reasons(rows: list[Row], known: list[harness.KnownDifference]) -> list[str]:
+    """Each known difference with its reason, marked stale where nothing fails."""
+    lines = ["", "## Known differences", ""]
     by_name = {row.full_name: row for row in rows}
     for k in known:
         row = by_name.get(k.opinfo)
-        stale = ""
-        if (
-            row is not None
-            and row.target is not None
-            and not any(
-                f.split(" ")[1] == k.check or k.check == "all" for f in row.failures
+        failing = (
+            row is None
+            or row.target is None
+            or any(
+                k.covers(k.opinfo, text.split(" ")[1], text.split(" ")[0])
+                for text in row.failures
             )
-        ):
-            stale = " (stale: no sample fails)"
-        reasons.append(
-            f"- `{k.opinfo}` {k.check}{' ' + k.dtype if k.dtype else ''}: {k.reason}{stale}"
         )
-    return "\n".join(header + table + failures + reasons) + "\n"
+        stale = "" if failing else " (stale: no sample fails)"
+        dtype = f" {k.dtype}" if k.dtype else ""
+        lines.append(f"- `{k.opinfo}` {k.check}{dtype}: {k.reason}{stale}")
+    return lines
+
+
+def render(
+    rows: list[Row], known: list[harness.KnownDifference], seconds: float
+) -> str:
+    parts = _header(rows, seconds) + _missing(rows) + _table(rows, known)
+    parts += _failures(rows) + _reasons(rows, known)
+    return "\n".join(parts) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
