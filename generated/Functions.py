@@ -470,6 +470,7 @@ __all__ = [
     "IndexReduceBackward0",
     "IndexCopyBackward0",
     "IndexFillBackward0",
+    "IndexFillBackward1",
     "PutBackward0",
     "IndexPutBackward0",
     "IndexSelectBackward0",
@@ -7658,6 +7659,49 @@ class IndexFillBackward0(Node):
         index = self._raw_saved_index.unpack(self, raw)
         if self.task_should_compute_output(0):
             grad_inputs[0] = index_fill(grad, dim, index, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+
+class IndexFillBackward1(Node):
+    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    value: sum_to(grad * index_fill(zeros_like(grad), dim, index, 1), value.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_value_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = sum_to(
+                grad * index_fill(zeros_like(grad), dim, index, 1), value_sym_sizes
+            )
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -344,6 +344,7 @@ from .Functions import (
     IndexReduceBackward0,
     IndexCopyBackward0,
     IndexFillBackward0,
+    IndexFillBackward1,
     PutBackward0,
     IndexPutBackward0,
     IndexSelectBackward0,
@@ -5170,6 +5171,22 @@ def max_default(input: Any) -> Tensor:
     return result
 
 
+def max_other(input: Any, other: Any) -> Tensor:
+    """`max.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return maximum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "max",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -5263,6 +5280,22 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def min_other(input: Any, other: Any) -> Tensor:
+    """`min.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return minimum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "min",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def prod_dim_int(
@@ -10500,6 +10533,51 @@ def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tenso
                 index_fill_int_Scalar,
                 {"input": self, "dim": dim, "index": index, "value": value},
                 {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_fill_int_Tensor(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, value):
+        return interpose(
+            "index_fill.int_Tensor", "", index_fill_int_Tensor, self, dim, index, value
+        )
+    self_ = tensor_arg(self, "index_fill", "input", 1)
+    dim = int_arg(dim, "index_fill", "dim", 2)
+    index_ = tensor_arg(index, "index_fill", "index", 3)
+    value_ = tensor_arg(value, "index_fill", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        grad_fn = IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    try:
+        result = Tensor._make(indexing.index_fill_kernel(self_, dim, index_, value_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            value=value_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = (
+                indexing.index_fill(self_t, dim, index, 0)
+                + indexing.index_fill(elementwise.zeros_like(self), dim, index, 1)
+                * value_t
             )
         set_fw_grad(result, result_t)
     return result
@@ -20056,6 +20134,13 @@ _MAX_OVERLOADS = (
         max_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        max_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -20064,6 +20149,7 @@ def max(*args: Any, **kwargs: Any) -> Tensor:
 
     `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `max(Tensor self) -> Tensor`
+    `max.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("max", _MAX_OVERLOADS, args, kwargs)
 
@@ -20081,6 +20167,13 @@ _MIN_OVERLOADS = (
         min_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        min_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -20089,6 +20182,7 @@ def min(*args: Any, **kwargs: Any) -> Tensor:
 
     `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `min(Tensor self) -> Tensor`
+    `min.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("min", _MIN_OVERLOADS, args, kwargs)
 
@@ -20789,6 +20883,37 @@ def squeeze_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("squeeze_", _SQUEEZE__OVERLOADS, args, kwargs)
 
 
+_INDEX_FILL_OVERLOADS = (
+    Overload(
+        index_fill_int_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        index_fill_int_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def index_fill(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+    `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+    """
+    return dispatch("index_fill", _INDEX_FILL_OVERLOADS, args, kwargs)
+
+
 _SCATTER_OVERLOADS = (
     Overload(
         scatter_src,
@@ -21396,10 +21521,6 @@ flatten.__qualname__ = "flatten"
 unflatten = unflatten_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unflatten.__qualname__ = "unflatten"
-
-index_fill = index_fill_int_Scalar
-# Python's own argument errors then name the op as it is called: "add() got ...".
-index_fill.__qualname__ = "index_fill"
 
 scatter_reduce = scatter_reduce_two
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -22427,6 +22548,9 @@ OVERLOADS = {
             "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(max_default, "max(Tensor self) -> Tensor"),
+        "other": schema_names(
+            max_other, "max.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "min": {
         "dim": schema_names(
@@ -22434,6 +22558,9 @@ OVERLOADS = {
             "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(min_default, "min(Tensor self) -> Tensor"),
+        "other": schema_names(
+            min_other, "min.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "prod": {
         "default": schema_names(
@@ -23167,6 +23294,10 @@ OVERLOADS = {
         "int_Scalar": schema_names(
             index_fill_int_Scalar,
             "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
+        "int_Tensor": schema_names(
+            index_fill_int_Tensor,
+            "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
         ),
     },
     "put": {

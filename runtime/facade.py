@@ -460,10 +460,12 @@ def _number_first(
 _deprecated_overloads()
 
 # PyTorch's Python-level signatures over the generated ops: einsum's operands as
-# varargs, std's and var's `unbiased`.
+# varargs, the `unbiased` of std, var, std_mean and var_mean.
 einsum = tensor_methods.einsum
 std = tensor_methods.with_unbiased(std)  # noqa: F405
 var = tensor_methods.with_unbiased(var)  # noqa: F405
+std_mean = tensor_methods.with_unbiased(std_mean)  # noqa: F405
+var_mean = tensor_methods.with_unbiased(var_mean)  # noqa: F405
 Tensor.std = std  # type: ignore[attr-defined]
 Tensor.var = var  # type: ignore[attr-defined]
 

@@ -455,10 +455,10 @@ def cross_entropy(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
     if tuple(input.shape) == tuple(target.shape):
-        if not np.issubdtype(target.numpy().dtype, np.floating):
+        if not np.issubdtype(target._data.dtype, np.floating):
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, "
-                f"got {_SCALAR_TYPE_NAMES.get(str(target.numpy().dtype), 'Long')}"
+                f"got {_SCALAR_TYPE_NAMES.get(str(target._data.dtype), 'Long')}"
             )
         if ignore_index >= 0:
             raise RuntimeError(

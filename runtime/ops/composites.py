@@ -90,13 +90,23 @@ def tensordot_via_mm(
     return ops.reshape(ops.mm(a, b), out_shape)
 
 
+def _wrapped(indices: Tensor, size: int) -> Tensor:
+    """Negative indices counted from the end, as take_along_dim counts them
+    (gather itself refuses them)."""
+    data = indices._data
+    if type(data) is not np.ndarray or not (data < 0).any():
+        return indices
+    return Tensor._make(np.where(data < 0, data + size, data))
+
+
 def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) -> Any:
     """PyTorch's take_along_dim: with a dim, self and indices broadcast to each
     other except along it (ExpandBackward0 under GatherBackward0, expanded even
     when nothing changes); without, both flattened."""
     ops = dispatch.ops
     if dim is None:
-        return ops.gather(ops.view(self, [-1]), 0, ops.view(indices, [-1]))
+        flat = _wrapped(ops.view(indices, [-1]), math.prod(self.shape))
+        return ops.gather(ops.view(self, [-1]), 0, flat)
     if self.ndim != indices.ndim:
         raise RuntimeError(
             "torch.take_along_dim(): input and indices should have the same number "
@@ -109,6 +119,7 @@ def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) ->
             f"{scalar_type_name(indices._data.dtype)}"
         )
     d = _dim(dim, self.ndim, "take_along_dim")
+    indices = _wrapped(indices, self.shape[d] if self.ndim else 1)
     sizes = list(self.shape)
     sizes[d] = indices.shape[d]
     index = ops.expand(indices, broadcast_pair(tuple(sizes), tuple(indices.shape)))
