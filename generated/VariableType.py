@@ -28,7 +28,10 @@ from yamlgrad.runtime.ops import (
     householder,
     indexing,
     linalg,
+    linalg_composites,
     linalg_decompositions,
+    linalg_solves,
+    linalg_spectral,
     losses,
     lu_decomposition,
     margin_losses,
@@ -282,6 +285,10 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    LinalgSlogdetBackward0,
+    LinalgSolveExBackward0,
+    LinalgSvdBackward0,
+    LinalgEighBackward0,
     CholeskyBackward0,
     LinalgCholeskyExBackward0,
     CholeskySolveBackward0,
@@ -598,6 +605,22 @@ __all__ = [
     "linalg_inv",
     "_linalg_det",
     "linalg_det",
+    "det",
+    "inverse",
+    "_linalg_slogdet",
+    "linalg_slogdet",
+    "slogdet",
+    "logdet",
+    "_linalg_solve_ex",
+    "linalg_solve_ex",
+    "linalg_solve",
+    "_linalg_svd",
+    "linalg_svd",
+    "linalg_svdvals",
+    "svd",
+    "_linalg_eigh",
+    "linalg_eigh",
+    "linalg_eigvalsh",
     "cholesky",
     "linalg_cholesky_ex",
     "linalg_cholesky",
@@ -7793,6 +7816,324 @@ def linalg_det(A: Any) -> Tensor:
         return _linalg_det(A)[0]
     except (AttributeError, TypeError):
         check_arguments("linalg_det", (("A", "Tensor", 1, A),))
+        raise
+
+
+def det(input: Any) -> Tensor:
+    """`det(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_det(self)
+    except (AttributeError, TypeError):
+        check_arguments("det", (("input", "Tensor", 1, self),))
+        raise
+
+
+def inverse(input: Any) -> Tensor:
+    """`inverse(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_inv(self)
+    except (AttributeError, TypeError):
+        check_arguments("inverse", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_slogdet(A: Any) -> Any:
+    """`_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)`"""
+    if interposition.active and interposed(A):
+        return interpose("_linalg_slogdet", "leading_dims", _linalg_slogdet, A)
+    A_ = tensor_arg(A, "_linalg_slogdet", "A", 1)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSlogdetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._raw_saved_A = SavedVariable(A, False)
+    try:
+        outputs = [Tensor._make(value) for value in linalg_solves.slogdet_kernel(A_)]
+    except ValueError as kernel_failure:
+        raise kernel_error("_linalg_slogdet", kernel_failure, A=A_)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(_linalg_slogdet, {"A": A}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[3], True)
+    return return_type("_linalg_slogdet", ("sign", "logabsdet", "LU", "pivots"))(
+        *outputs
+    )
+
+
+def linalg_slogdet(A: Any) -> Any:
+    """`linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`"""
+    try:
+        return linalg_composites.slogdet_outputs(A, False)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_slogdet", (("A", "Tensor", 1, A),))
+        raise
+
+
+def slogdet(input: Any) -> Any:
+    """`slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.slogdet_outputs(self, True)
+    except (AttributeError, TypeError):
+        check_arguments("slogdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def logdet(input: Any) -> Tensor:
+    """`logdet(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.logdet_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("logdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)`"""
+    if interposition.active and interposed(A, B):
+        return interpose(
+            "_linalg_solve_ex", "", _linalg_solve_ex, A, B, left, check_errors
+        )
+    A_ = tensor_arg(A, "_linalg_solve_ex", "A", 1)
+    B_ = tensor_arg(B, "_linalg_solve_ex", "B", 2)
+    left = bool_arg(left, "_linalg_solve_ex", "left", 3)
+    check_errors = bool_arg(check_errors, "_linalg_solve_ex", "check_errors", 4)
+    grad_fn = None
+    if compute_requires_grad(A, B):
+        grad_fn = LinalgSolveExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A, B))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_A = SavedVariable(A, False)
+        grad_fn._saved_left = left
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_solves.solve_ex_kernel(A_, B_, left, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_solve_ex",
+            kernel_failure,
+            A=A_,
+            B=B_,
+            left=left,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A, B):
+        with formula_mode():
+            A_t = tangent_of(A)
+            B_t = tangent_of(B)
+            outputs_t = derived_jvp(
+                _linalg_solve_ex,
+                {"A": A, "B": B, "left": left, "check_errors": check_errors},
+                {"A": A_t, "B": B_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result = SavedVariable(outputs[0], True)
+    return return_type("_linalg_solve_ex", ("result", "LU", "pivots", "info"))(*outputs)
+
+
+def linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)`"""
+    try:
+        return linalg_composites.solve_ex_outputs(A, B, left, check_errors)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve_ex",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def linalg_solve(A: Any, B: Any, *, left: Any = True) -> Tensor:
+    """`linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`"""
+    try:
+        return linalg_composites.solve_of(A, B, left)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def _linalg_svd(
+    A: Any, full_matrices: Any = False, compute_uv: Any = True, *, driver: Any = None
+) -> Any:
+    """`_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_svd",
+            "leading_dims",
+            _linalg_svd,
+            A,
+            full_matrices,
+            compute_uv,
+            driver,
+        )
+    A_ = tensor_arg(A, "_linalg_svd", "A", 1)
+    full_matrices = bool_arg(full_matrices, "_linalg_svd", "full_matrices", 2)
+    compute_uv = bool_arg(compute_uv, "_linalg_svd", "compute_uv", 3)
+    driver = optional_str_arg(driver, "_linalg_svd", "driver", 4)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSvdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_full_matrices = full_matrices
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.svd_kernel(
+                A_, full_matrices, compute_uv, driver
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_svd",
+            kernel_failure,
+            A=A_,
+            full_matrices=full_matrices,
+            compute_uv=compute_uv,
+            driver=driver,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                _linalg_svd,
+                {
+                    "A": A,
+                    "full_matrices": full_matrices,
+                    "compute_uv": compute_uv,
+                    "driver": driver,
+                },
+                {"A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_S = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_U = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_Vh = SavedVariable(outputs[2], True)
+    return return_type("_linalg_svd", ("U", "S", "Vh"))(*outputs)
+
+
+def linalg_svd(A: Any, full_matrices: Any = True, *, driver: Any = None) -> Any:
+    """`linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    try:
+        return linalg_composites.svd_outputs(A, full_matrices, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svd", (("A", "Tensor", 1, A),))
+        raise
+
+
+def linalg_svdvals(A: Any, *, driver: Any = None) -> Tensor:
+    """`linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor`"""
+    try:
+        return linalg_composites.svdvals_of(A, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svdvals", (("A", "Tensor", 1, A),))
+        raise
+
+
+def svd(input: Any, some: Any = True, compute_uv: Any = True) -> Any:
+    """`svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.svd_legacy(self, some, compute_uv)
+    except (AttributeError, TypeError):
+        check_arguments("svd", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_eigh(A: Any, UPLO: Any = "L", compute_v: Any = True) -> Any:
+    """`_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_eigh", "leading_dims", _linalg_eigh, A, UPLO, compute_v
+        )
+    A_ = tensor_arg(A, "_linalg_eigh", "A", 1)
+    UPLO = str_arg(UPLO, "_linalg_eigh", "UPLO", 2)
+    compute_v = bool_arg(compute_v, "_linalg_eigh", "compute_v", 3)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgEighBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.eigh_kernel(A_, UPLO, compute_v)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_eigh", kernel_failure, A=A_, UPLO=UPLO, compute_v=compute_v
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            eigenvalues_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[0]
+            eigenvectors_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[1]
+        set_fw_grads(
+            outputs,
+            (
+                eigenvalues_t,
+                eigenvectors_t,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_eigenvalues = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_eigenvectors = SavedVariable(outputs[1], True)
+    return return_type("_linalg_eigh", ("eigenvalues", "eigenvectors"))(*outputs)
+
+
+def linalg_eigh(input: Any, UPLO: Any = "L") -> Any:
+    """`linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigh_outputs(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_eigvalsh(input: Any, UPLO: Any = "L") -> Tensor:
+    """`linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigvalsh_of(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigvalsh", (("input", "Tensor", 1, self),))
         raise
 
 
@@ -20860,6 +21201,13 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "det": det,
+    "inverse": inverse,
+    "slogdet": slogdet,
+    "logdet": logdet,
+    "svd": svd,
+    "linalg_eigh": linalg_eigh,
+    "linalg_eigvalsh": linalg_eigvalsh,
     "cholesky": cholesky,
     "linalg_cholesky_ex": linalg_cholesky_ex,
     "linalg_cholesky": linalg_cholesky,
@@ -22079,6 +22427,64 @@ OVERLOADS = {
     },
     "linalg_det": {
         "default": linalg_det,
+    },
+    "det": {
+        "default": schema_names(det, "det(Tensor self) -> Tensor"),
+    },
+    "inverse": {
+        "default": schema_names(inverse, "inverse(Tensor self) -> Tensor"),
+    },
+    "_linalg_slogdet": {
+        "default": _linalg_slogdet,
+    },
+    "linalg_slogdet": {
+        "default": linalg_slogdet,
+    },
+    "slogdet": {
+        "default": schema_names(
+            slogdet, "slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)"
+        ),
+    },
+    "logdet": {
+        "default": schema_names(logdet, "logdet(Tensor self) -> Tensor"),
+    },
+    "_linalg_solve_ex": {
+        "default": _linalg_solve_ex,
+    },
+    "linalg_solve_ex": {
+        "default": linalg_solve_ex,
+    },
+    "linalg_solve": {
+        "default": linalg_solve,
+    },
+    "_linalg_svd": {
+        "default": _linalg_svd,
+    },
+    "linalg_svd": {
+        "default": linalg_svd,
+    },
+    "linalg_svdvals": {
+        "default": linalg_svdvals,
+    },
+    "svd": {
+        "default": schema_names(
+            svd,
+            "svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)",
+        ),
+    },
+    "_linalg_eigh": {
+        "default": _linalg_eigh,
+    },
+    "linalg_eigh": {
+        "default": schema_names(
+            linalg_eigh,
+            'linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)',
+        ),
+    },
+    "linalg_eigvalsh": {
+        "default": schema_names(
+            linalg_eigvalsh, 'linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor'
+        ),
     },
     "cholesky": {
         "default": schema_names(
@@ -23455,6 +23861,10 @@ NUMPY_ONLY_REASONS.update(
         "unique_dim_consecutive": "output shape depends on the data",
         "_unique2": "output shape depends on the data",
         "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_slogdet": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_solve_ex": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_svd": "batched SVDs with LAPACK's conventions (gesdd) come from numpy.linalg",
+        "_linalg_eigh": "batched symmetric eigendecompositions (LAPACK's syevd) come from numpy.linalg",
         "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
