@@ -206,9 +206,7 @@ def _by_singular_values(A: Tensor, dims: list[int], keepdim: bool, reduce: Any) 
     return result
 
 
-def matrix_norm_of(
-    A: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any
-) -> Tensor:
+def matrix_norm_of(A: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
     """torch.linalg.matrix_norm: 'fro' as a vector 2-norm, 'nuc' and +-2 from
     the singular values (their sum, largest, smallest), +-1 and +-inf as the
     largest or smallest vector 1-norm of the columns or rows."""
@@ -223,7 +221,9 @@ def matrix_norm_of(
         return ops.linalg_vector_norm(A, 2, dims, keepdim, dtype=dtype)
     A_ = A if dtype is None else ops.to(A, dtype)
     if ord == "nuc":
-        return _by_singular_values(A_, dims, keepdim, lambda s: ops.sum(s, [-1], keepdim))
+        return _by_singular_values(
+            A_, dims, keepdim, lambda s: ops.sum(s, [-1], keepdim)
+        )
     largest = float(ord) > 0
     if abs(float(ord)) == 2.0:
         extreme = ops.amax if largest else ops.amin
@@ -265,7 +265,9 @@ def norm_of(A: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
         ord is not None and (len(dims) == 2 if dims is not None else A.ndim == 2)
     ):
         return matrix_norm_of(A, ord, [0, 1] if dims is None else dims, keepdim, dtype)
-    return ops.linalg_vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    return ops.linalg_vector_norm(
+        A, 2 if ord is None else ord, dims, keepdim, dtype=dtype
+    )
 
 
 def cond_of(A: Tensor, p: Any) -> Tensor:
@@ -273,12 +275,19 @@ def cond_of(A: Tensor, p: Any) -> Tensor:
     nuclear norm times that of the inverse, or any other ord's norm times that
     of the inverse (inf for a singular matrix, NanToNumBackward0)."""
     if A.ndim < 2:
-        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+        raise RuntimeError(
+            "linalg.cond: The input tensor must have at least 2 dimensions."
+        )
     ord = 2 if p is None else p
-    valid = ord in ("fro", "nuc") if isinstance(ord, str) else abs(float(ord)) in (
-        1.0,
-        2.0,
-        math.inf,
+    valid = (
+        ord in ("fro", "nuc")
+        if isinstance(ord, str)
+        else abs(float(ord))
+        in (
+            1.0,
+            2.0,
+            math.inf,
+        )
     )
     if isinstance(ord, str) or abs(float(ord)) != 2.0:
         shown = ord if isinstance(ord, str) else _cond_ord(ord)
@@ -289,7 +298,9 @@ def cond_of(A: Tensor, p: Any) -> Tensor:
             )
     if not valid:
         shown = ord if isinstance(ord, str) else float(ord)
-        raise RuntimeError(f"linalg.cond got an invalid norm type: {_number(shown) if not isinstance(shown, str) else shown}")
+        raise RuntimeError(
+            f"linalg.cond got an invalid norm type: {_number(shown) if not isinstance(shown, str) else shown}"
+        )
     if math.prod(A.shape) == 0:
         return _constant(np.zeros(tuple(A.shape[:-2]), dtype=A._data.dtype))
     if not isinstance(ord, str) and abs(float(ord)) == 2.0:
@@ -321,7 +332,9 @@ def matrix_rank_of(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
     `hermitian`) above max(atol, rtol * the largest), int64, no gradient."""
     op = "torch.linalg.matrix_rank"
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor input must have at least 2 dimensions.")
+        raise RuntimeError(
+            f"{op}: The input tensor input must have at least 2 dimensions."
+        )
     m, n = A.shape[-2], A.shape[-1]
     if m * n == 0 or math.prod(A.shape) == 0:
         return _constant(np.zeros(tuple(A.shape[:-2]), dtype=np.int64))
@@ -453,7 +466,9 @@ def _chain_product(mats: list[Tensor], order: list[list[int]], i: int, j: int) -
     if i == j:
         return mats[i]
     k = order[i][j]
-    return ops.mm(_chain_product(mats, order, i, k), _chain_product(mats, order, k + 1, j))
+    return ops.mm(
+        _chain_product(mats, order, i, k), _chain_product(mats, order, k + 1, j)
+    )
 
 
 def tensorinv_of(A: Tensor, ind: int) -> Tensor:

@@ -174,7 +174,11 @@ def _solve(A: Any, B: Any, left: bool = True) -> Any:
         if not left:
             X = np.linalg.solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2))
             return np.swapaxes(X, -1, -2)
-        return np.linalg.solve(A, B[..., None])[..., 0] if vector else np.linalg.solve(A, B)
+        return (
+            np.linalg.solve(A, B[..., None])[..., 0]
+            if vector
+            else np.linalg.solve(A, B)
+        )
     X, _, _, info = solve_ex_kernel(A, B, left, False)
     error = singular_error(info, "torch.linalg.solve")
     if error is not None:

@@ -114,9 +114,7 @@ def svd_kernel(
     return lapack_layout(u), s, lapack_layout(vh)
 
 
-def svd_backward(
-    grads: list[Any], U: Any, S: Any, Vh: Any, full_matrices: bool
-) -> Any:
+def svd_backward(grads: list[Any], U: Any, S: Any, Vh: Any, full_matrices: bool) -> Any:
     """PyTorch's svd_backward, for distinct singular values (repeated ones
     divide by zero: inf and nan, as PyTorch's). With full_matrices, U and Vh
     are first narrowed to their first k = min(m, n) vectors, as PyTorch's
@@ -201,9 +199,7 @@ def eig_kernel(a: Any) -> tuple[Any, Any]:
     )
 
 
-def linalg_eig_backward(
-    gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool
-) -> Any:
+def linalg_eig_backward(gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
     """PyTorch's linalg_eig_backward: gA = V^{-H} (diag(gL) + (V^H gV projected)
     / conj(E)) V^H, with E_ij = L_j - L_i (repeated eigenvalues divide by zero:
     inf and nan, as PyTorch's). Eigenvalues alone give V diag(gL) V^H (eigh)
@@ -220,7 +216,9 @@ def linalg_eig_backward(
         VhgV = 0.5 * (VhgV - _conj(_mT(VhgV)))
     else:
         diagonal = xp.diagonal(VhgV, 0, -2, -1)
-        diagonal = np.real(diagonal) if _values(diagonal).dtype.kind == "c" else diagonal
+        diagonal = (
+            np.real(diagonal) if _values(diagonal).dtype.kind == "c" else diagonal
+        )
         VhgV = VhgV - Vh @ (V * diagonal[..., None, :])
     Lc = L if is_hermitian else _conj(L)
     E = Lc[..., None, :] - Lc[..., :, None] + eye
