@@ -621,23 +621,41 @@ __all__ = [
     "_linalg_eigh",
     "linalg_eigh",
     "linalg_eigvalsh",
+    "linalg_matrix_norm",
+    "linalg_norm",
+    "linalg_cond",
+    "linalg_matrix_power",
+    "matrix_power",
+    "linalg_multi_dot",
+    "linalg_tensorinv",
+    "linalg_tensorsolve",
+    "vander",
+    "linalg_vander",
+    "linalg_vecdot",
+    "inner",
+    "kron",
     "cholesky",
     "linalg_cholesky_ex",
     "linalg_cholesky",
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "cross",
     "linalg_pinv",
+    "pinverse",
     "linalg_lstsq",
     "linalg_lu_factor_ex",
+    "linalg_lu_factor",
     "linalg_lu",
     "linalg_lu_solve",
+    "lu_solve",
     "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
     "linalg_householder_product",
     "ormqr",
     "linalg_qr",
+    "qr",
     "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
@@ -8137,6 +8155,209 @@ def linalg_eigvalsh(input: Any, UPLO: Any = "L") -> Tensor:
         raise
 
 
+def linalg_matrix_norm_default(
+    input: Any,
+    ord: Any,
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_norm_str_ord(
+    input: Any,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_default(
+    input: Any,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_ord_str(
+    input: Any, ord: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_default(input: Any, p: Any = None) -> Tensor:
+    """`linalg_cond(Tensor self, Scalar? p=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_p_str(input: Any, p: Any) -> Tensor:
+    """`linalg_cond.p_str(Tensor self, str p) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_power(input: Any, n: Any) -> Tensor:
+    """`linalg_matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def matrix_power(input: Any, n: Any) -> Tensor:
+    """`matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_multi_dot(tensors: Any) -> Tensor:
+    """`linalg_multi_dot(Tensor[] tensors) -> Tensor`"""
+    try:
+        return linalg_composites.multi_dot_of(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_multi_dot", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def linalg_tensorinv(input: Any, ind: Any = 2) -> Tensor:
+    """`linalg_tensorinv(Tensor self, int ind=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorinv_of(self, ind)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_tensorinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_tensorsolve(input: Any, other: Any, dims: Any = None) -> Tensor:
+    """`linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorsolve_of(self, other, dims)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_tensorsolve",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def vander(x: Any, N: Any = None, increasing: Any = False) -> Tensor:
+    """`vander(Tensor x, int? N=None, bool increasing=False) -> Tensor`"""
+    try:
+        return linalg_composites.vander_of(x, N, increasing)
+    except (AttributeError, TypeError):
+        check_arguments("vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vander(x: Any, *, N: Any = None) -> Tensor:
+    """`linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor`"""
+    try:
+        return linalg_composites.linalg_vander_of(x, N)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vecdot(x: Any, y: Any, *, dim: Any = -1) -> Tensor:
+    """`linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor`"""
+    try:
+        return linalg_composites.vecdot_of(x, y, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_vecdot",
+            (
+                ("x", "Tensor", 1, x),
+                ("y", "Tensor", 2, y),
+            ),
+        )
+        raise
+
+
+def inner(input: Any, other: Any) -> Tensor:
+    """`inner(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.inner_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "inner",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def kron(input: Any, other: Any) -> Tensor:
+    """`kron(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.kron_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "kron",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def cholesky(input: Any, upper: Any = False) -> Tensor:
     """`cholesky(Tensor self, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8338,6 +8559,22 @@ def linalg_cross(input: Any, other: Any, *, dim: Any = -1) -> Tensor:
     return result
 
 
+def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
+    """`cross(Tensor self, Tensor other, int? dim=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cross_of(self, other, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cross",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def linalg_pinv_atol_rtol_tensor(
     input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
 ) -> Tensor:
@@ -8391,6 +8628,38 @@ def linalg_pinv_atol_rtol_tensor(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def linalg_pinv_atol_rtol_float(
+    input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
+) -> Tensor:
+    """`linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, atol, rtol, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_pinv_default(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def pinverse(input: Any, rcond: Any = 1e-15) -> Tensor:
+    """`pinverse(Tensor self, float rcond=1e-15) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, False)
+    except (AttributeError, TypeError):
+        check_arguments("pinverse", (("input", "Tensor", 1, self),))
+        raise
 
 
 def linalg_lstsq(input: Any, b: Any, rcond: Any = None, *, driver: Any = None) -> Any:
@@ -8482,6 +8751,15 @@ def linalg_lu_factor_ex(A: Any, *, pivot: Any = True, check_errors: Any = False)
     return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
 
 
+def linalg_lu_factor(A: Any, *, pivot: Any = True) -> Any:
+    """`linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)`"""
+    try:
+        return linalg_composites.lu_factor_outputs(A, pivot)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_lu_factor", (("A", "Tensor", 1, A),))
+        raise
+
+
 def linalg_lu(A: Any, *, pivot: Any = True) -> Any:
     """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`"""
     if interposition.active and interposed(A):
@@ -8565,6 +8843,23 @@ def linalg_lu_solve(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def lu_solve(input: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
+    """`lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.lu_solve_legacy(self, LU_data, LU_pivots)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "lu_solve",
+            (
+                ("input", "Tensor", 1, self),
+                ("LU_data", "Tensor", 2, LU_data),
+                ("LU_pivots", "Tensor", 3, LU_pivots),
+            ),
+        )
+        raise
 
 
 def lu_unpack(
@@ -8795,6 +9090,16 @@ def linalg_qr(A: Any, mode: Any = "reduced") -> Any:
         grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
         grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
     return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def qr(input: Any, some: Any = True) -> Any:
+    """`qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.qr_legacy(self, some)
+    except (AttributeError, TypeError):
+        check_arguments("qr", (("input", "Tensor", 1, self),))
+        raise
 
 
 def triangular_solve(
@@ -20174,6 +20479,139 @@ def bernoulli(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("bernoulli", _BERNOULLI_OVERLOADS, args, kwargs)
 
 
+_LINALG_MATRIX_NORM_OVERLOADS = (
+    Overload(
+        linalg_matrix_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", False, REQUIRED, False, "Scalar ord"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_matrix_norm_str_ord,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, "fro", False, "str ord='fro'"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_matrix_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_matrix_norm", _LINALG_MATRIX_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_NORM_OVERLOADS = (
+    Overload(
+        linalg_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", True, None, False, "Scalar? ord=None"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_norm_ord_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, REQUIRED, False, "str ord"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_norm", _LINALG_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_COND_OVERLOADS = (
+    Overload(
+        linalg_cond_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "Scalar", True, None, False, "Scalar? p=None"),
+        ),
+    ),
+    Overload(
+        linalg_cond_p_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "str", False, REQUIRED, False, "str p"),
+        ),
+    ),
+)
+
+
+def linalg_cond(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+    `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+    """
+    return dispatch("linalg_cond", _LINALG_COND_OVERLOADS, args, kwargs)
+
+
+_LINALG_PINV_OVERLOADS = (
+    Overload(
+        linalg_pinv_atol_rtol_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "Tensor", True, None, True, "Tensor? atol=None"),
+            Param("rtol", "Tensor", True, None, True, "Tensor? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_atol_rtol_float,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "float", True, None, True, "float? atol=None"),
+            Param("rtol", "float", True, None, True, "float? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "float", False, REQUIRED, False, "float rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
+)
+
+
+def linalg_pinv(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+    """
+    return dispatch("linalg_pinv", _LINALG_PINV_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -20991,10 +21429,6 @@ log_softmax = log_softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 log_softmax.__qualname__ = "log_softmax"
 
-linalg_pinv = linalg_pinv_atol_rtol_tensor
-# Python's own argument errors then name the op as it is called: "add() got ...".
-linalg_pinv.__qualname__ = "linalg_pinv"
-
 transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
@@ -21206,19 +21640,24 @@ METHODS = {
     "slogdet": slogdet,
     "logdet": logdet,
     "svd": svd,
-    "linalg_eigh": linalg_eigh,
-    "linalg_eigvalsh": linalg_eigvalsh,
+    "matrix_power": matrix_power,
+    "inner": inner,
+    "kron": kron,
     "cholesky": cholesky,
     "linalg_cholesky_ex": linalg_cholesky_ex,
     "linalg_cholesky": linalg_cholesky,
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
+    "cross": cross,
     "linalg_pinv": linalg_pinv,
+    "pinverse": pinverse,
     "linalg_lstsq": linalg_lstsq,
+    "lu_solve": lu_solve,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
     "ormqr": ormqr,
+    "qr": qr,
     "triangular_solve": triangular_solve,
     "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
@@ -22486,6 +22925,73 @@ OVERLOADS = {
             linalg_eigvalsh, 'linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor'
         ),
     },
+    "linalg_matrix_norm": {
+        "default": schema_names(
+            linalg_matrix_norm_default,
+            "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "str_ord": schema_names(
+            linalg_matrix_norm_str_ord,
+            "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_norm": {
+        "default": schema_names(
+            linalg_norm_default,
+            "linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "ord_str": schema_names(
+            linalg_norm_ord_str,
+            "linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_cond": {
+        "default": schema_names(
+            linalg_cond_default, "linalg_cond(Tensor self, Scalar? p=None) -> Tensor"
+        ),
+        "p_str": schema_names(
+            linalg_cond_p_str, "linalg_cond.p_str(Tensor self, str p) -> Tensor"
+        ),
+    },
+    "linalg_matrix_power": {
+        "default": schema_names(
+            linalg_matrix_power, "linalg_matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "matrix_power": {
+        "default": schema_names(
+            matrix_power, "matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "linalg_multi_dot": {
+        "default": linalg_multi_dot,
+    },
+    "linalg_tensorinv": {
+        "default": schema_names(
+            linalg_tensorinv, "linalg_tensorinv(Tensor self, int ind=2) -> Tensor"
+        ),
+    },
+    "linalg_tensorsolve": {
+        "default": schema_names(
+            linalg_tensorsolve,
+            "linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor",
+        ),
+    },
+    "vander": {
+        "default": vander,
+    },
+    "linalg_vander": {
+        "default": linalg_vander,
+    },
+    "linalg_vecdot": {
+        "default": linalg_vecdot,
+    },
+    "inner": {
+        "default": schema_names(inner, "inner(Tensor self, Tensor other) -> Tensor"),
+    },
+    "kron": {
+        "default": schema_names(kron, "kron(Tensor self, Tensor other) -> Tensor"),
+    },
     "cholesky": {
         "default": schema_names(
             cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
@@ -22521,10 +23027,28 @@ OVERLOADS = {
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
         ),
     },
+    "cross": {
+        "default": schema_names(
+            cross, "cross(Tensor self, Tensor other, int? dim=None) -> Tensor"
+        ),
+    },
     "linalg_pinv": {
         "atol_rtol_tensor": schema_names(
             linalg_pinv_atol_rtol_tensor,
             "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "atol_rtol_float": schema_names(
+            linalg_pinv_atol_rtol_float,
+            "linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "default": schema_names(
+            linalg_pinv_default,
+            "linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor",
+        ),
+    },
+    "pinverse": {
+        "default": schema_names(
+            pinverse, "pinverse(Tensor self, float rcond=1e-15) -> Tensor"
         ),
     },
     "linalg_lstsq": {
@@ -22536,11 +23060,20 @@ OVERLOADS = {
     "linalg_lu_factor_ex": {
         "default": linalg_lu_factor_ex,
     },
+    "linalg_lu_factor": {
+        "default": linalg_lu_factor,
+    },
     "linalg_lu": {
         "default": linalg_lu,
     },
     "linalg_lu_solve": {
         "default": linalg_lu_solve,
+    },
+    "lu_solve": {
+        "default": schema_names(
+            lu_solve,
+            "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor",
+        ),
     },
     "lu_unpack": {
         "default": lu_unpack,
@@ -22564,6 +23097,11 @@ OVERLOADS = {
     },
     "linalg_qr": {
         "default": linalg_qr,
+    },
+    "qr": {
+        "default": schema_names(
+            qr, "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)"
+        ),
     },
     "triangular_solve": {
         "default": schema_names(

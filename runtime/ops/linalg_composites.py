@@ -38,11 +38,12 @@ COMPOSITE_HELPERS = (
     "solve_ex_outputs",
     "solve_of",
     "lu_factor_outputs",
+    "lu_solve_legacy",
+    "pinv_of",
     "qr_legacy",
     "matrix_norm_of",
     "norm_of",
     "cond_of",
-    "matrix_rank_of",
     "matrix_power_of",
     "multi_dot_of",
     "tensorinv_of",
@@ -160,6 +161,33 @@ def lu_factor_outputs(A: Tensor, pivot: bool) -> Any:
     return return_type("linalg_lu_factor", ("LU", "pivots"))(LU, pivots)
 
 
+def lu_solve_legacy(B: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:
+    """torch.lu_solve(B, LU, pivots): linalg.lu_solve with its arguments in
+    the new order, and PyTorch's deprecation warning."""
+    warnings.warn(
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will "
+        "be removed in a future PyTorch release.\nNote that torch.linalg.lu_solve "
+        "has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould "
+        "be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
+        UserWarning,
+        stacklevel=3,
+    )
+    return ops.linalg_lu_solve(LU, pivots, B)
+
+
+def pinv_of(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
+    """linalg.pinv with float tolerances (or rcond, the relative one) as 0-d
+    float64 tensors, as PyTorch's overloads pass them on."""
+
+    def tolerance(value: Any) -> Any:
+        if value is None or isinstance(value, Tensor):
+            return value
+        return _constant(np.array(value, dtype=np.float64))
+
+    pinv = ops.OVERLOADS["linalg_pinv"]["atol_rtol_tensor"]
+    return pinv(A, atol=tolerance(atol), rtol=tolerance(rtol), hermitian=hermitian)
+
+
 def qr_legacy(A: Tensor, some: bool) -> Any:
     """torch.qr: linalg.qr in 'reduced' (some) or 'complete' mode, with
     PyTorch's deprecation warning."""
@@ -227,7 +255,9 @@ def matrix_norm_of(A: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> 
     largest = float(ord) > 0
     if abs(float(ord)) == 2.0:
         extreme = ops.amax if largest else ops.amin
-        return _by_singular_values(A_, dims, keepdim, lambda s: extreme(s, [-1], True))
+        return _by_singular_values(
+            A_, dims, keepdim, lambda s: extreme(s, [-1], keepdim)
+        )
     if abs(float(ord)) == math.inf:
         dims = dims[::-1]
     if not keepdim and dims[0] < dims[1]:
@@ -311,13 +341,15 @@ def cond_of(A: Tensor, p: Any) -> Tensor:
     if ord == "nuc":
         s = svdvals_of(A, None)
         return ops.sum(s, [-1]) * ops.sum(ops.reciprocal(s), [-1])
+    # PyTorch fills and fixes in place (masked_fill_, nan_to_num_); out of place
+    # here, which records the same nodes without changing a saved inverse.
     inverse, info = ops.linalg_inv_ex(A)
     singular = _constant(info._data[..., None, None] > 0)
-    ops.masked_fill_(inverse, singular, math.inf)
+    inverse = ops.masked_fill(inverse, singular, math.inf)
     result = matrix_norm_of(A, ord, [-2, -1], False, None) * matrix_norm_of(
         inverse, ord, [-2, -1], False, None
     )
-    return ops.nan_to_num_(result, math.inf, math.inf, -math.inf)
+    return ops.nan_to_num(result, math.inf, math.inf, -math.inf)
 
 
 def _cond_ord(ord: Any) -> str:
@@ -327,7 +359,7 @@ def _cond_ord(ord: Any) -> str:
     return "inf" if ord == math.inf else "-inf" if ord == -math.inf else str(ord)
 
 
-def matrix_rank_of(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
+def matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
     """torch.linalg.matrix_rank: the singular values (absolute eigenvalues when
     `hermitian`) above max(atol, rtol * the largest), int64, no gradient."""
     op = "torch.linalg.matrix_rank"
@@ -508,8 +540,9 @@ def tensorsolve_of(A: Tensor, B: Tensor, dims: Any) -> Tensor:
 
 
 def vander_of(x: Tensor, N: int | None, increasing: bool) -> Tensor:
-    """torch.vander: powers x^0 .. x^(N-1) as columns (cumprod written into
-    ones, as PyTorch's), decreasing unless `increasing` (FlipBackward0)."""
+    """torch.vander: powers x^0 .. x^(N-1) as columns, the cumprod written into
+    ones (CopySlices; PyTorch writes it into its own input, which breaks its
+    backward), decreasing unless `increasing` (FlipBackward0)."""
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -518,8 +551,8 @@ def vander_of(x: Tensor, N: int | None, increasing: bool) -> Tensor:
     dtype = x._data.dtype if x._data.dtype.kind in "fc" else np.int64
     result = _constant(np.ones((x.shape[0], n), dtype=dtype))
     if n > 1:
-        powers = ops.cumprod(ops.expand(ops.unsqueeze(x, 1), (x.shape[0], n - 1)), 1)
-        result = ops.cat([ops.narrow(result, 1, 0, 1), powers.to(result.dtype)], 1)
+        columns = ops.expand(ops.unsqueeze(x, 1), (x.shape[0], n - 1))
+        result[:, 1:] = ops.cumprod(columns, 1)
     return result if increasing else ops.flip(result, [1])
 
 

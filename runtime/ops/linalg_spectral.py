@@ -18,8 +18,9 @@ Two decisions:
   eigenvectors (complex64 for float32, complex128 for float64), also when every
   eigenvalue is real, and differentiates them with handle_r_to_c. yamlgrad has
   no complex dtype: rather than return real tensors that no PyTorch program
-  expects, the kernel computes the decomposition and then refuses it with an
-  error naming the missing dtype (`eig_kernel`). The backward helper is the
+  expects, torch.linalg.eig and eigvals (runtime/linalg_functional.py) check
+  their input as PyTorch does and then refuse it with an error naming the
+  missing dtype (`eig_kernel`). The backward helper is the
   general one (`linalg_eig_backward` with is_hermitian=False), checked on
   complex ndarrays against torch in tests/ops/test_linalg_spectral.py.
 """
@@ -35,7 +36,7 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.linalg_decompositions import _mT, lapack_layout
 from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
 
-KERNELS = ("svd_kernel", "eigh_kernel", "eig_kernel")
+KERNELS = ("svd_kernel", "eigh_kernel")
 BACKWARD_HELPERS = ("svd_backward", "linalg_eig_backward", "linalg_eigh_jvp")
 
 
@@ -185,14 +186,14 @@ def eigh_kernel(a: Any, uplo: str, compute_v: bool) -> tuple[Any, Any]:
     return w, lapack_layout(v)
 
 
-def eig_kernel(a: Any) -> tuple[Any, Any]:
-    """torch.linalg.eig: LAPACK's geev (numpy's eig), whose results PyTorch
-    always returns complex. yamlgrad has no complex dtype, so after PyTorch's
-    checks this raises, naming it (see the module docstring)."""
-    _check_float_matrix(a, "linalg.eig", square=True)
+def eig_kernel(a: Any, op: str = "linalg.eig") -> tuple[Any, Any]:
+    """torch.linalg.eig (and eigvals): results PyTorch always returns complex.
+    yamlgrad has no complex dtype, so after PyTorch's checks this raises,
+    naming it (see the module docstring)."""
+    _check_float_matrix(a, op, square=True)
     dtype = "torch.complex64" if np.result_type(a) == np.float32 else "torch.complex128"
     raise NotImplementedError(
-        f"linalg.eig: the eigenvalues and eigenvectors of a real matrix are complex "
+        f"{op}: the eigenvalues and eigenvectors of a real matrix are complex "
         f"tensors ({dtype}) in PyTorch, also when every eigenvalue is real, and "
         "yamlgrad has no complex dtype yet. For a symmetric matrix use "
         "linalg.eigh or linalg.eigvalsh, whose results are real."

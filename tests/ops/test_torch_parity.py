@@ -86,6 +86,13 @@ NO_DOUBLE_BACKWARD_IN_TORCH = (
     "multi_margin_loss",
     "multilabel_margin_loss_forward",
 )
+# Ops whose backward PyTorch 2.13 cannot run: its composite changes in place a
+# value its own backward saved ("modified by an inplace operation"): cond's
+# masked_fill_ of the inverse (ords other than +-2 and 'nuc'), vander's cumprod
+# into its input. yamlgrad's records the same nodes out of place; their
+# gradients are checked against finite differences (tests/ops/test_gradients.py),
+# and PyTorch's failure is pinned here.
+TORCH_BACKWARD_FAILS = ("linalg_cond", "vander")
 TWICE_DIFFERENTIABLE = tuple(
     i for i in DIFFERENTIABLE if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
 )
@@ -190,7 +197,15 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         outs, refs = float_outputs(out, info), float_outputs(ref, info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
         yg.autograd.backward(outs, [yg.tensor(c) for c in cotangents])
-        torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
+        if info.func.name in TORCH_BACKWARD_FAILS:
+            try:
+                torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
+            except RuntimeError as error:
+                assert "modified by an inplace operation" in str(error), where
+                assert all(x.grad is not None for x in case.leaves()[0]), where
+                continue
+        else:
+            torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
         for name, x, t in zip(case.names, *case.leaves()):
             assert x.grad is not None and t.grad is not None, f"{where}: {name}"
             assert x.grad.shape == x.shape, f"{where}: {name}"
