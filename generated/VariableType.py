@@ -8652,6 +8652,22 @@ def linalg_pinv_default(input: Any, rcond: Any, hermitian: Any = False) -> Tenso
         raise
 
 
+def linalg_pinv_rcond_tensor(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_pinv",
+            (
+                ("input", "Tensor", 1, self),
+                ("rcond", "Tensor", 2, rcond),
+            ),
+        )
+        raise
+
+
 def pinverse(input: Any, rcond: Any = 1e-15) -> Tensor:
     """`pinverse(Tensor self, float rcond=1e-15) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -20599,6 +20615,14 @@ _LINALG_PINV_OVERLOADS = (
             Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
         ),
     ),
+    Overload(
+        linalg_pinv_rcond_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "Tensor", False, REQUIRED, False, "Tensor rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
 )
 
 
@@ -20608,6 +20632,7 @@ def linalg_pinv(*args: Any, **kwargs: Any) -> Tensor:
     `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
     `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
     `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+    `linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`
     """
     return dispatch("linalg_pinv", _LINALG_PINV_OVERLOADS, args, kwargs)
 
@@ -23044,6 +23069,10 @@ OVERLOADS = {
         "default": schema_names(
             linalg_pinv_default,
             "linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor",
+        ),
+        "rcond_tensor": schema_names(
+            linalg_pinv_rcond_tensor,
+            "linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor",
         ),
     },
     "pinverse": {
