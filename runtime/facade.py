@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime.errors import _LinAlgError
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
@@ -245,7 +246,7 @@ def _matrix_transposed(name: str, batches: bool) -> Any:
                 else "matrices (2-D tensors)"
             )
             hint = (
-                ""
+                "."
                 if batches or self.ndim < 2
                 else ". For batches of matrices, consider using tensor.mH"
             )
@@ -389,9 +390,11 @@ linalg = SimpleNamespace(
     },
     **{name: getattr(linalg_functional, name) for name in linalg_functional.LINALG},
     matmul=matmul,  # noqa: F405
+    LinAlgError=_LinAlgError,
 )
 """`torch.linalg`'s spelling: every `linalg_*` op of derivatives.yaml without its
 prefix (`yg.linalg.vector_norm(x, 2, dim=1)` is `linalg_vector_norm`,
 LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.svd`, `yg.linalg.inv`), the
 Python-level ones of runtime/linalg_functional.py (matrix_rank, eig, eigvals),
-and `linalg.matmul`, which is `matmul`."""
+`linalg.matmul`, which is `matmul`, and `linalg.LinAlgError`, the RuntimeError
+of a singular input."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.errors import scalar_type_name
+from yamlgrad.runtime.errors import _LinAlgError, scalar_type_name
 from yamlgrad.runtime.ops.linalg import _factors_transpose, linalg_det_kernel
 from yamlgrad.runtime.ops.linalg_decompositions import _mT, _vector_rhs
 from yamlgrad.runtime.ops.lu_decomposition import lu_factor_kernel, lu_solve_kernel
@@ -49,14 +49,15 @@ def _check_square_float(a: Any, op: str) -> None:
 
 def singular_error(info: Any, op: str) -> RuntimeError | None:
     """PyTorch's _linalg_check_errors for a solve: the first matrix whose LU
-    has a zero on U's diagonal, by its flat index in a batch; None if none."""
+    has a zero on U's diagonal, by its flat index in a batch, as a
+    torch.linalg.LinAlgError; None if none."""
     info = np.asarray(info)
     if not np.any(info):
         return None
     where = ""
     if info.ndim:
         where = f"(Batch element {int(np.flatnonzero(info)[0])}): "
-    return RuntimeError(
+    return _LinAlgError(
         f"{op}: {where}The solver failed because the input matrix is singular."
     )
 
