@@ -8672,7 +8672,7 @@ def pinverse(input: Any, rcond: Any = 1e-15) -> Tensor:
     """`pinverse(Tensor self, float rcond=1e-15) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return linalg_composites.pinv_of(self, 0.0, rcond, False)
+        return linalg_composites.pinverse_of(self, rcond)
     except (AttributeError, TypeError):
         check_arguments("pinverse", (("input", "Tensor", 1, self),))
         raise

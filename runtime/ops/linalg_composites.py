@@ -25,7 +25,12 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.common import _dim
 from yamlgrad.runtime.ops.linalg_solves import singular_error
 from yamlgrad.runtime.wrappers import inplace_ops
-from yamlgrad.runtime.wrappers.variable_type_utils import return_type
+from yamlgrad.runtime.wrappers.variable_type_utils import (
+    bool_arg,
+    float_arg,
+    int_arg,
+    return_type,
+)
 
 COMPOSITE_HELPERS = (
     "svd_outputs",
@@ -40,6 +45,7 @@ COMPOSITE_HELPERS = (
     "lu_factor_outputs",
     "lu_solve_legacy",
     "pinv_of",
+    "pinverse_of",
     "qr_legacy",
     "matrix_norm_of",
     "norm_of",
@@ -83,6 +89,8 @@ def svd_outputs(A: Tensor, full_matrices: bool, driver: str | None) -> Any:
 def svd_legacy(A: Tensor, some: bool, compute_uv: bool) -> Any:
     """torch.svd: (U, S, V) with V = Vh^H (TransposeBackward0); without
     compute_uv, zeros for U (m x m) and V (n x n), as PyTorch's."""
+    some = bool_arg(some, "svd", "some", 2)
+    compute_uv = bool_arg(compute_uv, "svd", "compute_uv", 3)
     if A.ndim < 2:
         raise RuntimeError(
             "linalg.svd: The input tensor A must have at least 2 dimensions."
@@ -188,9 +196,15 @@ def pinv_of(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
     return pinv(A, atol=tolerance(atol), rtol=tolerance(rtol), hermitian=hermitian)
 
 
+def pinverse_of(A: Tensor, rcond: Any) -> Tensor:
+    """torch.pinverse: linalg.pinv with rcond as its relative tolerance."""
+    return pinv_of(A, 0.0, float_arg(rcond, "pinverse", "rcond", 2), False)
+
+
 def qr_legacy(A: Tensor, some: bool) -> Any:
     """torch.qr: linalg.qr in 'reduced' (some) or 'complete' mode, with
     PyTorch's deprecation warning."""
+    some = bool_arg(some, "qr", "some", 2)
     warnings.warn(
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
         "in a future PyTorch release.\nThe boolean parameter 'some' has been "
@@ -543,6 +557,8 @@ def vander_of(x: Tensor, N: int | None, increasing: bool) -> Tensor:
     """torch.vander: powers x^0 .. x^(N-1) as columns, the cumprod written into
     ones (CopySlices; PyTorch writes it into its own input, which breaks its
     backward), decreasing unless `increasing` (FlipBackward0)."""
+    N = None if N is None else int_arg(N, "vander", "N", 2)
+    increasing = bool_arg(increasing, "vander", "increasing", 3)
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
