@@ -25,6 +25,7 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.common import _dim
 from yamlgrad.runtime.ops.linalg_solves import singular_error
 from yamlgrad.runtime.wrappers import inplace_ops
+from yamlgrad.runtime.wrappers.interposition import tracing
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     bool_arg,
     float_arg,
@@ -67,14 +68,29 @@ ops: Any = _ops
 
 def _may_require_grad(A: Tensor) -> bool:
     """PyTorch's _may_require_fw_or_bw_grad: whether a gradient of A may be
-    asked for, backward (grad mode on, A requires grad) or forward (a tangent)."""
-    return (grad_mode.is_grad_enabled() and A.requires_grad) or (
-        getattr(A, "_fw_grad", None) is not None
+    asked for, backward (grad mode on, A requires grad) or forward (a tangent);
+    and always while yg.compile traces (on copies, under no_grad), as the
+    compiled graph may be differentiated."""
+    return (
+        (grad_mode.is_grad_enabled() and A.requires_grad)
+        or getattr(A, "_fw_grad", None) is not None
+        or _tracing()
     )
 
 
 def _constant(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
+
+
+# Note [Writes while tracing]
+# matrix_power(A, 0) and vander write into a tensor (copy_, item assignment),
+# recording PyTorch's CopyBackwards and CopySlices. yg.compile's graph holds
+# derivatives.yaml entries only, and those writes are not entries: while it
+# traces, these bodies compute the same values out of place (add, cat).
+
+
+def _tracing() -> bool:
+    return tracing.active > 0 and tracing.is_recording()
 
 
 # -- decompositions ------------------------------------------------------------------
@@ -422,8 +438,10 @@ def matrix_power_of(A: Tensor, n: int) -> Tensor:
             f"{A.shape[-2]} by {A.shape[-1]} matrices"
         )
     if n == 0:
-        eye = np.eye(A.shape[-2], A.shape[-1], dtype=A._data.dtype)
-        return inplace_ops.copy_(ops.clone(A), _constant(eye))
+        eye = _constant(np.eye(A.shape[-2], A.shape[-1], dtype=A._data.dtype))
+        if _tracing():  # Note [Writes while tracing]
+            return ops.add(ops.mul(A, 0.0), eye)
+        return inplace_ops.copy_(ops.clone(A), eye)
     if n == 1:
         return ops.clone(A)
     if n == -1:
@@ -568,7 +586,11 @@ def vander_of(x: Tensor, N: int | None, increasing: bool) -> Tensor:
     result = _constant(np.ones((x.shape[0], n), dtype=dtype))
     if n > 1:
         columns = ops.expand(ops.unsqueeze(x, 1), (x.shape[0], n - 1))
-        result[:, 1:] = ops.cumprod(columns, 1)
+        if _tracing():  # Note [Writes while tracing]
+            powers = ops.cumprod(columns, 1)
+            result = ops.cat([ops.narrow(result, 1, 0, 1), powers], 1)
+        else:
+            result[:, 1:] = ops.cumprod(columns, 1)
     return result if increasing else ops.flip(result, [1])
 
 
