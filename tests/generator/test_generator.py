@@ -1014,6 +1014,7 @@ GOLDEN_NODE_NAMES = (
     ("affine_grid_generator", "AffineGridGeneratorBackward0"),
     ("grid_sampler_2d", "GridSampler2DBackward0"),
     ("grid_sampler_3d", "GridSampler3DBackward0"),
+    # nn: padding, upsampling, shuffles and sliding blocks
     ("reflection_pad1d", "ReflectionPad1DBackward0"),
     ("reflection_pad2d", "ReflectionPad2DBackward0"),
     ("reflection_pad3d", "ReflectionPad3DBackward0"),
