@@ -129,6 +129,8 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     pinv_backward,
     triangular_solve_backward,
 )
+from yamlgrad.runtime.ops.linalg_solves import linalg_solve_backward, slogdet_backward
+from yamlgrad.runtime.ops.linalg_spectral import linalg_eig_backward, svd_backward
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
     binary_cross_entropy_target_backward,
@@ -411,6 +413,10 @@ __all__ = [
     "TraceBackward0",
     "LinalgInvExBackward0",
     "LinalgDetBackward0",
+    "LinalgSlogdetBackward0",
+    "LinalgSolveExBackward0",
+    "LinalgSvdBackward0",
+    "LinalgEighBackward0",
     "CholeskyBackward0",
     "LinalgCholeskyExBackward0",
     "CholeskySolveBackward0",
@@ -5819,6 +5825,196 @@ class LinalgDetBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LinalgSlogdetBackward0(Node):
+    """Backward of `_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)`.
+
+    A: slogdet_backward(grad_logabsdet, A, LU, pivots)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_LU",
+        "_raw_saved_pivots",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        LU = self._raw_saved_LU.unpack(self, raw)
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slogdet_backward(grads[1], A, LU, pivots)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+
+class LinalgSolveExBackward0(Node):
+    """Backward of `_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)`.
+
+    A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_LU",
+        "_saved_left",
+        "_raw_saved_pivots",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_A: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        A = self._raw_saved_A.unpack(self, raw)
+        LU = self._raw_saved_LU.unpack(self, raw)
+        left = self._saved_left
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = linalg_solve_backward(
+                grad, result, A, LU, pivots, left, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of `_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`.
+
+    A: svd_backward(grads, U, S, Vh, full_matrices)
+    """
+
+    __slots__ = (
+        "_raw_saved_S",
+        "_raw_saved_U",
+        "_raw_saved_Vh",
+        "_saved_full_matrices",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        S = self._raw_saved_S.unpack(self, raw)
+        U = self._raw_saved_U.unpack(self, raw)
+        Vh = self._raw_saved_Vh.unpack(self, raw)
+        full_matrices = self._saved_full_matrices
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = svd_backward(grads, U, S, Vh, full_matrices)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_S.reset_data()
+        self._raw_saved_U.reset_data()
+        self._raw_saved_Vh.reset_data()
+
+    @property
+    def _saved_S(self) -> Any:
+        return self._raw_saved_S.unpack_wrapped(self)
+
+    @property
+    def _saved_U(self) -> Any:
+        return self._raw_saved_U.unpack_wrapped(self)
+
+    @property
+    def _saved_Vh(self) -> Any:
+        return self._raw_saved_Vh.unpack_wrapped(self)
+
+
+class LinalgEighBackward0(Node):
+    """Backward of `_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`.
+
+    A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+    """
+
+    __slots__ = (
+        "_raw_saved_eigenvalues",
+        "_raw_saved_eigenvectors",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        eigenvalues = self._raw_saved_eigenvalues.unpack(self, raw)
+        eigenvectors = self._raw_saved_eigenvectors.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_eig_backward(
+                grads[0], grads[1], eigenvalues, eigenvectors, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_eigenvalues.reset_data()
+        self._raw_saved_eigenvectors.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Any:
+        return self._raw_saved_eigenvalues.unpack_wrapped(self)
+
+    @property
+    def _saved_eigenvectors(self) -> Any:
+        return self._raw_saved_eigenvectors.unpack_wrapped(self)
 
 
 class CholeskyBackward0(Node):

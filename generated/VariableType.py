@@ -29,7 +29,10 @@ from yamlgrad.runtime.ops import (
     householder,
     indexing,
     linalg,
+    linalg_composites,
     linalg_decompositions,
+    linalg_solves,
+    linalg_spectral,
     losses,
     lu_decomposition,
     margin_losses,
@@ -285,6 +288,10 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    LinalgSlogdetBackward0,
+    LinalgSolveExBackward0,
+    LinalgSvdBackward0,
+    LinalgEighBackward0,
     CholeskyBackward0,
     LinalgCholeskyExBackward0,
     CholeskySolveBackward0,
@@ -609,23 +616,57 @@ __all__ = [
     "linalg_inv",
     "_linalg_det",
     "linalg_det",
+    "det",
+    "inverse",
+    "_linalg_slogdet",
+    "linalg_slogdet",
+    "slogdet",
+    "logdet",
+    "_linalg_solve_ex",
+    "linalg_solve_ex",
+    "linalg_solve",
+    "_linalg_svd",
+    "linalg_svd",
+    "linalg_svdvals",
+    "svd",
+    "_linalg_eigh",
+    "linalg_eigh",
+    "linalg_eigvalsh",
+    "linalg_matrix_norm",
+    "linalg_norm",
+    "linalg_cond",
+    "linalg_matrix_power",
+    "matrix_power",
+    "linalg_multi_dot",
+    "linalg_tensorinv",
+    "linalg_tensorsolve",
+    "vander",
+    "linalg_vander",
+    "linalg_vecdot",
+    "inner",
+    "kron",
     "cholesky",
     "linalg_cholesky_ex",
     "linalg_cholesky",
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "cross",
     "linalg_pinv",
+    "pinverse",
     "linalg_lstsq",
     "linalg_lu_factor_ex",
+    "linalg_lu_factor",
     "linalg_lu",
     "linalg_lu_solve",
+    "lu_solve",
     "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
     "linalg_householder_product",
     "ormqr",
     "linalg_qr",
+    "qr",
     "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
@@ -8038,6 +8079,527 @@ def linalg_det(A: Any) -> Tensor:
         raise
 
 
+def det(input: Any) -> Tensor:
+    """`det(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_det(self)
+    except (AttributeError, TypeError):
+        check_arguments("det", (("input", "Tensor", 1, self),))
+        raise
+
+
+def inverse(input: Any) -> Tensor:
+    """`inverse(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_inv(self)
+    except (AttributeError, TypeError):
+        check_arguments("inverse", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_slogdet(A: Any) -> Any:
+    """`_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)`"""
+    if interposition.active and interposed(A):
+        return interpose("_linalg_slogdet", "leading_dims", _linalg_slogdet, A)
+    A_ = tensor_arg(A, "_linalg_slogdet", "A", 1)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSlogdetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._raw_saved_A = SavedVariable(A, False)
+    try:
+        outputs = [Tensor._make(value) for value in linalg_solves.slogdet_kernel(A_)]
+    except ValueError as kernel_failure:
+        raise kernel_error("_linalg_slogdet", kernel_failure, A=A_)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(_linalg_slogdet, {"A": A}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[3], True)
+    return return_type("_linalg_slogdet", ("sign", "logabsdet", "LU", "pivots"))(
+        *outputs
+    )
+
+
+def linalg_slogdet(A: Any) -> Any:
+    """`linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`"""
+    try:
+        return linalg_composites.slogdet_outputs(A, False)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_slogdet", (("A", "Tensor", 1, A),))
+        raise
+
+
+def slogdet(input: Any) -> Any:
+    """`slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.slogdet_outputs(self, True)
+    except (AttributeError, TypeError):
+        check_arguments("slogdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def logdet(input: Any) -> Tensor:
+    """`logdet(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.logdet_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("logdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)`"""
+    if interposition.active and interposed(A, B):
+        return interpose(
+            "_linalg_solve_ex", "", _linalg_solve_ex, A, B, left, check_errors
+        )
+    A_ = tensor_arg(A, "_linalg_solve_ex", "A", 1)
+    B_ = tensor_arg(B, "_linalg_solve_ex", "B", 2)
+    left = bool_arg(left, "_linalg_solve_ex", "left", 3)
+    check_errors = bool_arg(check_errors, "_linalg_solve_ex", "check_errors", 4)
+    grad_fn = None
+    if compute_requires_grad(A, B):
+        grad_fn = LinalgSolveExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A, B))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_A = SavedVariable(A, False)
+        grad_fn._saved_left = left
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_solves.solve_ex_kernel(A_, B_, left, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_solve_ex",
+            kernel_failure,
+            A=A_,
+            B=B_,
+            left=left,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A, B):
+        with formula_mode():
+            A_t = tangent_of(A)
+            B_t = tangent_of(B)
+            outputs_t = derived_jvp(
+                _linalg_solve_ex,
+                {"A": A, "B": B, "left": left, "check_errors": check_errors},
+                {"A": A_t, "B": B_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result = SavedVariable(outputs[0], True)
+    return return_type("_linalg_solve_ex", ("result", "LU", "pivots", "info"))(*outputs)
+
+
+def linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)`"""
+    try:
+        return linalg_composites.solve_ex_outputs(A, B, left, check_errors)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve_ex",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def linalg_solve(A: Any, B: Any, *, left: Any = True) -> Tensor:
+    """`linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`"""
+    try:
+        return linalg_composites.solve_of(A, B, left)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def _linalg_svd(
+    A: Any, full_matrices: Any = False, compute_uv: Any = True, *, driver: Any = None
+) -> Any:
+    """`_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_svd",
+            "leading_dims",
+            _linalg_svd,
+            A,
+            full_matrices,
+            compute_uv,
+            driver,
+        )
+    A_ = tensor_arg(A, "_linalg_svd", "A", 1)
+    full_matrices = bool_arg(full_matrices, "_linalg_svd", "full_matrices", 2)
+    compute_uv = bool_arg(compute_uv, "_linalg_svd", "compute_uv", 3)
+    driver = optional_str_arg(driver, "_linalg_svd", "driver", 4)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSvdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_full_matrices = full_matrices
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.svd_kernel(
+                A_, full_matrices, compute_uv, driver
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_svd",
+            kernel_failure,
+            A=A_,
+            full_matrices=full_matrices,
+            compute_uv=compute_uv,
+            driver=driver,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                _linalg_svd,
+                {
+                    "A": A,
+                    "full_matrices": full_matrices,
+                    "compute_uv": compute_uv,
+                    "driver": driver,
+                },
+                {"A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_S = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_U = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_Vh = SavedVariable(outputs[2], True)
+    return return_type("_linalg_svd", ("U", "S", "Vh"))(*outputs)
+
+
+def linalg_svd(A: Any, full_matrices: Any = True, *, driver: Any = None) -> Any:
+    """`linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    try:
+        return linalg_composites.svd_outputs(A, full_matrices, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svd", (("A", "Tensor", 1, A),))
+        raise
+
+
+def linalg_svdvals(A: Any, *, driver: Any = None) -> Tensor:
+    """`linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor`"""
+    try:
+        return linalg_composites.svdvals_of(A, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svdvals", (("A", "Tensor", 1, A),))
+        raise
+
+
+def svd(input: Any, some: Any = True, compute_uv: Any = True) -> Any:
+    """`svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.svd_legacy(self, some, compute_uv)
+    except (AttributeError, TypeError):
+        check_arguments("svd", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_eigh(A: Any, UPLO: Any = "L", compute_v: Any = True) -> Any:
+    """`_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_eigh", "leading_dims", _linalg_eigh, A, UPLO, compute_v
+        )
+    A_ = tensor_arg(A, "_linalg_eigh", "A", 1)
+    UPLO = str_arg(UPLO, "_linalg_eigh", "UPLO", 2)
+    compute_v = bool_arg(compute_v, "_linalg_eigh", "compute_v", 3)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgEighBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.eigh_kernel(A_, UPLO, compute_v)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_eigh", kernel_failure, A=A_, UPLO=UPLO, compute_v=compute_v
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            eigenvalues_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[0]
+            eigenvectors_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[1]
+        set_fw_grads(
+            outputs,
+            (
+                eigenvalues_t,
+                eigenvectors_t,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_eigenvalues = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_eigenvectors = SavedVariable(outputs[1], True)
+    return return_type("_linalg_eigh", ("eigenvalues", "eigenvectors"))(*outputs)
+
+
+def linalg_eigh(input: Any, UPLO: Any = "L") -> Any:
+    """`linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigh_outputs(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_eigvalsh(input: Any, UPLO: Any = "L") -> Tensor:
+    """`linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigvalsh_of(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigvalsh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_norm_default(
+    input: Any,
+    ord: Any,
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_norm_str_ord(
+    input: Any,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_default(
+    input: Any,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_ord_str(
+    input: Any, ord: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_default(input: Any, p: Any = None) -> Tensor:
+    """`linalg_cond(Tensor self, Scalar? p=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_p_str(input: Any, p: Any) -> Tensor:
+    """`linalg_cond.p_str(Tensor self, str p) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_power(input: Any, n: Any) -> Tensor:
+    """`linalg_matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def matrix_power(input: Any, n: Any) -> Tensor:
+    """`matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_multi_dot(tensors: Any) -> Tensor:
+    """`linalg_multi_dot(Tensor[] tensors) -> Tensor`"""
+    try:
+        return linalg_composites.multi_dot_of(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_multi_dot", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def linalg_tensorinv(input: Any, ind: Any = 2) -> Tensor:
+    """`linalg_tensorinv(Tensor self, int ind=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorinv_of(self, ind)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_tensorinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_tensorsolve(input: Any, other: Any, dims: Any = None) -> Tensor:
+    """`linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorsolve_of(self, other, dims)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_tensorsolve",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def vander(x: Any, N: Any = None, increasing: Any = False) -> Tensor:
+    """`vander(Tensor x, int? N=None, bool increasing=False) -> Tensor`"""
+    try:
+        return linalg_composites.vander_of(x, N, increasing)
+    except (AttributeError, TypeError):
+        check_arguments("vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vander(x: Any, *, N: Any = None) -> Tensor:
+    """`linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor`"""
+    try:
+        return linalg_composites.linalg_vander_of(x, N)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vecdot(x: Any, y: Any, *, dim: Any = -1) -> Tensor:
+    """`linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor`"""
+    try:
+        return linalg_composites.vecdot_of(x, y, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_vecdot",
+            (
+                ("x", "Tensor", 1, x),
+                ("y", "Tensor", 2, y),
+            ),
+        )
+        raise
+
+
+def inner(input: Any, other: Any) -> Tensor:
+    """`inner(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.inner_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "inner",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def kron(input: Any, other: Any) -> Tensor:
+    """`kron(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.kron_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "kron",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def cholesky(input: Any, upper: Any = False) -> Tensor:
     """`cholesky(Tensor self, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8239,6 +8801,22 @@ def linalg_cross(input: Any, other: Any, *, dim: Any = -1) -> Tensor:
     return result
 
 
+def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
+    """`cross(Tensor self, Tensor other, int? dim=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cross_of(self, other, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cross",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def linalg_pinv_atol_rtol_tensor(
     input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
 ) -> Tensor:
@@ -8292,6 +8870,54 @@ def linalg_pinv_atol_rtol_tensor(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def linalg_pinv_atol_rtol_float(
+    input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
+) -> Tensor:
+    """`linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, atol, rtol, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_pinv_default(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_pinv_rcond_tensor(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_pinv",
+            (
+                ("input", "Tensor", 1, self),
+                ("rcond", "Tensor", 2, rcond),
+            ),
+        )
+        raise
+
+
+def pinverse(input: Any, rcond: Any = 1e-15) -> Tensor:
+    """`pinverse(Tensor self, float rcond=1e-15) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinverse_of(self, rcond)
+    except (AttributeError, TypeError):
+        check_arguments("pinverse", (("input", "Tensor", 1, self),))
+        raise
 
 
 def linalg_lstsq(input: Any, b: Any, rcond: Any = None, *, driver: Any = None) -> Any:
@@ -8383,6 +9009,15 @@ def linalg_lu_factor_ex(A: Any, *, pivot: Any = True, check_errors: Any = False)
     return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
 
 
+def linalg_lu_factor(A: Any, *, pivot: Any = True) -> Any:
+    """`linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)`"""
+    try:
+        return linalg_composites.lu_factor_outputs(A, pivot)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_lu_factor", (("A", "Tensor", 1, A),))
+        raise
+
+
 def linalg_lu(A: Any, *, pivot: Any = True) -> Any:
     """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`"""
     if interposition.active and interposed(A):
@@ -8466,6 +9101,23 @@ def linalg_lu_solve(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def lu_solve(input: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
+    """`lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.lu_solve_legacy(self, LU_data, LU_pivots)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "lu_solve",
+            (
+                ("input", "Tensor", 1, self),
+                ("LU_data", "Tensor", 2, LU_data),
+                ("LU_pivots", "Tensor", 3, LU_pivots),
+            ),
+        )
+        raise
 
 
 def lu_unpack(
@@ -8696,6 +9348,16 @@ def linalg_qr(A: Any, mode: Any = "reduced") -> Any:
         grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
         grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
     return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def qr(input: Any, some: Any = True) -> Any:
+    """`qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.qr_legacy(self, some)
+    except (AttributeError, TypeError):
+        check_arguments("qr", (("input", "Tensor", 1, self),))
+        raise
 
 
 def triangular_solve(
@@ -20646,6 +21308,148 @@ def bernoulli(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("bernoulli", _BERNOULLI_OVERLOADS, args, kwargs)
 
 
+_LINALG_MATRIX_NORM_OVERLOADS = (
+    Overload(
+        linalg_matrix_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", False, REQUIRED, False, "Scalar ord"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_matrix_norm_str_ord,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, "fro", False, "str ord='fro'"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_matrix_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_matrix_norm", _LINALG_MATRIX_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_NORM_OVERLOADS = (
+    Overload(
+        linalg_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", True, None, False, "Scalar? ord=None"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_norm_ord_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, REQUIRED, False, "str ord"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_norm", _LINALG_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_COND_OVERLOADS = (
+    Overload(
+        linalg_cond_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "Scalar", True, None, False, "Scalar? p=None"),
+        ),
+    ),
+    Overload(
+        linalg_cond_p_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "str", False, REQUIRED, False, "str p"),
+        ),
+    ),
+)
+
+
+def linalg_cond(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+    `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+    """
+    return dispatch("linalg_cond", _LINALG_COND_OVERLOADS, args, kwargs)
+
+
+_LINALG_PINV_OVERLOADS = (
+    Overload(
+        linalg_pinv_atol_rtol_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "Tensor", True, None, True, "Tensor? atol=None"),
+            Param("rtol", "Tensor", True, None, True, "Tensor? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_atol_rtol_float,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "float", True, None, True, "float? atol=None"),
+            Param("rtol", "float", True, None, True, "float? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "float", False, REQUIRED, False, "float rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_rcond_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "Tensor", False, REQUIRED, False, "Tensor rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
+)
+
+
+def linalg_pinv(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+    `linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`
+    """
+    return dispatch("linalg_pinv", _LINALG_PINV_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -21494,10 +22298,6 @@ log_softmax = log_softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 log_softmax.__qualname__ = "log_softmax"
 
-linalg_pinv = linalg_pinv_atol_rtol_tensor
-# Python's own argument errors then name the op as it is called: "add() got ...".
-linalg_pinv.__qualname__ = "linalg_pinv"
-
 transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
@@ -21701,17 +22501,29 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "det": det,
+    "inverse": inverse,
+    "slogdet": slogdet,
+    "logdet": logdet,
+    "svd": svd,
+    "matrix_power": matrix_power,
+    "inner": inner,
+    "kron": kron,
     "cholesky": cholesky,
     "linalg_cholesky_ex": linalg_cholesky_ex,
     "linalg_cholesky": linalg_cholesky,
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
+    "cross": cross,
     "linalg_pinv": linalg_pinv,
+    "pinverse": pinverse,
     "linalg_lstsq": linalg_lstsq,
+    "lu_solve": lu_solve,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
     "ormqr": ormqr,
+    "qr": qr,
     "triangular_solve": triangular_solve,
     "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
@@ -22953,6 +23765,131 @@ OVERLOADS = {
     "linalg_det": {
         "default": linalg_det,
     },
+    "det": {
+        "default": schema_names(det, "det(Tensor self) -> Tensor"),
+    },
+    "inverse": {
+        "default": schema_names(inverse, "inverse(Tensor self) -> Tensor"),
+    },
+    "_linalg_slogdet": {
+        "default": _linalg_slogdet,
+    },
+    "linalg_slogdet": {
+        "default": linalg_slogdet,
+    },
+    "slogdet": {
+        "default": schema_names(
+            slogdet, "slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)"
+        ),
+    },
+    "logdet": {
+        "default": schema_names(logdet, "logdet(Tensor self) -> Tensor"),
+    },
+    "_linalg_solve_ex": {
+        "default": _linalg_solve_ex,
+    },
+    "linalg_solve_ex": {
+        "default": linalg_solve_ex,
+    },
+    "linalg_solve": {
+        "default": linalg_solve,
+    },
+    "_linalg_svd": {
+        "default": _linalg_svd,
+    },
+    "linalg_svd": {
+        "default": linalg_svd,
+    },
+    "linalg_svdvals": {
+        "default": linalg_svdvals,
+    },
+    "svd": {
+        "default": schema_names(
+            svd,
+            "svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)",
+        ),
+    },
+    "_linalg_eigh": {
+        "default": _linalg_eigh,
+    },
+    "linalg_eigh": {
+        "default": schema_names(
+            linalg_eigh,
+            'linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)',
+        ),
+    },
+    "linalg_eigvalsh": {
+        "default": schema_names(
+            linalg_eigvalsh, 'linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor'
+        ),
+    },
+    "linalg_matrix_norm": {
+        "default": schema_names(
+            linalg_matrix_norm_default,
+            "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "str_ord": schema_names(
+            linalg_matrix_norm_str_ord,
+            "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_norm": {
+        "default": schema_names(
+            linalg_norm_default,
+            "linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "ord_str": schema_names(
+            linalg_norm_ord_str,
+            "linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_cond": {
+        "default": schema_names(
+            linalg_cond_default, "linalg_cond(Tensor self, Scalar? p=None) -> Tensor"
+        ),
+        "p_str": schema_names(
+            linalg_cond_p_str, "linalg_cond.p_str(Tensor self, str p) -> Tensor"
+        ),
+    },
+    "linalg_matrix_power": {
+        "default": schema_names(
+            linalg_matrix_power, "linalg_matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "matrix_power": {
+        "default": schema_names(
+            matrix_power, "matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "linalg_multi_dot": {
+        "default": linalg_multi_dot,
+    },
+    "linalg_tensorinv": {
+        "default": schema_names(
+            linalg_tensorinv, "linalg_tensorinv(Tensor self, int ind=2) -> Tensor"
+        ),
+    },
+    "linalg_tensorsolve": {
+        "default": schema_names(
+            linalg_tensorsolve,
+            "linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor",
+        ),
+    },
+    "vander": {
+        "default": vander,
+    },
+    "linalg_vander": {
+        "default": linalg_vander,
+    },
+    "linalg_vecdot": {
+        "default": linalg_vecdot,
+    },
+    "inner": {
+        "default": schema_names(inner, "inner(Tensor self, Tensor other) -> Tensor"),
+    },
+    "kron": {
+        "default": schema_names(kron, "kron(Tensor self, Tensor other) -> Tensor"),
+    },
     "cholesky": {
         "default": schema_names(
             cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
@@ -22988,10 +23925,32 @@ OVERLOADS = {
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
         ),
     },
+    "cross": {
+        "default": schema_names(
+            cross, "cross(Tensor self, Tensor other, int? dim=None) -> Tensor"
+        ),
+    },
     "linalg_pinv": {
         "atol_rtol_tensor": schema_names(
             linalg_pinv_atol_rtol_tensor,
             "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "atol_rtol_float": schema_names(
+            linalg_pinv_atol_rtol_float,
+            "linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "default": schema_names(
+            linalg_pinv_default,
+            "linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor",
+        ),
+        "rcond_tensor": schema_names(
+            linalg_pinv_rcond_tensor,
+            "linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor",
+        ),
+    },
+    "pinverse": {
+        "default": schema_names(
+            pinverse, "pinverse(Tensor self, float rcond=1e-15) -> Tensor"
         ),
     },
     "linalg_lstsq": {
@@ -23003,11 +23962,20 @@ OVERLOADS = {
     "linalg_lu_factor_ex": {
         "default": linalg_lu_factor_ex,
     },
+    "linalg_lu_factor": {
+        "default": linalg_lu_factor,
+    },
     "linalg_lu": {
         "default": linalg_lu,
     },
     "linalg_lu_solve": {
         "default": linalg_lu_solve,
+    },
+    "lu_solve": {
+        "default": schema_names(
+            lu_solve,
+            "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor",
+        ),
     },
     "lu_unpack": {
         "default": lu_unpack,
@@ -23031,6 +23999,11 @@ OVERLOADS = {
     },
     "linalg_qr": {
         "default": linalg_qr,
+    },
+    "qr": {
+        "default": schema_names(
+            qr, "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)"
+        ),
     },
     "triangular_solve": {
         "default": schema_names(
@@ -24349,6 +25322,10 @@ NUMPY_ONLY_REASONS.update(
         "unique_dim_consecutive": "output shape depends on the data",
         "_unique2": "output shape depends on the data",
         "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_slogdet": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_solve_ex": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_svd": "batched SVDs with LAPACK's conventions (gesdd) come from numpy.linalg",
+        "_linalg_eigh": "batched symmetric eigendecompositions (LAPACK's syevd) come from numpy.linalg",
         "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",

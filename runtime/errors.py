@@ -593,3 +593,8 @@ ERR_INDEX_ZERO_DIM = (
     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
 )
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (PyTorch's class is `torch._C._LinAlgError`, a
+    RuntimeError): a linear algebra function whose input is singular."""

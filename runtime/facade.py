@@ -22,6 +22,7 @@ import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.errors import warn_at_caller
+from yamlgrad.runtime.errors import _LinAlgError
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
@@ -99,6 +100,8 @@ from yamlgrad.runtime.dtypes import (
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
 from yamlgrad.runtime.functional import unique, unique_consecutive
+from yamlgrad.runtime import linalg_functional
+from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -146,6 +149,7 @@ __all__ = [
     "block_diag",
     "unique",
     "unique_consecutive",
+    *linalg_functional.__all__,
     "Tensor",
     "Size",
     "set_printoptions",
@@ -230,30 +234,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     return VariableType.block_diag(list(tensors))
 
 
-def norm(
-    input: Tensor,
-    p: Any = "fro",
-    dim: Any = None,
-    keepdim: bool = False,
-    dtype: Any = None,
-) -> Tensor:
-    """`torch.norm` and `Tensor.norm`, Python functions in PyTorch too: the
-    vector norm of `p` (2 for "fro" or None) over `dim`, every dim by default
-    (LinalgVectorNormBackward0). The matrix norms ("nuc", or "fro" over more
-    than two dims, which PyTorch sends to linalg.matrix_norm) are not here."""
-    dims = [dim] if isinstance(dim, int) else dim
-    if isinstance(p, str):
-        if p != "fro" or (dims is not None and len(dims) > 2):
-            raise RuntimeError(
-                f"norm: p={p!r} over dims {dims} is a matrix norm "
-                "(linalg.matrix_norm), which yamlgrad does not have"
-            )
-        p = 2
-    elif p is None:
-        p = 2.0
-    return VariableType.linalg_vector_norm(input, p, dims, keepdim, dtype=dtype)
-
-
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
     # PyTorch computes `2 / x` as `reciprocal(x) * 2` (MulBackward0).
     return VariableType.mul(VariableType.reciprocal(self), other)
@@ -318,6 +298,31 @@ def _transposed(self: Tensor) -> Tensor:
     return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
+def _matrix_transposed(name: str, batches: bool) -> Any:
+    """`x.mT`, `x.mH` (batches of matrices) and `x.H` (a matrix): the last two
+    dims swapped (TransposeBackward0; the conjugation is free on real dtypes)."""
+
+    def transposed(self: Tensor) -> Tensor:
+        if self.ndim < 2 or (not batches and self.ndim != 2):
+            what = (
+                "matrices or batches of matrices"
+                if batches
+                else "matrices (2-D tensors)"
+            )
+            hint = (
+                "."
+                if batches or self.ndim < 2
+                else ". For batches of matrices, consider using tensor.mH"
+            )
+            raise RuntimeError(
+                f"tensor.{name} is only supported on {what}. Got {self.ndim}-D "
+                f"tensor{hint}"
+            )
+        return VariableType.transpose(self, -2, -1)
+
+    return property(transposed)
+
+
 _OPERATORS = {
     "__add__": VariableType.add,
     "__radd__": VariableType.add,
@@ -370,6 +375,10 @@ def _install_tensor_methods() -> None:
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
+    Tensor.lu = lu  # type: ignore[attr-defined]
+    Tensor.mT = _matrix_transposed("mT", True)  # type: ignore[attr-defined]
+    Tensor.mH = _matrix_transposed("mH", True)  # type: ignore[attr-defined]
+    Tensor.H = _matrix_transposed("H", False)  # type: ignore[attr-defined]
     Tensor.unique = unique  # type: ignore[attr-defined]
     Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
@@ -498,8 +507,14 @@ linalg = SimpleNamespace(
         name.removeprefix("linalg_"): getattr(VariableType, name)
         for name in VariableType.OVERLOADS
         if name.startswith("linalg_") and hasattr(VariableType, name)
-    }
+    },
+    **{name: getattr(linalg_functional, name) for name in linalg_functional.LINALG},
+    matmul=matmul,  # noqa: F405
+    LinAlgError=_LinAlgError,
 )
 """`torch.linalg`'s spelling: every `linalg_*` op of derivatives.yaml without its
 prefix (`yg.linalg.vector_norm(x, 2, dim=1)` is `linalg_vector_norm`,
-LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.cholesky`, `yg.linalg.inv`)."""
+LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.svd`, `yg.linalg.inv`), the
+Python-level ones of runtime/linalg_functional.py (matrix_rank, eig, eigvals),
+`linalg.matmul`, which is `matmul`, and `linalg.LinAlgError`, the RuntimeError
+of a singular input."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from yamlgrad.runtime import linalg_functional
 from support import (
     DIFFERENTIABLE,
     call,
@@ -95,6 +96,11 @@ NOT_FROM_YAML = {
         name: "torch.functional's Python over the YAML's _unique2, unique_dim and "
         "unique_consecutive: returns only the outputs asked for"
         for name in ("unique", "unique_consecutive")
+    },
+    **{
+        name: "Python over the YAML's linalg ops, as torch/functional.py and "
+        "torch/_lowrank.py write it (runtime/linalg_functional.py)"
+        for name in linalg_functional.__all__
     },
     "Tensor": "the tensor type",
     "set_printoptions": "how tensors print",
