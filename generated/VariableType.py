@@ -33,6 +33,7 @@ from yamlgrad.runtime.ops import (
     lu_decomposition,
     margin_losses,
     normalization,
+    numeric_composites,
     pooling,
     pooling2d,
     random_draws,
@@ -43,6 +44,7 @@ from yamlgrad.runtime.ops import (
     sorting,
     special,
     special_polynomials,
+    stacking,
     statistics,
 )
 from yamlgrad.runtime.wrappers.binding import (
@@ -490,6 +492,7 @@ __all__ = [
     "bitwise_xor",
     "floor_divide",
     "pow",
+    "float_power",
     "neg",
     "reciprocal",
     "exp",
@@ -669,6 +672,30 @@ __all__ = [
     "take_along_dim",
     "hstack",
     "vstack",
+    "column_stack",
+    "dstack",
+    "combinations",
+    "fliplr",
+    "flipud",
+    "diagflat",
+    "ravel",
+    "positive",
+    "resolve_conj",
+    "resolve_neg",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "unsafe_chunk",
+    "diff",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "cov",
+    "corrcoef",
+    "nanmean",
+    "quantile",
+    "nanquantile",
     "narrow_copy",
     "narrow",
     "roll",
@@ -2837,6 +2864,48 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def float_power_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
+
+
+def float_power_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("exponent", "Tensor", 2, exponent),))
+        raise
 
 
 def neg(input: Any) -> Tensor:
@@ -10853,6 +10922,519 @@ def vstack(tensors: Any) -> Tensor:
         return cat(composites.atleast_2d_each(tensors), 0)
     except (AttributeError, TypeError):
         check_arguments("vstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_1d(input: Any) -> Tensor:
+    """`atleast_1d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return reshape(self, [1]) if self.ndim == 0 else self
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_1d_Sequence(tensors: Any) -> Any:
+    """`atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_1d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_2d(input: Any) -> Tensor:
+    """`atleast_2d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return composites.atleast_2d_each([self])[0]
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_2d_Sequence(tensors: Any) -> Any:
+    """`atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_2d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_3d(input: Any) -> Tensor:
+    """`atleast_3d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.at_least_3d(self)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_3d_Sequence(tensors: Any) -> Any:
+    """`atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.atleast_3d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def broadcast_tensors(tensors: Any) -> Any:
+    """`broadcast_tensors(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.broadcast_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("broadcast_tensors", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def cartesian_prod(tensors: Any) -> Tensor:
+    """`cartesian_prod(Tensor[] tensors) -> Tensor`"""
+    try:
+        return stacking.cartesian_prod_via_stack(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("cartesian_prod", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """`column_stack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return hstack(stacking.column_stack_inputs(tensors))
+    except (AttributeError, TypeError):
+        check_arguments("column_stack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def dstack(tensors: Any) -> Tensor:
+    """`dstack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return cat(stacking.dstack_inputs(tensors), 2)
+    except (AttributeError, TypeError):
+        check_arguments("dstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def combinations(input: Any, r: Any = 2, with_replacement: Any = False) -> Tensor:
+    """`combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.combinations_via_masks(self, r, with_replacement)
+    except (AttributeError, TypeError):
+        check_arguments("combinations", (("input", "Tensor", 1, self),))
+        raise
+
+
+def fliplr(input: Any) -> Tensor:
+    """`fliplr(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.fliplr_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("fliplr", (("input", "Tensor", 1, self),))
+        raise
+
+
+def flipud(input: Any) -> Tensor:
+    """`flipud(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.flipud_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("flipud", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diagflat(input: Any, offset: Any = 0) -> Tensor:
+    """`diagflat(Tensor self, int offset=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return diag(view(contiguous(self), [-1]), offset)
+    except (AttributeError, TypeError):
+        check_arguments("diagflat", (("input", "Tensor", 1, self),))
+        raise
+
+
+def ravel(input: Any) -> Tensor:
+    """`ravel(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return view(contiguous(self), [-1])
+    except (AttributeError, TypeError):
+        check_arguments("ravel", (("input", "Tensor", 1, self),))
+        raise
+
+
+def positive(input: Any) -> Tensor:
+    """`positive(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.positive_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("positive", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_conj(input: Any) -> Tensor:
+    """`resolve_conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return self
+    except (AttributeError, TypeError):
+        check_arguments("resolve_conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_neg(input: Any) -> Tensor:
+    """`resolve_neg(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return self
+    except (AttributeError, TypeError):
+        check_arguments("resolve_neg", (("input", "Tensor", 1, self),))
+        raise
+
+
+def sum_to_size_default(input: Any, size: Any) -> Tensor:
+    """`sum_to_size(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.sum_to_size_via_sum(self, size)
+    except (AttributeError, TypeError):
+        check_arguments("sum_to_size", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_sections(input: Any, sections: Any, dim: Any = 0) -> Any:
+    """`tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_sections(self, sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_indices(input: Any, indices: Any, dim: Any = 0) -> Any:
+    """`tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_indices(self, indices, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_tensor_indices_or_sections(
+    input: Any, tensor_indices_or_sections: Any, dim: Any = 0
+) -> Any:
+    """`tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_tensor(self, tensor_indices_or_sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "tensor_split",
+            (
+                ("input", "Tensor", 1, self),
+                ("tensor_indices_or_sections", "Tensor", 2, tensor_indices_or_sections),
+            ),
+        )
+        raise
+
+
+def hsplit_int(input: Any, sections: Any) -> Any:
+    """`hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.hsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def hsplit_array(input: Any, indices: Any) -> Any:
+    """`hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.hsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_int(input: Any, sections: Any) -> Any:
+    """`vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.vsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_array(input: Any, indices: Any) -> Any:
+    """`vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.vsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_int(input: Any, sections: Any) -> Any:
+    """`dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.dsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_array(input: Any, indices: Any) -> Any:
+    """`dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.dsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def unsafe_chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
+    """`unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return (
+            unsafe_split(self, shapes.chunk_size(self.shape, chunks, dim), dim)
+            if shapes.chunk_size(self.shape, chunks, dim)
+            else unsafe_split_with_sizes(self, [0] * chunks, dim)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("unsafe_chunk", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diff(
+    input: Any, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any = None
+) -> Tensor:
+    """`diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.diff_via_narrow(self, n, dim, prepend, append)
+    except (AttributeError, TypeError):
+        check_arguments("diff", (("input", "Tensor", 1, self),))
+        raise
+
+
+def trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def trapz_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapz",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapz_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapz", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cumulative_trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cumulative_trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def cumulative_trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("cumulative_trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cov(
+    input: Any, *, correction: Any = 1, fweights: Any = None, aweights: Any = None
+) -> Tensor:
+    """`cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.cov_via_mm(self, correction, fweights, aweights)
+    except (AttributeError, TypeError):
+        check_arguments("cov", (("input", "Tensor", 1, self),))
+        raise
+
+
+def corrcoef(input: Any) -> Tensor:
+    """`corrcoef(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.corrcoef_via_cov(self)
+    except (AttributeError, TypeError):
+        check_arguments("corrcoef", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanmean(
+    input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.nanmean_via_nansum(self, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("nanmean", (("input", "Tensor", 1, self),))
+        raise
+
+
+def quantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "quantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def quantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments("quantile", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanquantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nanquantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def nanquantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments("nanquantile", (("input", "Tensor", 1, self),))
         raise
 
 
@@ -19322,6 +19904,41 @@ def pow(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("pow", _POW_OVERLOADS, args, kwargs)
 
 
+_FLOAT_POWER_OVERLOADS = (
+    Overload(
+        float_power_Tensor_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Tensor_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Scalar,
+        (
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+    `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+    `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+    """
+    return dispatch("float_power", _FLOAT_POWER_OVERLOADS, args, kwargs)
+
+
 _ROUND_OVERLOADS = (
     Overload(
         round_default,
@@ -20130,6 +20747,334 @@ def masked_fill(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("masked_fill", _MASKED_FILL_OVERLOADS, args, kwargs)
 
 
+_SUM_TO_SIZE_OVERLOADS = (
+    Overload(
+        sum_to_size_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def sum_to_size(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("sum_to_size", _SUM_TO_SIZE_OVERLOADS, args, kwargs)
+
+
+_TENSOR_SPLIT_OVERLOADS = (
+    Overload(
+        tensor_split_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "SymInt sections"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_indices,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "SymInt[] indices"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_tensor_indices_or_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param(
+                "tensor_indices_or_sections",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor tensor_indices_or_sections",
+            ),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+)
+
+
+def tensor_split(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+    `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+    `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+    """
+    return dispatch("tensor_split", _TENSOR_SPLIT_OVERLOADS, args, kwargs)
+
+
+_HSPLIT_OVERLOADS = (
+    Overload(
+        hsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        hsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def hsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("hsplit", _HSPLIT_OVERLOADS, args, kwargs)
+
+
+_VSPLIT_OVERLOADS = (
+    Overload(
+        vsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        vsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def vsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("vsplit", _VSPLIT_OVERLOADS, args, kwargs)
+
+
+_DSPLIT_OVERLOADS = (
+    Overload(
+        dsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        dsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def dsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("dsplit", _DSPLIT_OVERLOADS, args, kwargs)
+
+
+_TRAPEZOID_OVERLOADS = (
+    Overload(
+        trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapezoid", _TRAPEZOID_OVERLOADS, args, kwargs)
+
+
+_TRAPZ_OVERLOADS = (
+    Overload(
+        trapz_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapz_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "float", False, 1, True, "float dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapz(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapz", _TRAPZ_OVERLOADS, args, kwargs)
+
+
+_CUMULATIVE_TRAPEZOID_OVERLOADS = (
+    Overload(
+        cumulative_trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        cumulative_trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def cumulative_trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch(
+        "cumulative_trapezoid", _CUMULATIVE_TRAPEZOID_OVERLOADS, args, kwargs
+    )
+
+
+_QUANTILE_OVERLOADS = (
+    Overload(
+        quantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        quantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def quantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("quantile", _QUANTILE_OVERLOADS, args, kwargs)
+
+
+_NANQUANTILE_OVERLOADS = (
+    Overload(
+        nanquantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        nanquantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def nanquantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("nanquantile", _NANQUANTILE_OVERLOADS, args, kwargs)
+
+
 _REPEAT_OVERLOADS = (
     Overload(
         repeat_default,
@@ -20763,6 +21708,7 @@ METHODS = {
     "bitwise_xor": bitwise_xor,
     "floor_divide": floor_divide,
     "pow": pow,
+    "float_power": float_power,
     "neg": neg,
     "reciprocal": reciprocal,
     "exp": exp,
@@ -20921,6 +21867,26 @@ METHODS = {
     "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
+    "combinations": combinations,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "diagflat": diagflat,
+    "ravel": ravel,
+    "positive": positive,
+    "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg,
+    "sum_to_size": sum_to_size,
+    "tensor_split": tensor_split,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "unsafe_chunk": unsafe_chunk,
+    "diff": diff,
+    "cov": cov,
+    "corrcoef": corrcoef,
+    "nanmean": nanmean,
+    "quantile": quantile,
+    "nanquantile": nanquantile,
     "narrow_copy": narrow_copy,
     "narrow": narrow,
     "roll": roll,
@@ -21357,6 +22323,20 @@ OVERLOADS = {
         ),
         "Scalar": schema_names(
             pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor"
+        ),
+    },
+    "float_power": {
+        "Tensor_Tensor": schema_names(
+            float_power_Tensor_Tensor,
+            "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        ),
+        "Tensor_Scalar": schema_names(
+            float_power_Tensor_Scalar,
+            "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            float_power_Scalar,
+            "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
         ),
     },
     "neg": {
@@ -22506,6 +23486,167 @@ OVERLOADS = {
     },
     "vstack": {
         "default": vstack,
+    },
+    "atleast_1d": {
+        "default": schema_names(atleast_1d, "atleast_1d(Tensor self) -> Tensor"),
+        "Sequence": atleast_1d_Sequence,
+    },
+    "atleast_2d": {
+        "default": schema_names(atleast_2d, "atleast_2d(Tensor self) -> Tensor"),
+        "Sequence": atleast_2d_Sequence,
+    },
+    "atleast_3d": {
+        "default": schema_names(atleast_3d, "atleast_3d(Tensor self) -> Tensor"),
+        "Sequence": atleast_3d_Sequence,
+    },
+    "broadcast_tensors": {
+        "default": broadcast_tensors,
+    },
+    "cartesian_prod": {
+        "default": cartesian_prod,
+    },
+    "column_stack": {
+        "default": column_stack,
+    },
+    "dstack": {
+        "default": dstack,
+    },
+    "combinations": {
+        "default": schema_names(
+            combinations,
+            "combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",
+        ),
+    },
+    "fliplr": {
+        "default": schema_names(fliplr, "fliplr(Tensor self) -> Tensor"),
+    },
+    "flipud": {
+        "default": schema_names(flipud, "flipud(Tensor self) -> Tensor"),
+    },
+    "diagflat": {
+        "default": schema_names(
+            diagflat, "diagflat(Tensor self, int offset=0) -> Tensor"
+        ),
+    },
+    "ravel": {
+        "default": schema_names(ravel, "ravel(Tensor(a) self) -> Tensor(a)"),
+    },
+    "positive": {
+        "default": schema_names(positive, "positive(Tensor(a) self) -> Tensor(a)"),
+    },
+    "resolve_conj": {
+        "default": schema_names(
+            resolve_conj, "resolve_conj(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "resolve_neg": {
+        "default": schema_names(
+            resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "sum_to_size": {
+        "default": schema_names(
+            sum_to_size_default, "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
+        ),
+    },
+    "tensor_split": {
+        "sections": schema_names(
+            tensor_split_sections,
+            "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+        ),
+        "indices": schema_names(
+            tensor_split_indices,
+            "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+        ),
+        "tensor_indices_or_sections": schema_names(
+            tensor_split_tensor_indices_or_sections,
+            "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "hsplit": {
+        "int": schema_names(
+            hsplit_int, "hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            hsplit_array,
+            "hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "vsplit": {
+        "int": schema_names(
+            vsplit_int, "vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            vsplit_array,
+            "vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "dsplit": {
+        "int": schema_names(
+            dsplit_int, "dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            dsplit_array,
+            "dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "unsafe_chunk": {
+        "default": schema_names(
+            unsafe_chunk, "unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"
+        ),
+    },
+    "diff": {
+        "default": schema_names(
+            diff,
+            "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
+        ),
+    },
+    "trapezoid": {
+        "x": trapezoid_x,
+        "dx": trapezoid_dx,
+    },
+    "trapz": {
+        "x": trapz_x,
+        "dx": trapz_dx,
+    },
+    "cumulative_trapezoid": {
+        "x": cumulative_trapezoid_x,
+        "dx": cumulative_trapezoid_dx,
+    },
+    "cov": {
+        "default": schema_names(
+            cov,
+            "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor",
+        ),
+    },
+    "corrcoef": {
+        "default": schema_names(corrcoef, "corrcoef(Tensor self) -> Tensor"),
+    },
+    "nanmean": {
+        "default": schema_names(
+            nanmean,
+            "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "quantile": {
+        "default": schema_names(
+            quantile_default,
+            'quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            quantile_scalar,
+            'quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+    },
+    "nanquantile": {
+        "default": schema_names(
+            nanquantile_default,
+            'nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            nanquantile_scalar,
+            'nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
     },
     "narrow_copy": {
         "default": schema_names(

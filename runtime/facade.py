@@ -87,7 +87,8 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime.functional import unique, unique_consecutive
+from yamlgrad.runtime import functional
+from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -116,8 +117,7 @@ __all__ = [
     "set_detect_anomaly",
     "tensordot",
     "block_diag",
-    "unique",
-    "unique_consecutive",
+    *functional.__all__,
     "Tensor",
     "Size",
     "set_printoptions",
@@ -263,6 +263,7 @@ _OPERATORS = {
     "__rmul__": VariableType.mul,
     "__truediv__": VariableType.div,
     "__rtruediv__": _rtruediv,
+    "__rdiv__": _rtruediv,
     "__mod__": VariableType.remainder,
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,

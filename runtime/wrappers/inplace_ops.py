@@ -24,6 +24,12 @@ from yamlgrad.runtime.autograd.copy_slices import (
     view_index_map,
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.forward_grad import (
+    any_has_forward_grad,
+    forward_ad_state,
+    set_fw_grad_inplace,
+    tangent_of,
+)
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     check_inplace,
     collect_next_edges,
@@ -97,6 +103,9 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         self.version_counter.bump()
     if fn is not None:
         rebase_history(self, fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        # PyTorch's copy_ tangent: src's, written over self's (zeros for none).
+        set_fw_grad_inplace(self, tangent_of(src))
     return self
 
 
