@@ -59,6 +59,7 @@ else:
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
         ("func", func),  # noqa: F405
+        ("masked", masked),  # noqa: F405
         ("autograd.functional", autograd.functional),
     ):
         publish(f"{__name__}.{_public}", _module)

@@ -22,7 +22,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
-from yamlgrad.runtime import func
+from yamlgrad.runtime import func, masked
 from yamlgrad.runtime.func import autograd_functional
 
 # torch.autograd.functional lives above the autograd core (it needs vmap), so the
@@ -123,6 +123,7 @@ __all__ = [
     "set_printoptions",
     "autograd",
     "func",
+    "masked",
     "linalg",
     "special",
     "nn",
