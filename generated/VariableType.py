@@ -46,6 +46,7 @@ from yamlgrad.runtime.ops import (
     special_polynomials,
     stacking,
     statistics,
+    strided,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -302,38 +303,57 @@ from .Functions import (
     TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
+    TBackward0_copy,
     TransposeBackward0,
+    TransposeBackward0_copy,
     PermuteBackward0,
+    PermuteBackward0_copy,
     ViewBackward0,
+    ViewBackward0_copy,
     ExpandBackward0,
+    ExpandBackward0_copy,
     BlockDiagBackward0,
     CatBackward0,
     StackBackward0,
     SelectBackward0,
+    SelectBackward0_copy,
     SelectBackwardBackward0,
     SliceBackward0,
+    SliceBackward0_copy,
     SliceBackwardBackward0,
     SplitBackward0,
+    SplitBackward0_copy,
     UnsafeSplitBackward0,
     UnsafeSplitWithSizesBackward0,
     SplitWithSizesBackward0,
+    SplitWithSizesBackward0_copy,
     UnbindBackward0,
+    UnbindBackward0_copy,
     ToCopyBackward0,
     FlipBackward0,
     TrilBackward0,
     TriuBackward0,
     DiagonalBackward0,
+    DiagonalBackward0_copy,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
     UnfoldBackward0,
+    UnfoldBackward0_copy,
+    AsStridedBackward0,
+    AsStridedBackward0_copy,
+    AsStridedScatterBackward0,
     UnfoldBackwardBackward0,
     SqueezeBackward0,
+    SqueezeBackward0_copy,
     SqueezeBackward1,
+    SqueezeBackward1_copy,
     SqueezeBackward2,
+    SqueezeBackward2_copy,
     SqueezeBackward3,
     SqueezeBackward4,
     SqueezeBackward5,
     UnsqueezeBackward0,
+    UnsqueezeBackward0_copy,
     IndexBackward0,
     Rot90Backward0,
     TakeBackward0,
@@ -364,6 +384,7 @@ from .Functions import (
     UnsafeViewBackward0,
     ReshapeAliasBackward0,
     AliasBackward0,
+    AliasBackward0_copy,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -622,34 +643,51 @@ __all__ = [
     "linalg_solve_triangular",
     "einsum",
     "t",
+    "t_copy",
     "transpose",
+    "transpose_copy",
     "permute",
+    "permute_copy",
     "view",
+    "view_copy",
     "reshape",
+    "expand_copy",
     "cat",
     "stack",
     "select",
+    "select_copy",
+    "slice_copy",
     "split",
+    "split_copy",
     "chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "unbind",
+    "unbind_copy",
     "_to_copy",
     "flip",
     "tril",
     "triu",
     "diagonal",
+    "diagonal_copy",
     "diag_embed",
     "linalg_diagonal",
     "diag",
+    "unfold_copy",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
     "flatten",
     "unflatten",
     "movedim",
     "expand_as",
     "broadcast_to",
     "squeeze",
+    "squeeze_copy",
     "unsqueeze",
+    "unsqueeze_copy",
     "rot90",
     "take",
     "slice_scatter",
@@ -705,6 +743,7 @@ __all__ = [
     "clone",
     "constant_pad_nd",
     "pad",
+    "alias_copy",
     "neg_",
     "reciprocal_",
     "exp_",
@@ -8706,6 +8745,30 @@ def t(input: Any) -> Tensor:
     return result
 
 
+def t_copy(input: Any) -> Tensor:
+    """`t_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("t_copy", "t", t_copy, self)
+    self_ = tensor_arg(self, "t_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.transpose_2d(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("t_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = t_copy(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8739,6 +8802,45 @@ def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     return result
 
 
+def transpose_copy_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "transpose_copy.int",
+            "dims(dim0, dim1)",
+            transpose_copy_int,
+            self,
+            dim0,
+            dim1,
+        )
+    self_ = tensor_arg(self, "transpose_copy", "input", 1)
+    dim0 = int_arg(dim0, "transpose_copy", "dim0", 2)
+    dim1 = int_arg(dim1, "transpose_copy", "dim1", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TransposeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.transpose_kernel(self_, dim0, dim1))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "transpose_copy", kernel_failure, self=self_, dim0=dim0, dim1=dim1
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = transpose_copy_int(input=self_t, dim0=dim0, dim1=dim1)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def permute_default(input: Any, dims: Any) -> Tensor:
     """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8767,6 +8869,33 @@ def permute_default(input: Any, dims: Any) -> Tensor:
     return result
 
 
+def permute_copy_default(input: Any, dims: Any) -> Tensor:
+    """`permute_copy(Tensor self, int[] dims) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("permute_copy", "permute", permute_copy_default, self, dims)
+    self_ = tensor_arg(self, "permute_copy", "input", 1)
+    dims = int_list_arg(dims, "permute_copy", "dims", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PermuteBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.permute_dims(self_, dims)))
+    except ValueError as kernel_failure:
+        raise kernel_error("permute_copy", kernel_failure, self=self_, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = permute_copy_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def view_default(input: Any, size: Any) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8790,6 +8919,32 @@ def view_default(input: Any, size: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = view_default(input=self_t, size=size)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_copy_default(input: Any, size: Any) -> Tensor:
+    """`view_copy(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_copy", "reshape", view_copy_default, self, size)
+    self_ = tensor_arg(self, "view_copy", "input", 1)
+    size = int_list_arg(size, "view_copy", "size", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.view_kernel(self_, size)))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_copy", kernel_failure, self=self_, size=size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = view_copy_default(input=self_t, size=size)
         set_fw_grad(result, result_t)
     return result
 
@@ -8833,6 +8988,42 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = expand_default(input=self_t, size=size, implicit=implicit)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def expand_copy_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
+    """`expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "expand_copy", "expand", expand_copy_default, self, size, implicit
+        )
+    self_ = tensor_arg(self, "expand_copy", "input", 1)
+    size = int_list_arg(size, "expand_copy", "size", 2)
+    implicit = bool_arg(implicit, "expand_copy", "implicit", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ExpandBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                xp.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "expand_copy", kernel_failure, self=self_, size=size, implicit=implicit
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = expand_copy_default(input=self_t, size=size, implicit=implicit)
         set_fw_grad(result, result_t)
     return result
 
@@ -8945,6 +9136,41 @@ def select_int(input: Any, dim: Any, index: Any) -> Tensor:
     return result
 
 
+def select_copy_int(input: Any, dim: Any, index: Any) -> Tensor:
+    """`select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "select_copy.int", "dims(dim)", select_copy_int, self, dim, index
+        )
+    self_ = tensor_arg(self, "select_copy", "input", 1)
+    dim = int_arg(dim, "select_copy", "dim", 2)
+    index = int_arg(index, "select_copy", "index", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SelectBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.select_kernel(self_, dim, index))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_copy", kernel_failure, self=self_, dim=dim, index=index
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = select_copy_int(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) -> Tensor:
     """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
     if interposition.active and interposed(grad_output):
@@ -9028,6 +9254,62 @@ def slice_Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slice_copy_Tensor(
+    input: Any, dim: Any = 0, start: Any = None, end: Any = None, step: Any = 1
+) -> Tensor:
+    """`slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "slice_copy.Tensor",
+            "dims(dim)",
+            slice_copy_Tensor,
+            self,
+            dim,
+            start,
+            end,
+            step,
+        )
+    self_ = tensor_arg(self, "slice_copy", "input", 1)
+    dim = int_arg(dim, "slice_copy", "dim", 2)
+    start = optional_int_arg(start, "slice_copy", "start", 3)
+    end = optional_int_arg(end, "slice_copy", "end", 4)
+    step = int_arg(step, "slice_copy", "step", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SliceBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.slice_kernel(self_, dim, start, end, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = slice_copy_Tensor(
                 input=self_t, dim=dim, start=start, end=end, step=step
             )
         set_fw_grad(result, result_t)
@@ -9130,6 +9412,44 @@ def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def split_copy_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_copy.Tensor", "dims(dim)", split_copy_Tensor, self, split_size, dim
+        )
+    self_ = tensor_arg(self, "split_copy", "input", 1)
+    split_size = int_arg(split_size, "split_copy", "split_size", 2)
+    dim = int_arg(dim, "split_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_size = split_size
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_kernel(self_, split_size, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_copy", kernel_failure, self=self_, split_size=split_size, dim=dim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_copy_Tensor(input=self_t, split_size=split_size, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -9287,6 +9607,50 @@ def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
     return tuple(outputs)
 
 
+def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_with_sizes_copy", "", split_with_sizes_copy, self, split_sizes, dim
+        )
+    self_ = tensor_arg(self, "split_with_sizes_copy", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "split_with_sizes_copy", "split_sizes", 2)
+    dim = int_arg(dim, "split_with_sizes_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitWithSizesBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_with_sizes_kernel(self_, split_sizes, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_with_sizes_copy",
+            kernel_failure,
+            self=self_,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_with_sizes_copy(
+                input=self_t, split_sizes=split_sizes, dim=dim
+            )
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
 def unbind_int(input: Any, dim: Any = 0) -> Any:
     """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9310,6 +9674,35 @@ def unbind_int(input: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def unbind_copy_int(input: Any, dim: Any = 0) -> Any:
+    """`unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unbind_copy.int", "dims(dim)", unbind_copy_int, self, dim)
+    self_ = tensor_arg(self, "unbind_copy", "input", 1)
+    dim = int_arg(dim, "unbind_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnbindBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(shapes.unbind_kernel(self_, dim))
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("unbind_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unbind_copy_int(input=self_t, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -9454,6 +9847,48 @@ def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tenso
     return result
 
 
+def diagonal_copy(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+    """`diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "diagonal_copy", "dims(dim1, dim2)", diagonal_copy, self, offset, dim1, dim2
+        )
+    self_ = tensor_arg(self, "diagonal_copy", "input", 1)
+    offset = int_arg(offset, "diagonal_copy", "offset", 2)
+    dim1 = int_arg(dim1, "diagonal_copy", "dim1", 3)
+    dim2 = int_arg(dim2, "diagonal_copy", "dim2", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DiagonalBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(linalg.diagonal_view(self_, offset, dim1, dim2))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_copy",
+            kernel_failure,
+            self=self_,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diagonal_copy(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
     """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9570,7 +10005,7 @@ def diag(input: Any, diagonal: Any = 0) -> Tensor:
         return (
             diag_embed(self, diagonal)
             if linalg.diag_rank(self.ndim) == 1
-            else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+            else diagonal_copy(self, diagonal, 0, 1)
         )
     except (AttributeError, TypeError):
         check_arguments("diag", (("input", "Tensor", 1, self),))
@@ -9615,6 +10050,208 @@ def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
                 unfold,
                 {"input": self, "dimension": dimension, "size": size, "step": step},
                 {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unfold_copy(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
+    """`unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unfold_copy", "", unfold_copy, self, dimension, size, step)
+    self_ = tensor_arg(self, "unfold_copy", "input", 1)
+    dimension = int_arg(dimension, "unfold_copy", "dimension", 2)
+    size = int_arg(size, "unfold_copy", "size", 3)
+    step = int_arg(step, "unfold_copy", "step", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnfoldBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(resampling.unfold_kernel(self_, dimension, size, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold_copy",
+            kernel_failure,
+            self=self_,
+            dimension=dimension,
+            size=size,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unfold_copy,
+                {"input": self, "dimension": dimension, "size": size, "step": step},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided", "", as_strided, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided", "input", 1)
+    size = int_list_arg(size, "as_strided", "size", 2)
+    stride = int_list_arg(stride, "as_strided", "stride", 3)
+    storage_offset = optional_int_arg(storage_offset, "as_strided", "storage_offset", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_kernel(self_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_copy(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided_copy", "", as_strided_copy, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided_copy", "input", 1)
+    size = int_list_arg(size, "as_strided_copy", "size", 2)
+    stride = int_list_arg(stride, "as_strided_copy", "stride", 3)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_copy", "storage_offset", 4
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                strided.as_strided_kernel(self_, size, stride, storage_offset)
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_copy",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided_copy(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_scatter(
+    input: Any, src: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, src):
+        return interpose(
+            "as_strided_scatter",
+            "",
+            as_strided_scatter,
+            self,
+            src,
+            size,
+            stride,
+            storage_offset,
+        )
+    self_ = tensor_arg(self, "as_strided_scatter", "input", 1)
+    src_ = tensor_arg(src, "as_strided_scatter", "src", 2)
+    size = int_list_arg(size, "as_strided_scatter", "size", 3)
+    stride = int_list_arg(stride, "as_strided_scatter", "stride", 4)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_scatter", "storage_offset", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = AsStridedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_scatter_kernel(self_, src_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = as_strided_scatter(
+                input=self_t,
+                src=src_t,
+                size=size,
+                stride=stride,
+                storage_offset=storage_offset,
             )
         set_fw_grad(result, result_t)
     return result
@@ -9785,6 +10422,31 @@ def squeeze_default(input: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_default(input: Any) -> Tensor:
+    """`squeeze_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy", "squeeze", squeeze_copy_default, self)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, None)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_default(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dim(input: Any, dim: Any) -> Tensor:
     """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9812,6 +10474,32 @@ def squeeze_dim(input: Any, dim: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dim(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dim", "dims(dim)", squeeze_copy_dim, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward1_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dim(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dims(input: Any, dim: Any) -> Tensor:
     """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9835,6 +10523,32 @@ def squeeze_dims(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def squeeze_copy_dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dims", "dims(dim)", squeeze_copy_dims, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_list_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward2_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dims(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -9949,6 +10663,33 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unsqueeze(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unsqueeze_copy(input: Any, dim: Any) -> Tensor:
+    """`unsqueeze_copy(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unsqueeze_copy", "dims(dim)", unsqueeze_copy, self, dim)
+    self_ = tensor_arg(self, "unsqueeze_copy", "input", 1)
+    dim = int_arg(dim, "unsqueeze_copy", "dim", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.expand_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("unsqueeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsqueeze_copy(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -11821,6 +12562,30 @@ def alias(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = alias(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def alias_copy(input: Any) -> Tensor:
+    """`alias_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("alias_copy", "leading_dims", alias_copy, self)
+    self_ = tensor_arg(self, "alias_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AliasBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.alias_kernel(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("alias_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = alias_copy(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -20469,6 +21234,25 @@ def permute(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("permute", _PERMUTE_OVERLOADS, args, kwargs)
 
 
+_PERMUTE_COPY_OVERLOADS = (
+    Overload(
+        permute_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
+        ),
+    ),
+)
+
+
+def permute_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `permute_copy(Tensor self, int[] dims) -> Tensor`
+    """
+    return dispatch("permute_copy", _PERMUTE_COPY_OVERLOADS, args, kwargs)
+
+
 _VIEW_OVERLOADS = (
     Overload(
         view_default,
@@ -20486,6 +21270,25 @@ def view(*args: Any, **kwargs: Any) -> Tensor:
     `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     """
     return dispatch("view", _VIEW_OVERLOADS, args, kwargs)
+
+
+_VIEW_COPY_OVERLOADS = (
+    Overload(
+        view_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def view_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `view_copy(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("view_copy", _VIEW_COPY_OVERLOADS, args, kwargs)
 
 
 _RESHAPE_OVERLOADS = (
@@ -20525,6 +21328,26 @@ def expand(*args: Any, **kwargs: Any) -> Tensor:
     `expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
     """
     return dispatch("expand", _EXPAND_OVERLOADS, args, kwargs)
+
+
+_EXPAND_COPY_OVERLOADS = (
+    Overload(
+        expand_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+            Param("implicit", "bool", False, False, True, "bool implicit=False"),
+        ),
+    ),
+)
+
+
+def expand_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+    """
+    return dispatch("expand_copy", _EXPAND_COPY_OVERLOADS, args, kwargs)
 
 
 _SPLIT_OVERLOADS = (
@@ -20653,6 +21476,38 @@ def squeeze(*args: Any, **kwargs: Any) -> Tensor:
     `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
     """
     return dispatch("squeeze", _SQUEEZE_OVERLOADS, args, kwargs)
+
+
+_SQUEEZE_COPY_OVERLOADS = (
+    Overload(
+        squeeze_copy_default,
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
+    ),
+    Overload(
+        squeeze_copy_dim,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+        ),
+    ),
+    Overload(
+        squeeze_copy_dims,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+)
+
+
+def squeeze_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `squeeze_copy(Tensor self) -> Tensor`
+    `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+    `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+    """
+    return dispatch("squeeze_copy", _SQUEEZE_COPY_OVERLOADS, args, kwargs)
 
 
 _SQUEEZE__OVERLOADS = (
@@ -21603,9 +22458,25 @@ transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
 
+transpose_copy = transpose_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+transpose_copy.__qualname__ = "transpose_copy"
+
 select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
+
+select_copy = select_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+select_copy.__qualname__ = "select_copy"
+
+slice_copy = slice_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+slice_copy.__qualname__ = "slice_copy"
+
+split_copy = split_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+split_copy.__qualname__ = "split_copy"
 
 unsafe_split = unsafe_split_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -21614,6 +22485,10 @@ unsafe_split.__qualname__ = "unsafe_split"
 unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unbind.__qualname__ = "unbind"
+
+unbind_copy = unbind_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unbind_copy.__qualname__ = "unbind_copy"
 
 flatten = flatten_using_ints
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -21839,6 +22714,8 @@ METHODS = {
     "diag_embed": diag_embed,
     "diag": diag,
     "unfold": unfold,
+    "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter,
     "flatten": flatten,
     "unflatten": unflatten,
     "movedim": movedim,
@@ -23157,10 +24034,19 @@ OVERLOADS = {
     "t": {
         "default": schema_names(t, "t(Tensor(a) self) -> Tensor(a)"),
     },
+    "t_copy": {
+        "default": schema_names(t_copy, "t_copy(Tensor self) -> Tensor"),
+    },
     "transpose": {
         "int": schema_names(
             transpose_int,
             "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        ),
+    },
+    "transpose_copy": {
+        "int": schema_names(
+            transpose_copy_int,
+            "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor",
         ),
     },
     "permute": {
@@ -23168,9 +24054,19 @@ OVERLOADS = {
             permute_default, "permute(Tensor(a) self, int[] dims) -> Tensor(a)"
         ),
     },
+    "permute_copy": {
+        "default": schema_names(
+            permute_copy_default, "permute_copy(Tensor self, int[] dims) -> Tensor"
+        ),
+    },
     "view": {
         "default": schema_names(
             view_default, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"
+        ),
+    },
+    "view_copy": {
+        "default": schema_names(
+            view_copy_default, "view_copy(Tensor self, SymInt[] size) -> Tensor"
         ),
     },
     "reshape": {
@@ -23182,6 +24078,12 @@ OVERLOADS = {
         "default": schema_names(
             expand_default,
             "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        ),
+    },
+    "expand_copy": {
+        "default": schema_names(
+            expand_copy_default,
+            "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor",
         ),
     },
     "block_diag": {
@@ -23198,6 +24100,12 @@ OVERLOADS = {
             select_int, "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"
         ),
     },
+    "select_copy": {
+        "int": schema_names(
+            select_copy_int,
+            "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor",
+        ),
+    },
     "select_backward": {
         "default": select_backward,
     },
@@ -23205,6 +24113,12 @@ OVERLOADS = {
         "Tensor": schema_names(
             slice_Tensor,
             "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        ),
+    },
+    "slice_copy": {
+        "Tensor": schema_names(
+            slice_copy_Tensor,
+            "slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
         ),
     },
     "slice_backward": {
@@ -23218,6 +24132,12 @@ OVERLOADS = {
         "sizes": schema_names(
             split_sizes,
             "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "split_copy": {
+        "Tensor": schema_names(
+            split_copy_Tensor,
+            "split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
         ),
     },
     "chunk": {
@@ -23243,9 +24163,20 @@ OVERLOADS = {
             "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
         ),
     },
+    "split_with_sizes_copy": {
+        "default": schema_names(
+            split_with_sizes_copy,
+            "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+        ),
+    },
     "unbind": {
         "int": schema_names(
             unbind_int, "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "unbind_copy": {
+        "int": schema_names(
+            unbind_copy_int, "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]"
         ),
     },
     "_to_copy": {
@@ -23270,6 +24201,12 @@ OVERLOADS = {
             "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
         ),
     },
+    "diagonal_copy": {
+        "default": schema_names(
+            diagonal_copy,
+            "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+        ),
+    },
     "diag_embed": {
         "default": schema_names(
             diag_embed,
@@ -23289,6 +24226,30 @@ OVERLOADS = {
         "default": schema_names(
             unfold,
             "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        ),
+    },
+    "unfold_copy": {
+        "default": schema_names(
+            unfold_copy,
+            "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor",
+        ),
+    },
+    "as_strided": {
+        "default": schema_names(
+            as_strided,
+            "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        ),
+    },
+    "as_strided_copy": {
+        "default": schema_names(
+            as_strided_copy,
+            "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+        ),
+    },
+    "as_strided_scatter": {
+        "default": schema_names(
+            as_strided_scatter,
+            "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
         ),
     },
     "unfold_backward": {
@@ -23338,6 +24299,17 @@ OVERLOADS = {
             squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"
         ),
     },
+    "squeeze_copy": {
+        "default": schema_names(
+            squeeze_copy_default, "squeeze_copy(Tensor self) -> Tensor"
+        ),
+        "dim": schema_names(
+            squeeze_copy_dim, "squeeze_copy.dim(Tensor self, int dim) -> Tensor"
+        ),
+        "dims": schema_names(
+            squeeze_copy_dims, "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor"
+        ),
+    },
     "squeeze_": {
         "default": schema_names(
             squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)"
@@ -23352,6 +24324,11 @@ OVERLOADS = {
     "unsqueeze": {
         "default": schema_names(
             unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"
+        ),
+    },
+    "unsqueeze_copy": {
+        "default": schema_names(
+            unsqueeze_copy, "unsqueeze_copy(Tensor self, int dim) -> Tensor"
         ),
     },
     "index": {
@@ -23728,6 +24705,9 @@ OVERLOADS = {
     },
     "alias": {
         "default": schema_names(alias, "alias(Tensor(a) self) -> Tensor(a)"),
+    },
+    "alias_copy": {
+        "default": schema_names(alias_copy, "alias_copy(Tensor self) -> Tensor"),
     },
     "add_": {
         "Tensor": schema_names(
@@ -24612,9 +25592,14 @@ NUMPY_ONLY_REASONS.update(
         "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
+        "diagonal_copy": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
         "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "unfold": "strided windows (as_strided) have no array API counterpart",
+        "unfold_copy": "strided windows (as_strided) have no array API counterpart",
+        "as_strided": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_copy": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_scatter": "writes through a view by explicit strides (numpy's as_strided), which the array API has no counterpart for",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
