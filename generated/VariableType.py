@@ -12829,6 +12829,36 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
     return result
 
 
+def float_power__Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power__Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power_",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
+
+
 def neg_(input: Any) -> Tensor:
     """`neg_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -22062,6 +22092,33 @@ def pow_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("pow_", _POW__OVERLOADS, args, kwargs)
 
 
+_FLOAT_POWER__OVERLOADS = (
+    Overload(
+        float_power__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+    `float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+    """
+    return dispatch("float_power_", _FLOAT_POWER__OVERLOADS, args, kwargs)
+
+
 _CLAMP_MIN__OVERLOADS = (
     Overload(
         clamp_min__default,
@@ -22778,6 +22835,7 @@ METHODS = {
     "mul_": mul_,
     "div_": div_,
     "pow_": pow_,
+    "float_power_": float_power_,
     "neg_": neg_,
     "reciprocal_": reciprocal_,
     "exp_": exp_,
@@ -24741,6 +24799,16 @@ OVERLOADS = {
         ),
         "Tensor": schema_names(
             pow__Tensor, "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+        ),
+    },
+    "float_power_": {
+        "Scalar": schema_names(
+            float_power__Scalar,
+            "float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            float_power__Tensor,
+            "float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         ),
     },
     "neg_": {

@@ -36,6 +36,7 @@ COMPOSITE_HELPERS = (
     "quantile_via_sort",
     "nanmean_via_nansum",
     "as_double",
+    "double_base",
     "positive_of",
     "sum_to_size_via_sum",
 )
@@ -400,6 +401,17 @@ def as_double(value: Any) -> Any:
     if value._data.dtype == np.float64:
         return value
     return dispatch.ops._to_copy(value, dtype=np.dtype(np.float64))
+
+
+def double_base(self: Tensor) -> Tensor:
+    """float_power_'s `self`, which must be double already (the result is)."""
+    if self._data.dtype != np.float64:
+        raise RuntimeError(
+            "the base given to float_power_ has dtype "
+            f"{scalar_type_name(self._data.dtype)} but the operation's result "
+            "requires dtype Double"
+        )
+    return self
 
 
 def positive_of(self: Tensor) -> Any:
