@@ -11823,7 +11823,7 @@ def resolve_conj(input: Any) -> Tensor:
     """`resolve_conj(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return self
+        return numeric_composites.unchanged(self)
     except (AttributeError, TypeError):
         check_arguments("resolve_conj", (("input", "Tensor", 1, self),))
         raise
@@ -11833,7 +11833,7 @@ def resolve_neg(input: Any) -> Tensor:
     """`resolve_neg(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return self
+        return numeric_composites.unchanged(self)
     except (AttributeError, TypeError):
         check_arguments("resolve_neg", (("input", "Tensor", 1, self),))
         raise

@@ -38,6 +38,7 @@ COMPOSITE_HELPERS = (
     "as_double",
     "double_base",
     "positive_of",
+    "unchanged",
     "sum_to_size_via_sum",
 )
 
@@ -414,9 +415,18 @@ def double_base(self: Tensor) -> Tensor:
     return self
 
 
+def unchanged(self: Tensor) -> Tensor:
+    """A real tensor as it is: it has no conjugate or negative bit to resolve
+    (resolve_conj, resolve_neg). Anything else is a TypeError, which the
+    wrapper reports with PyTorch's text for the argument."""
+    if not isinstance(self, Tensor):
+        raise TypeError(type(self).__name__)
+    return self
+
+
 def positive_of(self: Tensor) -> Any:
     """`+x`: x itself; a bool tensor is refused, as by PyTorch."""
-    if _kind(self) == "b":
+    if dtype_kind(unchanged(self)._data.dtype) == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return self
 

@@ -18,6 +18,7 @@ import numpy as np
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.common import _dim
+from yamlgrad.runtime.wrappers.binding import argument_type
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
 from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
@@ -108,6 +109,8 @@ def combinations_via_masks(self: Tensor, r: int, with_replacement: bool) -> Any:
     """The length-`r` combinations of a vector's values: the r-fold grid of the
     vector, each grid's values where i < j < ... (or <=) kept by masked_select,
     stacked along dim 1, as at::combinations does."""
+    if not isinstance(r, int) or isinstance(r, bool):
+        raise TypeError(argument_type("combinations", "r", 2, "int", r))
     if self.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
     if r < 0:
