@@ -250,6 +250,11 @@ from yamlgrad.runtime.ops.statistics import (
     std_mean_backward,
     var_mean_backward,
 )
+from yamlgrad.runtime.ops.strided import (
+    as_strided_backward,
+    as_strided_gather,
+    as_strided_scatter_backward,
+)
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 
@@ -435,38 +440,57 @@ __all__ = [
     "TriangularSolveBackward0",
     "LinalgSolveTriangularBackward0",
     "TBackward0",
+    "TBackward0_copy",
     "TransposeBackward0",
+    "TransposeBackward0_copy",
     "PermuteBackward0",
+    "PermuteBackward0_copy",
     "ViewBackward0",
+    "ViewBackward0_copy",
     "ExpandBackward0",
+    "ExpandBackward0_copy",
     "BlockDiagBackward0",
     "CatBackward0",
     "StackBackward0",
     "SelectBackward0",
+    "SelectBackward0_copy",
     "SelectBackwardBackward0",
     "SliceBackward0",
+    "SliceBackward0_copy",
     "SliceBackwardBackward0",
     "SplitBackward0",
+    "SplitBackward0_copy",
     "UnsafeSplitBackward0",
     "UnsafeSplitWithSizesBackward0",
     "SplitWithSizesBackward0",
+    "SplitWithSizesBackward0_copy",
     "UnbindBackward0",
+    "UnbindBackward0_copy",
     "ToCopyBackward0",
     "FlipBackward0",
     "TrilBackward0",
     "TriuBackward0",
     "DiagonalBackward0",
+    "DiagonalBackward0_copy",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
     "UnfoldBackward0",
+    "UnfoldBackward0_copy",
+    "AsStridedBackward0",
+    "AsStridedBackward0_copy",
+    "AsStridedScatterBackward0",
     "UnfoldBackwardBackward0",
     "SqueezeBackward0",
+    "SqueezeBackward0_copy",
     "SqueezeBackward1",
+    "SqueezeBackward1_copy",
     "SqueezeBackward2",
+    "SqueezeBackward2_copy",
     "SqueezeBackward3",
     "SqueezeBackward4",
     "SqueezeBackward5",
     "UnsqueezeBackward0",
+    "UnsqueezeBackward0_copy",
     "IndexBackward0",
     "Rot90Backward0",
     "TakeBackward0",
@@ -498,6 +522,7 @@ __all__ = [
     "UnsafeViewBackward0",
     "ReshapeAliasBackward0",
     "AliasBackward0",
+    "AliasBackward0_copy",
     "FillBackward0",
     "FillBackward1",
     "FillBackward2",
@@ -6808,8 +6833,49 @@ class TBackward0(Node):
         return grad_inputs
 
 
+class TBackward0_copy(Node):
+    """Backward of `t_copy(Tensor self) -> Tensor`.
+
+    self: transpose(grad, 0, -1)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = transpose(grad, 0, -1)
+        return grad_inputs
+
+
 class TransposeBackward0(Node):
     """Backward of `transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`.
+
+    self: transpose(grad, dim0, dim1)
+    """
+
+    __slots__ = (
+        "_saved_dim0",
+        "_saved_dim1",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = transpose(grad, dim0, dim1)
+        return grad_inputs
+
+
+class TransposeBackward0_copy(Node):
+    """Backward of `transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`.
 
     self: transpose(grad, dim0, dim1)
     """
@@ -6850,6 +6916,25 @@ class PermuteBackward0(Node):
         return grad_inputs
 
 
+class PermuteBackward0_copy(Node):
+    """Backward of `permute_copy(Tensor self, int[] dims) -> Tensor`.
+
+    self: permute_backwards(grad, dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = permute_backwards(grad, dims)
+        return grad_inputs
+
+
 class ViewBackward0(Node):
     """Backward of `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`.
 
@@ -6869,8 +6954,46 @@ class ViewBackward0(Node):
         return grad_inputs
 
 
+class ViewBackward0_copy(Node):
+    """Backward of `view_copy(Tensor self, SymInt[] size) -> Tensor`.
+
+    self: reshape(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class ExpandBackward0(Node):
     """Backward of `expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`.
+
+    self: sum_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sum_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class ExpandBackward0_copy(Node):
+    """Backward of `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`.
 
     self: sum_to(grad, self.shape)
     """
@@ -6978,6 +7101,31 @@ class SelectBackward0(Node):
         return grad_inputs
 
 
+class SelectBackward0_copy(Node):
+    """Backward of `select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`.
+
+    self: select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._saved_index
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
 class SelectBackwardBackward0(Node):
     """Backward of `select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`.
 
@@ -7003,6 +7151,35 @@ class SelectBackwardBackward0(Node):
 
 class SliceBackward0(Node):
     """Backward of `slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`.
+
+    self: slice_backward(grad, self.shape, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_saved_self_sym_sizes",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        end = self._saved_end
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slice_backward(grad, self_sym_sizes, dim, start, end, step)
+        return grad_inputs
+
+
+class SliceBackward0_copy(Node):
+    """Backward of `slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
 
     self: slice_backward(grad, self.shape, dim, start, end, step)
     """
@@ -7059,6 +7236,31 @@ class SliceBackwardBackward0(Node):
 
 class SplitBackward0(Node):
     """Backward of `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`.
+
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SplitBackward0_copy(Node):
+    """Backward of `split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`.
 
     self: split_backward(grads, split_size, dim, self.shape)
     """
@@ -7157,8 +7359,52 @@ class SplitWithSizesBackward0(Node):
         return grad_inputs
 
 
+class SplitWithSizesBackward0_copy(Node):
+    """Backward of `split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
+
 class UnbindBackward0(Node):
     """Backward of `unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unbind_backward(grads, dim)
+        return grad_inputs
+
+
+class UnbindBackward0_copy(Node):
+    """Backward of `unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`.
 
     self: unbind_backward(grads, dim)
     """
@@ -7279,6 +7525,33 @@ class DiagonalBackward0(Node):
         return grad_inputs
 
 
+class DiagonalBackward0_copy(Node):
+    """Backward of `diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`.
+
+    self: diagonal_backward(grad, self.shape, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+        return grad_inputs
+
+
 class DiagEmbedBackward0(Node):
     """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
 
@@ -7358,6 +7631,137 @@ class UnfoldBackward0(Node):
         return grad_inputs
 
 
+class UnfoldBackward0_copy(Node):
+    """Backward of `unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`.
+
+    self: unfold_backward(grad, self.shape, dimension, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dimension",
+        "_saved_self_sym_sizes",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dimension = self._saved_dimension
+        self_sym_sizes = self._saved_self_sym_sizes
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold_backward(
+                grad, self_sym_sizes, dimension, size, step
+            )
+        return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """Backward of `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`.
+
+    self: as_strided_backward(grad, self, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_backward(
+                grad, self_, size, stride, storage_offset
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class AsStridedBackward0_copy(Node):
+    """Backward of `as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+
+    self: as_strided_backward(grad, self, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_backward(
+                grad, self_, size, stride, storage_offset
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of `as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+
+    self: as_strided_scatter_backward(grad, size, stride, storage_offset)
+    src: as_strided_gather(grad, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_scatter_backward(
+                grad, size, stride, storage_offset
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = as_strided_gather(grad, size, stride, storage_offset)
+        return grad_inputs
+
+
 class UnfoldBackwardBackward0(Node):
     """Backward of `unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`.
 
@@ -7402,6 +7806,25 @@ class SqueezeBackward0(Node):
         return grad_inputs
 
 
+class SqueezeBackward0_copy(Node):
+    """Backward of `squeeze_copy(Tensor self) -> Tensor`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class SqueezeBackward1(Node):
     """Backward of `squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`.
 
@@ -7421,8 +7844,46 @@ class SqueezeBackward1(Node):
         return grad_inputs
 
 
+class SqueezeBackward1_copy(Node):
+    """Backward of `squeeze_copy.dim(Tensor self, int dim) -> Tensor`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class SqueezeBackward2(Node):
     """Backward of `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward2_copy(Node):
+    """Backward of `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`.
 
     self: unsqueeze_to(grad, self.shape)
     """
@@ -7499,6 +7960,25 @@ class SqueezeBackward5(Node):
 
 class UnsqueezeBackward0(Node):
     """Backward of `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`.
+
+    self: squeeze_dim(grad, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = squeeze_dim(grad, dim)
+        return grad_inputs
+
+
+class UnsqueezeBackward0_copy(Node):
+    """Backward of `unsqueeze_copy(Tensor self, int dim) -> Tensor`.
 
     self: squeeze_dim(grad, dim)
     """
@@ -8577,6 +9057,24 @@ class ReshapeAliasBackward0(Node):
 
 class AliasBackward0(Node):
     """Backward of `alias(Tensor(a) self) -> Tensor(a)`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class AliasBackward0_copy(Node):
+    """Backward of `alias_copy(Tensor self) -> Tensor`.
 
     self: grad
     """

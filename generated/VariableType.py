@@ -37,6 +37,7 @@ from yamlgrad.runtime.ops import (
     lu_decomposition,
     margin_losses,
     normalization,
+    numeric_composites,
     pooling,
     pooling2d,
     random_draws,
@@ -48,7 +49,9 @@ from yamlgrad.runtime.ops import (
     sorting,
     special,
     special_polynomials,
+    stacking,
     statistics,
+    strided,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -310,38 +313,57 @@ from .Functions import (
     TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
+    TBackward0_copy,
     TransposeBackward0,
+    TransposeBackward0_copy,
     PermuteBackward0,
+    PermuteBackward0_copy,
     ViewBackward0,
+    ViewBackward0_copy,
     ExpandBackward0,
+    ExpandBackward0_copy,
     BlockDiagBackward0,
     CatBackward0,
     StackBackward0,
     SelectBackward0,
+    SelectBackward0_copy,
     SelectBackwardBackward0,
     SliceBackward0,
+    SliceBackward0_copy,
     SliceBackwardBackward0,
     SplitBackward0,
+    SplitBackward0_copy,
     UnsafeSplitBackward0,
     UnsafeSplitWithSizesBackward0,
     SplitWithSizesBackward0,
+    SplitWithSizesBackward0_copy,
     UnbindBackward0,
+    UnbindBackward0_copy,
     ToCopyBackward0,
     FlipBackward0,
     TrilBackward0,
     TriuBackward0,
     DiagonalBackward0,
+    DiagonalBackward0_copy,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
     UnfoldBackward0,
+    UnfoldBackward0_copy,
+    AsStridedBackward0,
+    AsStridedBackward0_copy,
+    AsStridedScatterBackward0,
     UnfoldBackwardBackward0,
     SqueezeBackward0,
+    SqueezeBackward0_copy,
     SqueezeBackward1,
+    SqueezeBackward1_copy,
     SqueezeBackward2,
+    SqueezeBackward2_copy,
     SqueezeBackward3,
     SqueezeBackward4,
     SqueezeBackward5,
     UnsqueezeBackward0,
+    UnsqueezeBackward0_copy,
     IndexBackward0,
     Rot90Backward0,
     TakeBackward0,
@@ -373,6 +395,7 @@ from .Functions import (
     UnsafeViewBackward0,
     ReshapeAliasBackward0,
     AliasBackward0,
+    AliasBackward0_copy,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -505,6 +528,7 @@ __all__ = [
     "bitwise_xor",
     "floor_divide",
     "pow",
+    "float_power",
     "neg",
     "reciprocal",
     "exp",
@@ -671,34 +695,51 @@ __all__ = [
     "linalg_solve_triangular",
     "einsum",
     "t",
+    "t_copy",
     "transpose",
+    "transpose_copy",
     "permute",
+    "permute_copy",
     "view",
+    "view_copy",
     "reshape",
+    "expand_copy",
     "cat",
     "stack",
     "select",
+    "select_copy",
+    "slice_copy",
     "split",
+    "split_copy",
     "chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "unbind",
+    "unbind_copy",
     "_to_copy",
     "flip",
     "tril",
     "triu",
     "diagonal",
+    "diagonal_copy",
     "diag_embed",
     "linalg_diagonal",
     "diag",
+    "unfold_copy",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
     "flatten",
     "unflatten",
     "movedim",
     "expand_as",
     "broadcast_to",
     "squeeze",
+    "squeeze_copy",
     "unsqueeze",
+    "unsqueeze_copy",
     "rot90",
     "take",
     "slice_scatter",
@@ -721,6 +762,30 @@ __all__ = [
     "take_along_dim",
     "hstack",
     "vstack",
+    "column_stack",
+    "dstack",
+    "combinations",
+    "fliplr",
+    "flipud",
+    "diagflat",
+    "ravel",
+    "positive",
+    "resolve_conj",
+    "resolve_neg",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "unsafe_chunk",
+    "diff",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "cov",
+    "corrcoef",
+    "nanmean",
+    "quantile",
+    "nanquantile",
     "narrow_copy",
     "narrow",
     "roll",
@@ -730,6 +795,7 @@ __all__ = [
     "clone",
     "constant_pad_nd",
     "pad",
+    "alias_copy",
     "neg_",
     "reciprocal_",
     "exp_",
@@ -2891,6 +2957,48 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def float_power_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
+
+
+def float_power_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("exponent", "Tensor", 2, exponent),))
+        raise
 
 
 def neg(input: Any) -> Tensor:
@@ -9541,6 +9649,30 @@ def t(input: Any) -> Tensor:
     return result
 
 
+def t_copy(input: Any) -> Tensor:
+    """`t_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("t_copy", "t", t_copy, self)
+    self_ = tensor_arg(self, "t_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.transpose_2d(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("t_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = t_copy(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9574,6 +9706,45 @@ def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     return result
 
 
+def transpose_copy_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "transpose_copy.int",
+            "dims(dim0, dim1)",
+            transpose_copy_int,
+            self,
+            dim0,
+            dim1,
+        )
+    self_ = tensor_arg(self, "transpose_copy", "input", 1)
+    dim0 = int_arg(dim0, "transpose_copy", "dim0", 2)
+    dim1 = int_arg(dim1, "transpose_copy", "dim1", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TransposeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.transpose_kernel(self_, dim0, dim1))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "transpose_copy", kernel_failure, self=self_, dim0=dim0, dim1=dim1
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = transpose_copy_int(input=self_t, dim0=dim0, dim1=dim1)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def permute_default(input: Any, dims: Any) -> Tensor:
     """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9602,6 +9773,33 @@ def permute_default(input: Any, dims: Any) -> Tensor:
     return result
 
 
+def permute_copy_default(input: Any, dims: Any) -> Tensor:
+    """`permute_copy(Tensor self, int[] dims) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("permute_copy", "permute", permute_copy_default, self, dims)
+    self_ = tensor_arg(self, "permute_copy", "input", 1)
+    dims = int_list_arg(dims, "permute_copy", "dims", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PermuteBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.permute_dims(self_, dims)))
+    except ValueError as kernel_failure:
+        raise kernel_error("permute_copy", kernel_failure, self=self_, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = permute_copy_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def view_default(input: Any, size: Any) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9625,6 +9823,32 @@ def view_default(input: Any, size: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = view_default(input=self_t, size=size)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_copy_default(input: Any, size: Any) -> Tensor:
+    """`view_copy(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_copy", "reshape", view_copy_default, self, size)
+    self_ = tensor_arg(self, "view_copy", "input", 1)
+    size = int_list_arg(size, "view_copy", "size", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.view_kernel(self_, size)))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_copy", kernel_failure, self=self_, size=size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = view_copy_default(input=self_t, size=size)
         set_fw_grad(result, result_t)
     return result
 
@@ -9668,6 +9892,42 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = expand_default(input=self_t, size=size, implicit=implicit)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def expand_copy_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
+    """`expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "expand_copy", "expand", expand_copy_default, self, size, implicit
+        )
+    self_ = tensor_arg(self, "expand_copy", "input", 1)
+    size = int_list_arg(size, "expand_copy", "size", 2)
+    implicit = bool_arg(implicit, "expand_copy", "implicit", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ExpandBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                xp.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "expand_copy", kernel_failure, self=self_, size=size, implicit=implicit
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = expand_copy_default(input=self_t, size=size, implicit=implicit)
         set_fw_grad(result, result_t)
     return result
 
@@ -9780,6 +10040,41 @@ def select_int(input: Any, dim: Any, index: Any) -> Tensor:
     return result
 
 
+def select_copy_int(input: Any, dim: Any, index: Any) -> Tensor:
+    """`select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "select_copy.int", "dims(dim)", select_copy_int, self, dim, index
+        )
+    self_ = tensor_arg(self, "select_copy", "input", 1)
+    dim = int_arg(dim, "select_copy", "dim", 2)
+    index = int_arg(index, "select_copy", "index", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SelectBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.select_kernel(self_, dim, index))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_copy", kernel_failure, self=self_, dim=dim, index=index
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = select_copy_int(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) -> Tensor:
     """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
     if interposition.active and interposed(grad_output):
@@ -9863,6 +10158,62 @@ def slice_Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slice_copy_Tensor(
+    input: Any, dim: Any = 0, start: Any = None, end: Any = None, step: Any = 1
+) -> Tensor:
+    """`slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "slice_copy.Tensor",
+            "dims(dim)",
+            slice_copy_Tensor,
+            self,
+            dim,
+            start,
+            end,
+            step,
+        )
+    self_ = tensor_arg(self, "slice_copy", "input", 1)
+    dim = int_arg(dim, "slice_copy", "dim", 2)
+    start = optional_int_arg(start, "slice_copy", "start", 3)
+    end = optional_int_arg(end, "slice_copy", "end", 4)
+    step = int_arg(step, "slice_copy", "step", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SliceBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.slice_kernel(self_, dim, start, end, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = slice_copy_Tensor(
                 input=self_t, dim=dim, start=start, end=end, step=step
             )
         set_fw_grad(result, result_t)
@@ -9965,6 +10316,44 @@ def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def split_copy_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_copy.Tensor", "dims(dim)", split_copy_Tensor, self, split_size, dim
+        )
+    self_ = tensor_arg(self, "split_copy", "input", 1)
+    split_size = int_arg(split_size, "split_copy", "split_size", 2)
+    dim = int_arg(dim, "split_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_size = split_size
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_kernel(self_, split_size, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_copy", kernel_failure, self=self_, split_size=split_size, dim=dim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_copy_Tensor(input=self_t, split_size=split_size, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -10122,6 +10511,50 @@ def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
     return tuple(outputs)
 
 
+def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_with_sizes_copy", "", split_with_sizes_copy, self, split_sizes, dim
+        )
+    self_ = tensor_arg(self, "split_with_sizes_copy", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "split_with_sizes_copy", "split_sizes", 2)
+    dim = int_arg(dim, "split_with_sizes_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitWithSizesBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_with_sizes_kernel(self_, split_sizes, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_with_sizes_copy",
+            kernel_failure,
+            self=self_,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_with_sizes_copy(
+                input=self_t, split_sizes=split_sizes, dim=dim
+            )
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
 def unbind_int(input: Any, dim: Any = 0) -> Any:
     """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -10145,6 +10578,35 @@ def unbind_int(input: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def unbind_copy_int(input: Any, dim: Any = 0) -> Any:
+    """`unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unbind_copy.int", "dims(dim)", unbind_copy_int, self, dim)
+    self_ = tensor_arg(self, "unbind_copy", "input", 1)
+    dim = int_arg(dim, "unbind_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnbindBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(shapes.unbind_kernel(self_, dim))
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("unbind_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unbind_copy_int(input=self_t, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -10289,6 +10751,48 @@ def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tenso
     return result
 
 
+def diagonal_copy(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+    """`diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "diagonal_copy", "dims(dim1, dim2)", diagonal_copy, self, offset, dim1, dim2
+        )
+    self_ = tensor_arg(self, "diagonal_copy", "input", 1)
+    offset = int_arg(offset, "diagonal_copy", "offset", 2)
+    dim1 = int_arg(dim1, "diagonal_copy", "dim1", 3)
+    dim2 = int_arg(dim2, "diagonal_copy", "dim2", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DiagonalBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(linalg.diagonal_view(self_, offset, dim1, dim2))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_copy",
+            kernel_failure,
+            self=self_,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diagonal_copy(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
     """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -10405,7 +10909,7 @@ def diag(input: Any, diagonal: Any = 0) -> Tensor:
         return (
             diag_embed(self, diagonal)
             if linalg.diag_rank(self.ndim) == 1
-            else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+            else diagonal_copy(self, diagonal, 0, 1)
         )
     except (AttributeError, TypeError):
         check_arguments("diag", (("input", "Tensor", 1, self),))
@@ -10450,6 +10954,208 @@ def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
                 unfold,
                 {"input": self, "dimension": dimension, "size": size, "step": step},
                 {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unfold_copy(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
+    """`unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unfold_copy", "", unfold_copy, self, dimension, size, step)
+    self_ = tensor_arg(self, "unfold_copy", "input", 1)
+    dimension = int_arg(dimension, "unfold_copy", "dimension", 2)
+    size = int_arg(size, "unfold_copy", "size", 3)
+    step = int_arg(step, "unfold_copy", "step", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnfoldBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(resampling.unfold_kernel(self_, dimension, size, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold_copy",
+            kernel_failure,
+            self=self_,
+            dimension=dimension,
+            size=size,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unfold_copy,
+                {"input": self, "dimension": dimension, "size": size, "step": step},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided", "", as_strided, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided", "input", 1)
+    size = int_list_arg(size, "as_strided", "size", 2)
+    stride = int_list_arg(stride, "as_strided", "stride", 3)
+    storage_offset = optional_int_arg(storage_offset, "as_strided", "storage_offset", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_kernel(self_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_copy(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided_copy", "", as_strided_copy, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided_copy", "input", 1)
+    size = int_list_arg(size, "as_strided_copy", "size", 2)
+    stride = int_list_arg(stride, "as_strided_copy", "stride", 3)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_copy", "storage_offset", 4
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                strided.as_strided_kernel(self_, size, stride, storage_offset)
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_copy",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided_copy(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_scatter(
+    input: Any, src: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, src):
+        return interpose(
+            "as_strided_scatter",
+            "",
+            as_strided_scatter,
+            self,
+            src,
+            size,
+            stride,
+            storage_offset,
+        )
+    self_ = tensor_arg(self, "as_strided_scatter", "input", 1)
+    src_ = tensor_arg(src, "as_strided_scatter", "src", 2)
+    size = int_list_arg(size, "as_strided_scatter", "size", 3)
+    stride = int_list_arg(stride, "as_strided_scatter", "stride", 4)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_scatter", "storage_offset", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = AsStridedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_scatter_kernel(self_, src_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = as_strided_scatter(
+                input=self_t,
+                src=src_t,
+                size=size,
+                stride=stride,
+                storage_offset=storage_offset,
             )
         set_fw_grad(result, result_t)
     return result
@@ -10620,6 +11326,31 @@ def squeeze_default(input: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_default(input: Any) -> Tensor:
+    """`squeeze_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy", "squeeze", squeeze_copy_default, self)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, None)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_default(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dim(input: Any, dim: Any) -> Tensor:
     """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -10647,6 +11378,32 @@ def squeeze_dim(input: Any, dim: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dim(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dim", "dims(dim)", squeeze_copy_dim, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward1_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dim(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dims(input: Any, dim: Any) -> Tensor:
     """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -10670,6 +11427,32 @@ def squeeze_dims(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def squeeze_copy_dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dims", "dims(dim)", squeeze_copy_dims, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_list_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward2_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dims(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -10784,6 +11567,33 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unsqueeze(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unsqueeze_copy(input: Any, dim: Any) -> Tensor:
+    """`unsqueeze_copy(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unsqueeze_copy", "dims(dim)", unsqueeze_copy, self, dim)
+    self_ = tensor_arg(self, "unsqueeze_copy", "input", 1)
+    dim = int_arg(dim, "unsqueeze_copy", "dim", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.expand_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("unsqueeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsqueeze_copy(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -11805,6 +12615,519 @@ def vstack(tensors: Any) -> Tensor:
         raise
 
 
+def atleast_1d(input: Any) -> Tensor:
+    """`atleast_1d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return reshape(self, [1]) if self.ndim == 0 else self
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_1d_Sequence(tensors: Any) -> Any:
+    """`atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_1d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_2d(input: Any) -> Tensor:
+    """`atleast_2d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return composites.atleast_2d_each([self])[0]
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_2d_Sequence(tensors: Any) -> Any:
+    """`atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_2d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_3d(input: Any) -> Tensor:
+    """`atleast_3d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.at_least_3d(self)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_3d_Sequence(tensors: Any) -> Any:
+    """`atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.atleast_3d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def broadcast_tensors(tensors: Any) -> Any:
+    """`broadcast_tensors(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.broadcast_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("broadcast_tensors", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def cartesian_prod(tensors: Any) -> Tensor:
+    """`cartesian_prod(Tensor[] tensors) -> Tensor`"""
+    try:
+        return stacking.cartesian_prod_via_stack(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("cartesian_prod", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """`column_stack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return hstack(stacking.column_stack_inputs(tensors))
+    except (AttributeError, TypeError):
+        check_arguments("column_stack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def dstack(tensors: Any) -> Tensor:
+    """`dstack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return cat(stacking.dstack_inputs(tensors), 2)
+    except (AttributeError, TypeError):
+        check_arguments("dstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def combinations(input: Any, r: Any = 2, with_replacement: Any = False) -> Tensor:
+    """`combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.combinations_via_masks(self, r, with_replacement)
+    except (AttributeError, TypeError):
+        check_arguments("combinations", (("input", "Tensor", 1, self),))
+        raise
+
+
+def fliplr(input: Any) -> Tensor:
+    """`fliplr(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.fliplr_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("fliplr", (("input", "Tensor", 1, self),))
+        raise
+
+
+def flipud(input: Any) -> Tensor:
+    """`flipud(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.flipud_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("flipud", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diagflat(input: Any, offset: Any = 0) -> Tensor:
+    """`diagflat(Tensor self, int offset=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return diag(view(contiguous(self), [-1]), offset)
+    except (AttributeError, TypeError):
+        check_arguments("diagflat", (("input", "Tensor", 1, self),))
+        raise
+
+
+def ravel(input: Any) -> Tensor:
+    """`ravel(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return view(contiguous(self), [-1])
+    except (AttributeError, TypeError):
+        check_arguments("ravel", (("input", "Tensor", 1, self),))
+        raise
+
+
+def positive(input: Any) -> Tensor:
+    """`positive(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.positive_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("positive", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_conj(input: Any) -> Tensor:
+    """`resolve_conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.unchanged(self)
+    except (AttributeError, TypeError):
+        check_arguments("resolve_conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_neg(input: Any) -> Tensor:
+    """`resolve_neg(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.unchanged(self)
+    except (AttributeError, TypeError):
+        check_arguments("resolve_neg", (("input", "Tensor", 1, self),))
+        raise
+
+
+def sum_to_size_default(input: Any, size: Any) -> Tensor:
+    """`sum_to_size(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.sum_to_size_via_sum(self, size)
+    except (AttributeError, TypeError):
+        check_arguments("sum_to_size", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_sections(input: Any, sections: Any, dim: Any = 0) -> Any:
+    """`tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_sections(self, sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_indices(input: Any, indices: Any, dim: Any = 0) -> Any:
+    """`tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_indices(self, indices, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_tensor_indices_or_sections(
+    input: Any, tensor_indices_or_sections: Any, dim: Any = 0
+) -> Any:
+    """`tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_tensor(self, tensor_indices_or_sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "tensor_split",
+            (
+                ("input", "Tensor", 1, self),
+                ("tensor_indices_or_sections", "Tensor", 2, tensor_indices_or_sections),
+            ),
+        )
+        raise
+
+
+def hsplit_int(input: Any, sections: Any) -> Any:
+    """`hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.hsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def hsplit_array(input: Any, indices: Any) -> Any:
+    """`hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.hsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_int(input: Any, sections: Any) -> Any:
+    """`vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.vsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_array(input: Any, indices: Any) -> Any:
+    """`vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.vsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_int(input: Any, sections: Any) -> Any:
+    """`dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.dsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_array(input: Any, indices: Any) -> Any:
+    """`dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.dsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def unsafe_chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
+    """`unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return (
+            unsafe_split(self, shapes.chunk_size(self.shape, chunks, dim), dim)
+            if shapes.chunk_size(self.shape, chunks, dim)
+            else unsafe_split_with_sizes(self, [0] * chunks, dim)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("unsafe_chunk", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diff(
+    input: Any, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any = None
+) -> Tensor:
+    """`diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.diff_via_narrow(self, n, dim, prepend, append)
+    except (AttributeError, TypeError):
+        check_arguments("diff", (("input", "Tensor", 1, self),))
+        raise
+
+
+def trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def trapz_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapz",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapz_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapz", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cumulative_trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cumulative_trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def cumulative_trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("cumulative_trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cov(
+    input: Any, *, correction: Any = 1, fweights: Any = None, aweights: Any = None
+) -> Tensor:
+    """`cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.cov_via_mm(self, correction, fweights, aweights)
+    except (AttributeError, TypeError):
+        check_arguments("cov", (("input", "Tensor", 1, self),))
+        raise
+
+
+def corrcoef(input: Any) -> Tensor:
+    """`corrcoef(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.corrcoef_via_cov(self)
+    except (AttributeError, TypeError):
+        check_arguments("corrcoef", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanmean(
+    input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.nanmean_via_nansum(self, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("nanmean", (("input", "Tensor", 1, self),))
+        raise
+
+
+def quantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "quantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def quantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments("quantile", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanquantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nanquantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def nanquantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments("nanquantile", (("input", "Tensor", 1, self),))
+        raise
+
+
 def narrow_copy(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
     """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -12192,6 +13515,30 @@ def alias(input: Any) -> Tensor:
     return result
 
 
+def alias_copy(input: Any) -> Tensor:
+    """`alias_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("alias_copy", "leading_dims", alias_copy, self)
+    self_ = tensor_arg(self, "alias_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AliasBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.alias_kernel(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("alias_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = alias_copy(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -12429,6 +13776,36 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def float_power__Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power__Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power_",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
 
 
 def neg_(input: Any) -> Tensor:
@@ -20701,6 +22078,41 @@ def pow(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("pow", _POW_OVERLOADS, args, kwargs)
 
 
+_FLOAT_POWER_OVERLOADS = (
+    Overload(
+        float_power_Tensor_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Tensor_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Scalar,
+        (
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+    `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+    `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+    """
+    return dispatch("float_power", _FLOAT_POWER_OVERLOADS, args, kwargs)
+
+
 _ROUND_OVERLOADS = (
     Overload(
         round_default,
@@ -21469,6 +22881,25 @@ def permute(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("permute", _PERMUTE_OVERLOADS, args, kwargs)
 
 
+_PERMUTE_COPY_OVERLOADS = (
+    Overload(
+        permute_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
+        ),
+    ),
+)
+
+
+def permute_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `permute_copy(Tensor self, int[] dims) -> Tensor`
+    """
+    return dispatch("permute_copy", _PERMUTE_COPY_OVERLOADS, args, kwargs)
+
+
 _VIEW_OVERLOADS = (
     Overload(
         view_default,
@@ -21486,6 +22917,25 @@ def view(*args: Any, **kwargs: Any) -> Tensor:
     `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     """
     return dispatch("view", _VIEW_OVERLOADS, args, kwargs)
+
+
+_VIEW_COPY_OVERLOADS = (
+    Overload(
+        view_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def view_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `view_copy(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("view_copy", _VIEW_COPY_OVERLOADS, args, kwargs)
 
 
 _RESHAPE_OVERLOADS = (
@@ -21525,6 +22975,26 @@ def expand(*args: Any, **kwargs: Any) -> Tensor:
     `expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
     """
     return dispatch("expand", _EXPAND_OVERLOADS, args, kwargs)
+
+
+_EXPAND_COPY_OVERLOADS = (
+    Overload(
+        expand_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+            Param("implicit", "bool", False, False, True, "bool implicit=False"),
+        ),
+    ),
+)
+
+
+def expand_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+    """
+    return dispatch("expand_copy", _EXPAND_COPY_OVERLOADS, args, kwargs)
 
 
 _SPLIT_OVERLOADS = (
@@ -21655,6 +23125,38 @@ def squeeze(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("squeeze", _SQUEEZE_OVERLOADS, args, kwargs)
 
 
+_SQUEEZE_COPY_OVERLOADS = (
+    Overload(
+        squeeze_copy_default,
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
+    ),
+    Overload(
+        squeeze_copy_dim,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+        ),
+    ),
+    Overload(
+        squeeze_copy_dims,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+)
+
+
+def squeeze_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `squeeze_copy(Tensor self) -> Tensor`
+    `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+    `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+    """
+    return dispatch("squeeze_copy", _SQUEEZE_COPY_OVERLOADS, args, kwargs)
+
+
 _SQUEEZE__OVERLOADS = (
     Overload(
         squeeze__default,
@@ -21776,6 +23278,334 @@ def masked_fill(*args: Any, **kwargs: Any) -> Tensor:
     `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
     """
     return dispatch("masked_fill", _MASKED_FILL_OVERLOADS, args, kwargs)
+
+
+_SUM_TO_SIZE_OVERLOADS = (
+    Overload(
+        sum_to_size_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def sum_to_size(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("sum_to_size", _SUM_TO_SIZE_OVERLOADS, args, kwargs)
+
+
+_TENSOR_SPLIT_OVERLOADS = (
+    Overload(
+        tensor_split_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "SymInt sections"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_indices,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "SymInt[] indices"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_tensor_indices_or_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param(
+                "tensor_indices_or_sections",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor tensor_indices_or_sections",
+            ),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+)
+
+
+def tensor_split(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+    `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+    `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+    """
+    return dispatch("tensor_split", _TENSOR_SPLIT_OVERLOADS, args, kwargs)
+
+
+_HSPLIT_OVERLOADS = (
+    Overload(
+        hsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        hsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def hsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("hsplit", _HSPLIT_OVERLOADS, args, kwargs)
+
+
+_VSPLIT_OVERLOADS = (
+    Overload(
+        vsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        vsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def vsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("vsplit", _VSPLIT_OVERLOADS, args, kwargs)
+
+
+_DSPLIT_OVERLOADS = (
+    Overload(
+        dsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        dsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def dsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("dsplit", _DSPLIT_OVERLOADS, args, kwargs)
+
+
+_TRAPEZOID_OVERLOADS = (
+    Overload(
+        trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapezoid", _TRAPEZOID_OVERLOADS, args, kwargs)
+
+
+_TRAPZ_OVERLOADS = (
+    Overload(
+        trapz_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapz_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "float", False, 1, True, "float dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapz(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapz", _TRAPZ_OVERLOADS, args, kwargs)
+
+
+_CUMULATIVE_TRAPEZOID_OVERLOADS = (
+    Overload(
+        cumulative_trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        cumulative_trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def cumulative_trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch(
+        "cumulative_trapezoid", _CUMULATIVE_TRAPEZOID_OVERLOADS, args, kwargs
+    )
+
+
+_QUANTILE_OVERLOADS = (
+    Overload(
+        quantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        quantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def quantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("quantile", _QUANTILE_OVERLOADS, args, kwargs)
+
+
+_NANQUANTILE_OVERLOADS = (
+    Overload(
+        nanquantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        nanquantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def nanquantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("nanquantile", _NANQUANTILE_OVERLOADS, args, kwargs)
 
 
 _REPEAT_OVERLOADS = (
@@ -21908,6 +23738,33 @@ def pow_(*args: Any, **kwargs: Any) -> Tensor:
     `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
     """
     return dispatch("pow_", _POW__OVERLOADS, args, kwargs)
+
+
+_FLOAT_POWER__OVERLOADS = (
+    Overload(
+        float_power__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+    `float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+    """
+    return dispatch("float_power_", _FLOAT_POWER__OVERLOADS, args, kwargs)
 
 
 _CLAMP_MIN__OVERLOADS = (
@@ -22302,9 +24159,25 @@ transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
 
+transpose_copy = transpose_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+transpose_copy.__qualname__ = "transpose_copy"
+
 select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
+
+select_copy = select_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+select_copy.__qualname__ = "select_copy"
+
+slice_copy = slice_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+slice_copy.__qualname__ = "slice_copy"
+
+split_copy = split_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+split_copy.__qualname__ = "split_copy"
 
 unsafe_split = unsafe_split_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -22313,6 +24186,10 @@ unsafe_split.__qualname__ = "unsafe_split"
 unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unbind.__qualname__ = "unbind"
+
+unbind_copy = unbind_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unbind_copy.__qualname__ = "unbind_copy"
 
 flatten = flatten_using_ints
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -22403,6 +24280,7 @@ METHODS = {
     "bitwise_xor": bitwise_xor,
     "floor_divide": floor_divide,
     "pow": pow,
+    "float_power": float_power,
     "neg": neg,
     "reciprocal": reciprocal,
     "exp": exp,
@@ -22546,6 +24424,8 @@ METHODS = {
     "diag_embed": diag_embed,
     "diag": diag,
     "unfold": unfold,
+    "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter,
     "flatten": flatten,
     "unflatten": unflatten,
     "movedim": movedim,
@@ -22574,6 +24454,26 @@ METHODS = {
     "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
+    "combinations": combinations,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "diagflat": diagflat,
+    "ravel": ravel,
+    "positive": positive,
+    "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg,
+    "sum_to_size": sum_to_size,
+    "tensor_split": tensor_split,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "unsafe_chunk": unsafe_chunk,
+    "diff": diff,
+    "cov": cov,
+    "corrcoef": corrcoef,
+    "nanmean": nanmean,
+    "quantile": quantile,
+    "nanquantile": nanquantile,
     "narrow_copy": narrow_copy,
     "narrow": narrow,
     "roll": roll,
@@ -22588,6 +24488,7 @@ METHODS = {
     "mul_": mul_,
     "div_": div_,
     "pow_": pow_,
+    "float_power_": float_power_,
     "neg_": neg_,
     "reciprocal_": reciprocal_,
     "exp_": exp_,
@@ -23010,6 +24911,20 @@ OVERLOADS = {
         ),
         "Scalar": schema_names(
             pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor"
+        ),
+    },
+    "float_power": {
+        "Tensor_Tensor": schema_names(
+            float_power_Tensor_Tensor,
+            "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        ),
+        "Tensor_Scalar": schema_names(
+            float_power_Tensor_Scalar,
+            "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            float_power_Scalar,
+            "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
         ),
     },
     "neg": {
@@ -24023,10 +25938,19 @@ OVERLOADS = {
     "t": {
         "default": schema_names(t, "t(Tensor(a) self) -> Tensor(a)"),
     },
+    "t_copy": {
+        "default": schema_names(t_copy, "t_copy(Tensor self) -> Tensor"),
+    },
     "transpose": {
         "int": schema_names(
             transpose_int,
             "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        ),
+    },
+    "transpose_copy": {
+        "int": schema_names(
+            transpose_copy_int,
+            "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor",
         ),
     },
     "permute": {
@@ -24034,9 +25958,19 @@ OVERLOADS = {
             permute_default, "permute(Tensor(a) self, int[] dims) -> Tensor(a)"
         ),
     },
+    "permute_copy": {
+        "default": schema_names(
+            permute_copy_default, "permute_copy(Tensor self, int[] dims) -> Tensor"
+        ),
+    },
     "view": {
         "default": schema_names(
             view_default, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"
+        ),
+    },
+    "view_copy": {
+        "default": schema_names(
+            view_copy_default, "view_copy(Tensor self, SymInt[] size) -> Tensor"
         ),
     },
     "reshape": {
@@ -24048,6 +25982,12 @@ OVERLOADS = {
         "default": schema_names(
             expand_default,
             "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        ),
+    },
+    "expand_copy": {
+        "default": schema_names(
+            expand_copy_default,
+            "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor",
         ),
     },
     "block_diag": {
@@ -24064,6 +26004,12 @@ OVERLOADS = {
             select_int, "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"
         ),
     },
+    "select_copy": {
+        "int": schema_names(
+            select_copy_int,
+            "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor",
+        ),
+    },
     "select_backward": {
         "default": select_backward,
     },
@@ -24071,6 +26017,12 @@ OVERLOADS = {
         "Tensor": schema_names(
             slice_Tensor,
             "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        ),
+    },
+    "slice_copy": {
+        "Tensor": schema_names(
+            slice_copy_Tensor,
+            "slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
         ),
     },
     "slice_backward": {
@@ -24084,6 +26036,12 @@ OVERLOADS = {
         "sizes": schema_names(
             split_sizes,
             "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "split_copy": {
+        "Tensor": schema_names(
+            split_copy_Tensor,
+            "split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
         ),
     },
     "chunk": {
@@ -24109,9 +26067,20 @@ OVERLOADS = {
             "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
         ),
     },
+    "split_with_sizes_copy": {
+        "default": schema_names(
+            split_with_sizes_copy,
+            "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+        ),
+    },
     "unbind": {
         "int": schema_names(
             unbind_int, "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "unbind_copy": {
+        "int": schema_names(
+            unbind_copy_int, "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]"
         ),
     },
     "_to_copy": {
@@ -24136,6 +26105,12 @@ OVERLOADS = {
             "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
         ),
     },
+    "diagonal_copy": {
+        "default": schema_names(
+            diagonal_copy,
+            "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+        ),
+    },
     "diag_embed": {
         "default": schema_names(
             diag_embed,
@@ -24155,6 +26130,30 @@ OVERLOADS = {
         "default": schema_names(
             unfold,
             "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        ),
+    },
+    "unfold_copy": {
+        "default": schema_names(
+            unfold_copy,
+            "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor",
+        ),
+    },
+    "as_strided": {
+        "default": schema_names(
+            as_strided,
+            "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        ),
+    },
+    "as_strided_copy": {
+        "default": schema_names(
+            as_strided_copy,
+            "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+        ),
+    },
+    "as_strided_scatter": {
+        "default": schema_names(
+            as_strided_scatter,
+            "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
         ),
     },
     "unfold_backward": {
@@ -24204,6 +26203,17 @@ OVERLOADS = {
             squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"
         ),
     },
+    "squeeze_copy": {
+        "default": schema_names(
+            squeeze_copy_default, "squeeze_copy(Tensor self) -> Tensor"
+        ),
+        "dim": schema_names(
+            squeeze_copy_dim, "squeeze_copy.dim(Tensor self, int dim) -> Tensor"
+        ),
+        "dims": schema_names(
+            squeeze_copy_dims, "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor"
+        ),
+    },
     "squeeze_": {
         "default": schema_names(
             squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)"
@@ -24218,6 +26228,11 @@ OVERLOADS = {
     "unsqueeze": {
         "default": schema_names(
             unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"
+        ),
+    },
+    "unsqueeze_copy": {
+        "default": schema_names(
+            unsqueeze_copy, "unsqueeze_copy(Tensor self, int dim) -> Tensor"
         ),
     },
     "index": {
@@ -24357,6 +26372,167 @@ OVERLOADS = {
     "vstack": {
         "default": vstack,
     },
+    "atleast_1d": {
+        "default": schema_names(atleast_1d, "atleast_1d(Tensor self) -> Tensor"),
+        "Sequence": atleast_1d_Sequence,
+    },
+    "atleast_2d": {
+        "default": schema_names(atleast_2d, "atleast_2d(Tensor self) -> Tensor"),
+        "Sequence": atleast_2d_Sequence,
+    },
+    "atleast_3d": {
+        "default": schema_names(atleast_3d, "atleast_3d(Tensor self) -> Tensor"),
+        "Sequence": atleast_3d_Sequence,
+    },
+    "broadcast_tensors": {
+        "default": broadcast_tensors,
+    },
+    "cartesian_prod": {
+        "default": cartesian_prod,
+    },
+    "column_stack": {
+        "default": column_stack,
+    },
+    "dstack": {
+        "default": dstack,
+    },
+    "combinations": {
+        "default": schema_names(
+            combinations,
+            "combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",
+        ),
+    },
+    "fliplr": {
+        "default": schema_names(fliplr, "fliplr(Tensor self) -> Tensor"),
+    },
+    "flipud": {
+        "default": schema_names(flipud, "flipud(Tensor self) -> Tensor"),
+    },
+    "diagflat": {
+        "default": schema_names(
+            diagflat, "diagflat(Tensor self, int offset=0) -> Tensor"
+        ),
+    },
+    "ravel": {
+        "default": schema_names(ravel, "ravel(Tensor(a) self) -> Tensor(a)"),
+    },
+    "positive": {
+        "default": schema_names(positive, "positive(Tensor(a) self) -> Tensor(a)"),
+    },
+    "resolve_conj": {
+        "default": schema_names(
+            resolve_conj, "resolve_conj(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "resolve_neg": {
+        "default": schema_names(
+            resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "sum_to_size": {
+        "default": schema_names(
+            sum_to_size_default, "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
+        ),
+    },
+    "tensor_split": {
+        "sections": schema_names(
+            tensor_split_sections,
+            "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+        ),
+        "indices": schema_names(
+            tensor_split_indices,
+            "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+        ),
+        "tensor_indices_or_sections": schema_names(
+            tensor_split_tensor_indices_or_sections,
+            "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "hsplit": {
+        "int": schema_names(
+            hsplit_int, "hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            hsplit_array,
+            "hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "vsplit": {
+        "int": schema_names(
+            vsplit_int, "vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            vsplit_array,
+            "vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "dsplit": {
+        "int": schema_names(
+            dsplit_int, "dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            dsplit_array,
+            "dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "unsafe_chunk": {
+        "default": schema_names(
+            unsafe_chunk, "unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"
+        ),
+    },
+    "diff": {
+        "default": schema_names(
+            diff,
+            "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
+        ),
+    },
+    "trapezoid": {
+        "x": trapezoid_x,
+        "dx": trapezoid_dx,
+    },
+    "trapz": {
+        "x": trapz_x,
+        "dx": trapz_dx,
+    },
+    "cumulative_trapezoid": {
+        "x": cumulative_trapezoid_x,
+        "dx": cumulative_trapezoid_dx,
+    },
+    "cov": {
+        "default": schema_names(
+            cov,
+            "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor",
+        ),
+    },
+    "corrcoef": {
+        "default": schema_names(corrcoef, "corrcoef(Tensor self) -> Tensor"),
+    },
+    "nanmean": {
+        "default": schema_names(
+            nanmean,
+            "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "quantile": {
+        "default": schema_names(
+            quantile_default,
+            'quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            quantile_scalar,
+            'quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+    },
+    "nanquantile": {
+        "default": schema_names(
+            nanquantile_default,
+            'nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            nanquantile_scalar,
+            'nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+    },
     "narrow_copy": {
         "default": schema_names(
             narrow_copy,
@@ -24438,6 +26614,9 @@ OVERLOADS = {
     "alias": {
         "default": schema_names(alias, "alias(Tensor(a) self) -> Tensor(a)"),
     },
+    "alias_copy": {
+        "default": schema_names(alias_copy, "alias_copy(Tensor self) -> Tensor"),
+    },
     "add_": {
         "Tensor": schema_names(
             add__Tensor,
@@ -24470,6 +26649,16 @@ OVERLOADS = {
         ),
         "Tensor": schema_names(
             pow__Tensor, "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+        ),
+    },
+    "float_power_": {
+        "Scalar": schema_names(
+            float_power__Scalar,
+            "float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            float_power__Tensor,
+            "float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         ),
     },
     "neg_": {
@@ -25342,9 +27531,14 @@ NUMPY_ONLY_REASONS.update(
         "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
+        "diagonal_copy": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
         "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "unfold": "strided windows (as_strided) have no array API counterpart",
+        "unfold_copy": "strided windows (as_strided) have no array API counterpart",
+        "as_strided": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_copy": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_scatter": "writes through a view by explicit strides (numpy's as_strided), which the array API has no counterpart for",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",

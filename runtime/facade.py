@@ -27,7 +27,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
-from yamlgrad.runtime import func
+from yamlgrad.runtime import func, masked
 from yamlgrad.runtime.func import autograd_functional
 
 # torch.autograd.functional lives above the autograd core (it needs vmap), so the
@@ -99,9 +99,10 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime.functional import unique, unique_consecutive
 from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
+from yamlgrad.runtime import functional
+from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -147,14 +148,14 @@ __all__ = [
     "set_detect_anomaly",
     "tensordot",
     "block_diag",
-    "unique",
-    "unique_consecutive",
+    *functional.__all__,
     *linalg_functional.__all__,
     "Tensor",
     "Size",
     "set_printoptions",
     "autograd",
     "func",
+    "masked",
     "linalg",
     "special",
     "nn",
@@ -332,6 +333,7 @@ _OPERATORS = {
     "__rmul__": VariableType.mul,
     "__truediv__": VariableType.div,
     "__rtruediv__": _rtruediv,
+    "__rdiv__": _rtruediv,
     "__mod__": VariableType.remainder,
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,

@@ -102,6 +102,21 @@ NOT_FROM_YAML = {
         "torch/_lowrank.py write it (runtime/linalg_functional.py)"
         for name in linalg_functional.__all__
     },
+        name: "torch.functional's Python signature (the tensors as arguments, or "
+        "one sequence) over the YAML's composite of the same name"
+        for name in (
+            "atleast_1d",
+            "atleast_2d",
+            "atleast_3d",
+            "broadcast_tensors",
+            "cartesian_prod",
+        )
+    },
+    "gradient": (
+        "torch.gradient's spacing (a number, numbers or coordinate tensors, which "
+        "no one schema spells) over recorded slices, differences and cat"
+    ),
+    "masked": "a namespace: torch.masked's reductions as composites of YAML ops",
     "Tensor": "the tensor type",
     "set_printoptions": "how tensors print",
     "get_default_dtype": "the default floating dtype, not an op",

@@ -94,8 +94,18 @@ NO_DOUBLE_BACKWARD_IN_TORCH = (
 # gradients are checked against finite differences (tests/ops/test_gradients.py),
 # and PyTorch's failure is pinned here.
 TORCH_BACKWARD_FAILS = ("linalg_cond", "vander")
+
+# Gradients PyTorch gets wrong, by op and input: they fail PyTorch's own gradcheck
+# (its OpInfo skips test_fn_grad) and are checked against finite differences in
+# tests/ops/test_gradients.py instead. as_strided_scatter's `self` gradient keeps
+# the positions src overwrites and zeroes the others.
+TORCH_GRADIENT_WRONG = {"as_strided_scatter": ("self",)}
+
 TWICE_DIFFERENTIABLE = tuple(
-    i for i in DIFFERENTIABLE if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
+    i
+    for i in DIFFERENTIABLE
+    if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
+    and i.func.name not in TORCH_GRADIENT_WRONG
 )
 
 
@@ -210,6 +220,8 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         for name, x, t in zip(case.names, *case.leaves()):
             assert x.grad is not None and t.grad is not None, f"{where}: {name}"
             assert x.grad.shape == x.shape, f"{where}: {name}"
+            if name in TORCH_GRADIENT_WRONG.get(info.func.name, ()):
+                continue
             assert_same_values(
                 x.grad, t.grad, f"{where}: grad of {name}", rtol_of(info)
             )
