@@ -286,19 +286,8 @@ def corrcoef_via_cov(self: Tensor) -> Any:
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def quantile_via_sort(
-    self: Tensor,
-    q: Any,
-    dim: int | None,
-    keepdim: bool,
-    interpolation: str,
-    ignore_nan: bool,
-) -> Any:
-    """The `q`-th quantiles along `dim` (of all values for None): the sorted
-    values gathered at the ranks q * (n - 1) and interpolated, as at::quantile
-    (nanquantile ranks among the values that are not NaN)."""
-    ops = dispatch.ops
-    op = "nanquantile" if ignore_nan else "quantile"
+def _checked_quantiles(self: Tensor, q: Any, interpolation: str) -> Tensor:
+    """`q` as a tensor of `self`'s dtype, after at::quantile's checks and errors."""
     if not isinstance(q, Tensor):
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
@@ -320,7 +309,22 @@ def quantile_via_sort(
         )
     if not ((q._data >= 0) & (q._data <= 1)).all():
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    del op
+    return q
+
+
+def quantile_via_sort(
+    self: Tensor,
+    q: Any,
+    dim: int | None,
+    keepdim: bool,
+    interpolation: str,
+    ignore_nan: bool,
+) -> Any:
+    """The `q`-th quantiles along `dim` (of all values for None): the sorted
+    values gathered at the ranks q * (n - 1) and interpolated, as at::quantile
+    (nanquantile ranks among the values that are not NaN)."""
+    ops = dispatch.ops
+    q = _checked_quantiles(self, q, interpolation)
     # The output's shape: q's length, then the reduced shape.
     if dim is not None and self.ndim > 0:
         wrapped = _dim(dim, self.ndim, "quantile")

@@ -29,6 +29,7 @@ from yamlgrad.runtime.wrappers.forward_grad import (
     set_fw_grad_inplace,
     tangent_of,
 )
+from yamlgrad.runtime.wrappers.interposition import tracing
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     check_inplace,
     collect_next_edges,
@@ -86,6 +87,9 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """`self.copy_(src)`: write `src` (broadcast, cast to `self`'s dtype) into
     `self`. Gradients: none for `self`'s old value, all of it for `src`."""
     del non_blocking  # a CPU copy is always synchronous
+    # A write the graph of yg.compile has no step for: the trace says so, rather
+    # than compile the value without it.
+    tracing.unsupported("copy_ (a write into a tensor)")
     _check_writable(self)
     data, src_requires_grad = _source(src, "copy_")
     forward = any_has_forward_grad(self, src)

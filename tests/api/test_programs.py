@@ -48,10 +48,20 @@ def yamlgrad_as_torch() -> Iterator[None]:
         sys.modules.update(saved)
 
 
+def _torch_as_a_new_process() -> Any:
+    """Real torch as a program run on its own sees it: importing
+    torch.testing._internal (the OpInfo tests, in this process) freezes the
+    global cudnn flags, which a program may set (`cudnn.deterministic = True`)."""
+    import torch
+
+    allow = getattr(torch.backends, "__allow_nonbracketed_mutation", None)
+    return allow() if allow is not None else contextlib.nullcontext()
+
+
 def run(path: Path, as_yamlgrad: bool) -> tuple[str, dict[str, Any]]:
     """What the program printed, and its globals, run with torch or yamlgrad."""
     out = io.StringIO()
-    context = yamlgrad_as_torch() if as_yamlgrad else contextlib.nullcontext()
+    context = yamlgrad_as_torch() if as_yamlgrad else _torch_as_a_new_process()
     with context, contextlib.redirect_stdout(out):
         yamlgrad.manual_seed(0)
         namespace = runpy.run_path(str(path), run_name="__main__")

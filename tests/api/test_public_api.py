@@ -102,6 +102,7 @@ NOT_FROM_YAML = {
         "torch/_lowrank.py write it (runtime/linalg_functional.py)"
         for name in linalg_functional.__all__
     },
+    **{
         name: "torch.functional's Python signature (the tensors as arguments, or "
         "one sequence) over the YAML's composite of the same name"
         for name in (
