@@ -121,6 +121,9 @@ def householder_product_backward(
     """Through the full product: grad padded with zero columns to m x m."""
     xp = array_namespace(grad, V, tau)
     m, n = V.shape[-2], V.shape[-1]
+    if n == 0:  # no reflectors (an empty input): nothing to differentiate
+        zeros = (V * 0, tau * 0)
+        return tuple(z if keep else None for z, keep in zip(zeros, grad_input_mask))
     pad = xp.concatenate([grad] + [V[..., :, :1] * 0] * (m - n), -1)
     gV, gtau = _householder_grads(pad, V, tau)
     return gV if grad_input_mask[0] else None, gtau if grad_input_mask[1] else None
