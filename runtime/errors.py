@@ -105,6 +105,15 @@ def invalid_gradient_shape(name: str, index: int, got: tuple, expected: tuple) -
     )
 
 
+ERR_MEAN_DTYPE = (
+    "mean(): could not infer output dtype. Input dtype must be either a floating "
+    "point or complex dtype. Got: {}"
+)
+ERR_POST_ACCUMULATE_HOOK_RESULT = (
+    "Tensor post accumulate grad hooks should return None."
+)
+
+
 def modified_by_inplace(
     type_name: str,
     sizes: tuple,
@@ -112,15 +121,28 @@ def modified_by_inplace(
     op: str | None,
     current: int,
     saved: int,
+    anomaly: bool = False,
 ) -> str:
-    """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None."""
+    """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None.
+    Its hint depends on `anomaly` mode, which, when on, has printed the forward
+    traceback of the failing node."""
     which = f", which is output {output_nr} of {op}," if op is not None else ""
+    if anomaly:
+        hint = (
+            "Hint: the backtrace further above shows the operation that failed to "
+            "compute its gradient. The variable in question was changed in there or "
+            "anywhere later. Good luck!"
+        )
+    else:
+        hint = (
+            "Hint: enable anomaly detection to find the operation that failed to "
+            "compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{type_name} {list(sizes)}]{which} is at version {current}; "
-        f"expected version {saved} instead. Hint: enable anomaly detection to find the "
-        "operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        f"expected version {saved} instead. {hint}"
     )
 
 
@@ -571,3 +593,8 @@ ERR_INDEX_ZERO_DIM = (
     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
 )
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (PyTorch's class is `torch._C._LinAlgError`, a
+    RuntimeError): a linear algebra function whose input is singular."""

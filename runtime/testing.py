@@ -37,11 +37,13 @@ from yamlgrad.runtime import autograd
 from yamlgrad.runtime.factories import tensor
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
+from yamlgrad.runtime.testing_close import assert_close
 
 if TYPE_CHECKING:
     from yamlgrad.tools.model import DifferentiabilityInfo, Sample
 
 __all__ = [
+    "assert_close",
     "OpCheckError",
     "Report",
     "check_backward",

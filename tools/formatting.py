@@ -98,14 +98,34 @@ def cache_dir() -> Path | None:
     return Path(base) / "yamlgrad-gen"
 
 
+def unit_digest(unit: str) -> str:
+    """A rendered unit's name in MANIFEST.json (16 hex digits of its sha256)."""
+    return hashlib.sha256(unit.encode("utf-8")).hexdigest()[:16]
+
+
+def _head(unit: str) -> str:
+    """What a unit defines, as its first code line starts: `def sinh`, `class X`."""
+    for line in unit.splitlines():
+        if line and not line.startswith("#"):
+            return line.split("(")[0].split(":")[0].strip()
+    return ""
+
+
 class UnitCache:
-    """Formatted units of one generated module name, read once, written once."""
+    """Formatted units of one generated module name, read once, written once.
+
+    Besides the cache folder, the committed module itself serves: MANIFEST.json
+    names the rendered units it was formatted from (`unit_digests`), so on a
+    machine with an empty cache (a fresh clone) every unit whose render is
+    unchanged is taken from the file on disk, and only the changed ones are
+    formatted (`seed`)."""
 
     def __init__(self, folder: Path | None, name: str) -> None:
         self.path = None if folder is None else folder / f"{name}.units.json"
         self.formatter = formatter_id()
         self.stored: dict[str, str] = {}
         self.used: dict[str, str] = {}
+        self.seeds: dict[str, str] = {}
         self.misses = 0
         if self.path is not None:
             try:
@@ -115,6 +135,13 @@ class UnitCache:
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 self.stored = {}
 
+    def seed(self, formatted: str, digests: list[str]) -> None:
+        """Offer the units of a module on disk that black made from the rendered
+        units `digests` names, in order (nothing when the two do not pair up)."""
+        units = split_units(formatted)
+        if len(units) == len(digests):
+            self.seeds = dict(zip(digests, units))
+
     def key(self, unit: str) -> str:
         data = f"{self.formatter}\0{unit}".encode("utf-8")
         return hashlib.sha256(data).hexdigest()
@@ -122,6 +149,10 @@ class UnitCache:
     def get(self, unit: str) -> str | None:
         key = self.key(unit)
         found = self.stored.get(key)
+        if found is None and self.seeds:
+            seeded = self.seeds.get(unit_digest(unit))
+            if seeded is not None and _head(seeded) == _head(unit):
+                found = seeded
         if found is not None:
             self.used[key] = found
         return found

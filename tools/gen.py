@@ -40,6 +40,8 @@ from yamlgrad.tools.formatting import (
     format_in_units,
     format_source,
     formatter_id,
+    split_units,
+    unit_digest,
 )
 from yamlgrad.tools.catalog import (
     BACKWARD_HELPERS,
@@ -263,12 +265,23 @@ def _sha256(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _formatted_in_units(name: str) -> bool:
+    return name.endswith(".py") and name != PACK_HELPERS_FILE
+
+
 def manifest(rendered: dict[str, str], files: dict[str, str]) -> str:
-    """MANIFEST.json's text: deterministic, the same bytes on every machine."""
+    """MANIFEST.json's text: deterministic, the same bytes on every machine. Its
+    `unit_digests` name each Python module's rendered units, in order, so the
+    module on disk can stand in for the formatting cache (UnitCache.seed)."""
     record = {
         "formatter": formatter_id(),
         "rendered_sha256": {name: _sha256(t) for name, t in sorted(rendered.items())},
         "files_sha256": {name: _sha256(t) for name, t in sorted(files.items())},
+        "unit_digests": {
+            name: [unit_digest(u) for u in split_units(t)]
+            for name, t in sorted(rendered.items())
+            if _formatted_in_units(name)
+        },
     }
     return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
@@ -281,20 +294,42 @@ class Formatting:
     cached: int = 0
 
 
+def _on_disk_units(out_dir: Path) -> dict[str, tuple[str, list[str]]]:
+    """Each module of `out_dir` that its MANIFEST.json vouches for (same formatter,
+    the bytes it records), with the digests of the rendered units it came from."""
+    try:
+        record = json.loads((out_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        if record.get("formatter") != formatter_id():
+            return {}
+        found = {}
+        for name, digests in record["unit_digests"].items():
+            text = _on_disk(out_dir / name)
+            if text is not None and _sha256(text) == record["files_sha256"][name]:
+                found[name] = (text, list(digests))
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
 def format_files(
     rendered: dict[str, str],
     cache: Path | None = None,
     counts: Formatting | None = None,
+    out_dir: Path | None = None,
 ) -> dict[str, str]:
     """The final files: the Python ones through black, plus MANIFEST.json. With
-    `cache` (a folder), formatted units are reused from and kept there
-    (tools/formatting.py); `counts`, if given, is told how many were."""
+    `cache` (a folder), formatted units are reused from and kept there, and from
+    `out_dir`'s modules as its manifest names them (tools/formatting.py);
+    `counts`, if given, is told how many were."""
     files = {}
+    on_disk = {} if cache is None or out_dir is None else _on_disk_units(out_dir)
     for name, text in rendered.items():
-        if not name.endswith(".py") or name == PACK_HELPERS_FILE:
+        if not _formatted_in_units(name):
             files[name] = text
             continue
         units = None if cache is None else UnitCache(cache, name)
+        if units is not None and name in on_disk:
+            units.seed(*on_disk[name])
         files[name] = format_code(text, name, units)
         if units is not None:
             units.save()
@@ -505,13 +540,13 @@ def regenerate(
     outcome = Outcome(0, len(infos))
     if check:
         if not is_current(rendered, out_dir):
-            files = format_files(rendered, folder, outcome.formatting)
+            files = format_files(rendered, folder, outcome.formatting, out_dir)
             outcome.status = report_stale(
                 files, out_dir, sys.stdout if stream is None else stream
             )
         outcome.unchanged = sorted([*rendered, MANIFEST_FILE])
         return outcome
-    files = format_files(rendered, folder, outcome.formatting)
+    files = format_files(rendered, folder, outcome.formatting, out_dir)
     outcome.written = write_atomically(files, out_dir)
     outcome.unchanged = sorted(set(files) - set(outcome.written))
     if folder is not None and digest is not None:

@@ -29,6 +29,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode
+from yamlgrad.runtime.errors import ERR_POST_ACCUMULATE_HOOK_RESULT
 from yamlgrad.runtime.autograd.node import (
     INVALID_EDGE,
     UINT64_MAX,
@@ -78,7 +79,8 @@ class AccumulateGrad(Node):
             self._accumulate(variable, new_grad, raw)
         if variable._post_accumulate_hooks:
             for hook in list(variable._post_accumulate_hooks.values()):
-                hook(variable)
+                if hook(variable) is not None:
+                    raise RuntimeError(ERR_POST_ACCUMULATE_HOOK_RESULT)
         return []
 
     @staticmethod

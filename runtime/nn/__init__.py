@@ -25,6 +25,8 @@ from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
 from yamlgrad.runtime.nn.transformer import *  # noqa: F403
 from yamlgrad.runtime.nn.transformer import __all__ as _transformer
+from yamlgrad.runtime.nn.rnn import *  # noqa: F403
+from yamlgrad.runtime.nn.rnn import __all__ as _rnn
 
 __all__ = [
     "attention",
@@ -43,4 +45,5 @@ __all__ = [
     *_pooling,
     *_resampling,
     *_transformer,
+    *_rnn,
 ]

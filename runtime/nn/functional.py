@@ -23,6 +23,7 @@ from yamlgrad.runtime.nn.ntuple import (
     MAX_POOL1D,
     ntuple,
     pooling,
+    stride_arg,
 )
 from yamlgrad.runtime.ops.convolutions import check_weight_and_groups, same_padding
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
@@ -417,7 +418,7 @@ def max_pool2d(
     """
     errors = _MAX_POOL2D
     kernel = ntuple(kernel_size, 2, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
+    stride = stride_arg(stride, 2, errors)
     args = (
         kernel,
         stride,
@@ -479,7 +480,7 @@ def avg_pool2d(
     """
     errors = _AVG_POOL2D
     kernel = ntuple(kernel_size, 2, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
+    stride = stride_arg(stride, 2, errors)
     return VariableType.avg_pool2d(
         input,
         kernel,

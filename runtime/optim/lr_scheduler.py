@@ -768,3 +768,7 @@ from yamlgrad.runtime.optim._cyclic_lr import (  # noqa: E402
     CyclicLR,
     OneCycleLR,
 )
+
+
+class _LRScheduler(LRScheduler):
+    """The base class under its pre-2.0 name, which subclasses still use."""

@@ -130,3 +130,22 @@ def test_transformer_benchmark_smoke_run_checks_each_step_against_torch() -> Non
     names = [row[0].strip() for row in rows[2:]]
     assert names == ["torch", "yamlgrad", "yamlgrad compiled"]
     assert all(row[2].strip().endswith("x") for row in rows[2:])
+
+
+def test_rnn_benchmark_smoke_run_checks_every_program() -> None:
+    """benchmarks/rnn.py at tiny sizes: every program's gradients are checked
+    against torch's before timing, and each prints one row."""
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "rnn.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    names = [row[0].strip() for row in rows[2:]]
+    assert names == [
+        "torch eager",
+        "yamlgrad eager",
+        "yamlgrad eager, composite cell",
+        "yamlgrad compiled",
+    ]

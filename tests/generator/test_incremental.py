@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,40 @@ def test_a_misspelled_key_is_named_with_the_key_it_resembles(
     )
     assert cli.main(["--yaml", str(yaml_path), "--out", str(tmp_path / "o")]) == 1
     assert capsys.readouterr().err.endswith(f"{message}\n")
+
+
+def test_a_fresh_clone_formats_only_the_changed_units(
+    tmp_path: Path, cache: Path
+) -> None:
+    """An empty cache (a fresh clone): the committed modules, which MANIFEST.json
+    says were formatted from which rendered units, stand in for it."""
+    pack = tmp_path / "pack"
+    shutil.copytree(OP_PACK, pack)
+    yaml_path, helpers, out = (
+        pack / "my_ops.yaml",
+        pack / "my_helpers.py",
+        pack / "my_ops",
+    )
+    yaml_path.write_text(yaml_path.read_text() + CUBE)
+    grown = gen.regenerate(yaml_path, out, check=False, helpers=helpers)
+    assert grown.entries == 5
+    assert 2 <= grown.formatting.formatted <= 6 < grown.formatting.cached + 6
+    whole = tmp_path / "whole"
+    gen.generate(yaml_path, whole, check=False, helpers=helpers, cache=False)
+    for path in whole.iterdir():
+        assert path.read_bytes() == (out / path.name).read_bytes()
+    # A hand-edited module is not trusted: its units are formatted again.
+    edited = tmp_path / "edited"
+    shutil.copytree(OP_PACK, edited)
+    functions = edited / "my_ops" / "Functions.py"
+    functions.write_text(functions.read_text().replace("grad", "grad ", 1))
+    for stale in cache.iterdir():
+        stale.unlink()
+    again = gen.regenerate(
+        edited / "my_ops.yaml",
+        edited / "my_ops",
+        check=False,
+        helpers=edited / "my_helpers.py",
+    )
+    assert "Functions.py" in again.written
+    assert functions.read_bytes() == (OP_PACK / "my_ops" / "Functions.py").read_bytes()

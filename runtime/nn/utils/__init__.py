@@ -7,16 +7,24 @@ weight normalisations, at torch.nn.utils's paths:
 * `parametrize` (register_parametrization and its kin) and `parametrizations`
   (weight_norm, spectral_norm built on it);
 * `weight_norm` / `remove_weight_norm` and `spectral_norm` /
-  `remove_spectral_norm`, the older hook-based API.
+  `remove_spectral_norm`, the older hook-based API;
+* `rnn` (packed sequences).
+
+The private `_single`/`_pair`/`_triple`/`_quadruple` argument expanders (torch
+keeps them in torch.nn.modules.utils) live here too.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from yamlgrad.runtime.nn.utils import (
     clip_grad,
     convert_parameters,
     parametrizations,
     parametrize,
+    rnn,
 )
 from yamlgrad.runtime.nn.utils.clip_grad import (
     clip_grad_norm_,
@@ -32,6 +40,7 @@ from yamlgrad.runtime.nn.utils.spectral_norm import remove_spectral_norm, spectr
 from yamlgrad.runtime.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
+    "rnn",
     "clip_grad",
     "convert_parameters",
     "parametrizations",
@@ -47,3 +56,22 @@ __all__ = [
     "spectral_norm",
     "remove_spectral_norm",
 ]
+
+
+def _ntuple(n: int, name: str = "parse") -> Any:
+    """torch.nn.modules.utils' argument expanders: `_pair(3)` is (3, 3), an
+    iterable is kept as a tuple."""
+
+    def parse(x: Any) -> tuple[Any, ...]:
+        if isinstance(x, Iterable):
+            return tuple(x)
+        return (x,) * n
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
