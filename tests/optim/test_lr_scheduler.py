@@ -55,6 +55,11 @@ def run(
 
 
 CASES: dict[str, Callable[[Any, Any], Any]] = {
+    "LambdaLR": lambda m, o: m.LambdaLR(o, [lambda e: 0.95**e, lambda e: 1 / (1 + e)]),
+    "StepLR": lambda m, o: m.StepLR(o, step_size=4, gamma=0.7),
+    "LinearLR": lambda m, o: m.LinearLR(o, 0.2, 0.9, total_iters=12),
+    "ExponentialLR": lambda m, o: m.ExponentialLR(o, 0.93),
+    "CosineAnnealingLR": lambda m, o: m.CosineAnnealingLR(o, T_max=7, eta_min=0.01),
     "MultiplicativeLR": lambda m, o: m.MultiplicativeLR(o, lambda e: 0.9 + 0.01 * e),
     "ConstantLR": lambda m, o: m.ConstantLR(o, factor=0.5, total_iters=4),
     "PolynomialLR": lambda m, o: m.PolynomialLR(o, total_iters=30, power=2.0),
@@ -116,6 +121,9 @@ def test_reduce_lr_on_plateau(options: dict[str, Any]) -> None:
 
 
 CLOSED = [
+    "LambdaLR",
+    "MultiplicativeLR",
+    "CyclicLR",
     "StepLR",
     "MultiStepLR",
     "ConstantLR",
@@ -126,6 +134,9 @@ CLOSED = [
     "CosineAnnealingWarmRestarts",
 ]
 CLOSED_OPTIONS: dict[str, dict[str, Any]] = {
+    "LambdaLR": {"lr_lambda": lambda e: 0.9**e},
+    "MultiplicativeLR": {"lr_lambda": lambda e: 0.9},
+    "CyclicLR": {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 3},
     "StepLR": {"step_size": 3},
     "MultiStepLR": {"milestones": [2, 5]},
     "ConstantLR": {"total_iters": 4},
@@ -268,3 +279,43 @@ def test_plateau_state_dict_keys() -> None:
     assert sorted(sa.state_dict()) == sorted(sb.state_dict())
     assert sa.state_dict()["best"] == sb.state_dict()["best"] == 1.0
     assert math.isinf(lr_scheduler.ReduceLROnPlateau(a, mode="max").best)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_torchs_state_dict_resumes_a_yamlgrad_scheduler(name: str) -> None:
+    """Seven steps in torch, its state dict loaded into a fresh yamlgrad
+    scheduler, then thirty more steps in both: the same rates throughout."""
+    a, b = optimizers()
+    sb = CASES[name](torch.optim.lr_scheduler, b)
+    for _ in range(7):
+        b.step()
+        sb.step()
+    sa = CASES[name](lr_scheduler, a)
+    sa.load_state_dict(sb.state_dict())
+    for mine, theirs in zip(a.param_groups, b.param_groups):
+        mine.update({k: v for k, v in theirs.items() if k != "params"})
+    assert sa.get_last_lr() == sb.get_last_lr()
+    for i in range(30):
+        a.step()
+        b.step()
+        sa.step()
+        sb.step()
+        assert sa.get_last_lr() == sb.get_last_lr(), i
+        assert state(a) == state(b), i
+
+
+def test_plateau_resumes_from_torchs_state_dict() -> None:
+    a, b = optimizers()
+    sb = torch.optim.lr_scheduler.ReduceLROnPlateau(b, patience=1, factor=0.5)
+    metric = [1.0, 0.9, 0.95, 0.97, 0.96, 0.99, 0.5]
+    for value in metric:
+        sb.step(value)
+    sa = lr_scheduler.ReduceLROnPlateau(a)
+    sa.load_state_dict(sb.state_dict())
+    for mine, theirs in zip(a.param_groups, b.param_groups):
+        mine["lr"] = theirs["lr"]
+    for i in range(30):
+        value = 0.5 + 0.01 * (i % 5)
+        sa.step(value)
+        sb.step(value)
+        assert sa.get_last_lr() == sb.get_last_lr(), i
