@@ -450,19 +450,15 @@ def checkpoint(
     """
     if use_reentrant is None:
         warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
-        use_reentrant = True
-    preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs and use_reentrant:
-        raise ValueError(
-            "Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
-        )
-    if use_reentrant:
-        if context_fn is not noop_context_fn or debug is not False:
+    reentrant = use_reentrant is not False
+    keep_rng = _take_preserve_rng_state(kwargs, refuse_others=reentrant)
+    if reentrant:
+        if debug is not False or context_fn is not noop_context_fn:
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when "
                 "use_reentrant=False."
             )
-        return CheckpointFunction.apply(function, preserve, *args)
+        return CheckpointFunction.apply(function, keep_rng, *args)
     if debug:
         # PyTorch's debug mode logs the operators of both runs through its
         # dispatcher; yamlgrad has no such log, so it cannot offer the mode.
@@ -470,8 +466,39 @@ def checkpoint(
             "checkpoint(debug=True) needs an operator log yamlgrad does not keep"
         )
     return _checkpoint_without_reentrant(
-        function, preserve, context_fn, determinism_check, early_stop, *args, **kwargs
+        function, keep_rng, context_fn, determinism_check, early_stop, *args, **kwargs
     )
+
+
+def _take_preserve_rng_state(kwargs: dict[str, Any], refuse_others: bool) -> bool:
+    """Remove `preserve_rng_state` (default True) from `kwargs` and return it;
+    if `refuse_others`, any keyword left is an error."""
+    preserve = bool(kwargs.pop("preserve_rng_state", True))
+    if refuse_others and kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    return preserve
+
+
+_SEQUENTIAL_WARNING = (
+    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+    "parameter should be passed explicitly. "
+    "In version 2.9 we will raise an exception if use_reentrant "
+    "is not passed. use_reentrant=False is "
+    "recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more "
+    "details on the differences between the two variants."
+)
+
+
+def _chain(stages: list[Any]) -> Callable[[Any], Any]:
+    """One function applying `stages` in order."""
+
+    def run(value: Any) -> Any:
+        for stage in stages:
+            value = stage(value)
+        return value
+
+    return run
 
 
 def checkpoint_sequential(
@@ -481,45 +508,25 @@ def checkpoint_sequential(
     use_reentrant: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Run `functions` in order, checkpointing all but the last of `segments` runs."""
+    """Run `functions` in order, in `segments` runs of len // segments of them
+    (the last run takes the rest); every run but the last is checkpointed, the
+    last one's activations being needed by backward at once anyway."""
     if use_reentrant is None:
-        warnings.warn(
-            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
-            "parameter should be passed explicitly. "
-            "In version 2.9 we will raise an exception if use_reentrant "
-            "is not passed. use_reentrant=False is "
-            "recommended, but if you need to preserve the current default "
-            "behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.",
-            stacklevel=2,
-        )
-        use_reentrant = True
-    preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs:
-        raise ValueError(
-            "Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
-        )
-
-    def run_function(start: int, end: int, functions: list[Any]) -> Callable[..., Any]:
-        def forward(input: Any) -> Any:
-            for j in range(start, end + 1):
-                input = functions[j](input)
-            return input
-
-        return forward
-
+        warnings.warn(_SEQUENTIAL_WARNING, stacklevel=2)
+    preserve = _take_preserve_rng_state(kwargs, refuse_others=True)
     from yamlgrad.runtime.nn.module import Sequential
 
-    if isinstance(functions, Sequential):
-        functions = list(functions.children())
-    segment_size = len(functions) // segments
-    end = -1  # the last segment runs without checkpointing: its output is needed
-    for start in range(0, segment_size * (segments - 1), segment_size):
-        end = start + segment_size - 1
-        input = checkpoint(
-            run_function(start, end, functions),
-            input,
-            use_reentrant=use_reentrant,
+    stages = list(
+        functions.children() if isinstance(functions, Sequential) else functions
+    )
+    size = len(stages) // segments
+    cut = size * (segments - 1)  # where the plain run starts
+    value = input
+    for first in range(0, cut, size):  # size 0: range's ValueError, as torch
+        value = checkpoint(
+            _chain(stages[first : first + size]),
+            value,
+            use_reentrant=use_reentrant is not False,
             preserve_rng_state=preserve,
         )
-    return run_function(end + 1, len(functions) - 1, functions)(input)
+    return _chain(stages[cut:])(value)

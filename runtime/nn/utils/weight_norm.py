@@ -43,6 +43,18 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     return v * (g / _norm_except_dim(v, 2, dim))
 
 
+_MAGNITUDE, _DIRECTION = "_g", "_v"
+
+
+def _hook_key(module: Module, name: str) -> Any:
+    """The key of the WeightNorm hook of `name` among the module's forward
+    pre-hooks, or None."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            return key
+    return None
+
+
 class WeightNorm:
     """The forward pre-hook of `weight_norm`: recomputes the weight before a call."""
 
@@ -54,9 +66,21 @@ class WeightNorm:
         self.dim = -1 if dim is None else dim
 
     def compute_weight(self, module: Module) -> Tensor:
-        g = getattr(module, self.name + "_g")
-        v = getattr(module, self.name + "_v")
-        return _weight_norm(v, g, self.dim)
+        magnitude = getattr(module, self.name + _MAGNITUDE)
+        direction = getattr(module, self.name + _DIRECTION)
+        return _weight_norm(direction, magnitude, self.dim)
+
+    def __call__(self, module: Module, inputs: Any) -> None:
+        setattr(module, self.name, self.compute_weight(module))
+
+    def _attach(self, module: Module) -> None:
+        """Split the parameter in two, set a first weight, register the hook."""
+        weight = module._parameters.pop(self.name)
+        magnitude = _norm_except_dim(weight, 2, self.dim)
+        module.register_parameter(self.name + _MAGNITUDE, Parameter(magnitude.data))
+        module.register_parameter(self.name + _DIRECTION, Parameter(weight.data))
+        self(module, ())
+        module.register_forward_pre_hook(self)
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
@@ -66,49 +90,38 @@ class WeightNorm:
             FutureWarning,
             stacklevel=3,
         )
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(
-                    f"Cannot register two weight_norm hooks on the same parameter {name}"
-                )
-        fn = WeightNorm(name, dim)
-        weight = getattr(module, name)
-        del module._parameters[name]
-        module.register_parameter(
-            name + "_g", Parameter(_norm_except_dim(weight, 2, fn.dim).data)
-        )
-        module.register_parameter(name + "_v", Parameter(weight.data))
-        setattr(module, name, fn.compute_weight(module))
-        module.register_forward_pre_hook(fn)
-        return fn
+        if _hook_key(module, name) is not None:
+            raise RuntimeError(
+                f"Cannot register two weight_norm hooks on the same parameter {name}"
+            )
+        hook = WeightNorm(name, dim)
+        getattr(module, name)  # AttributeError for a missing parameter, as torch
+        hook._attach(module)
+        return hook
 
     def remove(self, module: Module) -> None:
-        weight = self.compute_weight(module)
+        """Put back `<name>` as one parameter holding the current weight."""
+        merged = self.compute_weight(module).data
         delattr(module, self.name)
-        del module._parameters[self.name + "_g"]
-        del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.data))
-
-    def __call__(self, module: Module, inputs: Any) -> None:
-        setattr(module, self.name, self.compute_weight(module))
+        for suffix in (_MAGNITUDE, _DIRECTION):
+            module._parameters.pop(self.name + suffix)
+        setattr(module, self.name, Parameter(merged))
 
 
-T_module = TypeVar("T_module", bound=Module)
+ModuleT = TypeVar("ModuleT", bound=Module)
 
 
-def weight_norm(
-    module: T_module, name: str = "weight", dim: int | None = 0
-) -> T_module:
+def weight_norm(module: ModuleT, name: str = "weight", dim: int | None = 0) -> ModuleT:
     """Split `module.<name>` into a magnitude `<name>_g` and a direction `<name>_v`."""
     WeightNorm.apply(module, name, dim)
     return module
 
 
-def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
+def remove_weight_norm(module: ModuleT, name: str = "weight") -> ModuleT:
     """Merge `<name>_g` and `<name>_v` back into one parameter `<name>`."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    key = _hook_key(module, name)
+    if key is None:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    module._forward_pre_hooks[key].remove(module)
+    del module._forward_pre_hooks[key]
+    return module
