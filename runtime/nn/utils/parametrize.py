@@ -32,47 +32,101 @@ from yamlgrad.runtime.nn.module import Module, ModuleDict, ModuleList
 from yamlgrad.runtime.nn.parameter import Parameter
 
 __all__ = [
-    "cached",
-    "ParametrizationList",
     "register_parametrization",
-    "is_parametrized",
     "remove_parametrizations",
+    "is_parametrized",
+    "cached",
     "type_before_parametrizations",
     "transfer_parametrizations_and_params",
+    "ParametrizationList",
 ]
 
-_cache_enabled = 0
-_cache: dict[tuple[int, str], Tensor | None] = {}
+# The `cached()` blocks open (they nest), and the values computed inside them,
+# by (id(module), tensor name).
+_open_blocks = 0
+_memo: dict[tuple[int, str], Tensor] = {}
 
 
 @contextmanager
 def cached() -> Iterator[None]:
     """Inside the block each parametrized tensor is computed once, on first access."""
-    global _cache, _cache_enabled
-    _cache_enabled += 1
+    global _open_blocks
+    _open_blocks += 1
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _open_blocks -= 1
+        if _open_blocks == 0:
+            _memo.clear()
 
 
-def _register_parameter_or_buffer(module: Module, name: str, x: Tensor) -> None:
-    if isinstance(x, Parameter):
-        module.register_parameter(name, x)
+def _adopt(owner: Module, name: str, tensor: Tensor) -> None:
+    """Register `tensor` on `owner` as a parameter if it is one, else a buffer."""
+    if isinstance(tensor, Parameter):
+        owner.register_parameter(name, tensor)
     else:
-        module.register_buffer(name, x)
+        owner.register_buffer(name, tensor)
 
 
-def _maybe_set(dest: Tensor, src: Tensor) -> None:
+def _point_at(dest: Tensor, src: Tensor) -> None:
     """`dest` now holds `src`'s storage (PyTorch's `dest.set_(src)`)."""
     dest.data = src
     dest.version_counter.bump()
 
 
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _invert(modules: Sequence[Module], value: Any, strict: bool) -> Any:
+    """Run the `right_inverse`s of `modules`, last first. At registration
+    (`strict` False) a parametrization without one, or whose one raises
+    NotImplementedError, passes the value through; when assigning, a missing
+    one is an error."""
+    for step in reversed(list(modules)):
+        inverse = getattr(step, "right_inverse", None)
+        if inverse is None:
+            if strict:
+                raise RuntimeError(
+                    f"parametrization {_type_name(step)} does not implement "
+                    "right_inverse."
+                )
+            continue
+        if strict:
+            value = inverse(value)
+            continue
+        try:
+            value = inverse(value)
+        except NotImplementedError:
+            pass
+    return value
+
+
+def _check_like(made: Any, shape: Any, dtype: Any, how: str) -> None:
+    """A parametrization's output must keep the tensor's shape and dtype
+    (unless `unsafe`); `how` is the start of PyTorch's message."""
+    if not isinstance(made, Tensor):
+        raise ValueError(
+            f"A parametrization must return a tensor. Got {_type_name(made)}."
+        )
+    if made.dtype != dtype:
+        raise ValueError(
+            f"{how} dtype of the tensor, unless `unsafe` flag is enabled.\n"
+            f"unparametrized dtype: {dtype}\n"
+            f"parametrized dtype: {made.dtype}"
+        )
+    if made.shape != shape:
+        raise ValueError(
+            f"{how} shape of the tensor, unless `unsafe` flag is enabled.\n"
+            f"unparametrized shape: {shape}\n"
+            f"parametrized shape: {made.shape}"
+        )
+
+
 class ParametrizationList(ModuleList):
-    """The parametrizations of one tensor and its original(s)."""
+    """The chain of parametrizations of one tensor, and its original(s):
+    `original`, or `original0, original1, ...` when the chain's right inverse
+    gives a sequence."""
 
     def __init__(
         self,
@@ -84,128 +138,110 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
-        original_shape, original_dtype = original.shape, original.dtype
+        shape, dtype = original.shape, original.dtype
         with no_grad():
-            new = original
-            for module in reversed(self):  # type: ignore[call-overload]
-                if hasattr(module, "right_inverse"):
-                    try:
-                        new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass
-        if not isinstance(new, Tensor) and not isinstance(new, Sequence):
+            stored = _invert(self, original, strict=False)
+        if not isinstance(stored, (Tensor, Sequence)):
             raise ValueError(
                 "'right_inverse' must return a Tensor or a Sequence of tensors "
-                f"(list, tuple...). Got {type(new).__name__}"
+                f"(list, tuple...). Got {_type_name(stored)}"
             )
-        self.is_tensor = isinstance(new, Tensor)
-        self.ntensors = 1 if self.is_tensor else len(new)
+        self.is_tensor = isinstance(stored, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(stored)
         if self.is_tensor:
-            if original.dtype != new.dtype:
-                raise ValueError(
-                    "When `right_inverse` outputs one tensor, it may not change the "
-                    f"dtype.\noriginal.dtype: {original.dtype}\n"
-                    f"right_inverse(original).dtype: {new.dtype}"
-                )
-            with no_grad():
-                if new is not original:
-                    _maybe_set(original, new)
-            _register_parameter_or_buffer(self, "original", original)
+            self._keep_single(original, stored)
         else:
-            for i, originali in enumerate(new):
-                if not isinstance(originali, Tensor):
-                    raise ValueError(
-                        "'right_inverse' must return a Tensor or a Sequence of tensors "
-                        f"(list, tuple...). Got element {i} of the sequence with type "
-                        f"{type(originali).__name__}."
-                    )
-                if isinstance(original, Parameter):
-                    originali = Parameter(originali, original.requires_grad)
-                originali.requires_grad_(original.requires_grad)
-                _register_parameter_or_buffer(self, f"original{i}", originali)
-        if not self.unsafe:
-            # The parametrized tensor must look like the tensor it replaces.
-            z = self()
-            if not isinstance(z, Tensor):
+            self._keep_several(original, stored)
+        if not unsafe:
+            _check_like(
+                self(),
+                shape,
+                dtype,
+                "Registering a parametrization may not change the",
+            )
+
+    def _keep_single(self, original: Tensor, stored: Tensor) -> None:
+        if stored.dtype != original.dtype:
+            raise ValueError(
+                "When `right_inverse` outputs one tensor, it may not change the "
+                f"dtype.\noriginal.dtype: {original.dtype}\n"
+                f"right_inverse(original).dtype: {stored.dtype}"
+            )
+        if stored is not original:
+            with no_grad():
+                _point_at(original, stored)
+        _adopt(self, "original", original)
+
+    def _keep_several(self, original: Tensor, pieces: Sequence[Any]) -> None:
+        trainable = original.requires_grad
+        for index, piece in enumerate(pieces):
+            if not isinstance(piece, Tensor):
                 raise ValueError(
-                    f"A parametrization must return a tensor. Got {type(z).__name__}."
+                    "'right_inverse' must return a Tensor or a Sequence of tensors "
+                    f"(list, tuple...). Got element {index} of the sequence with type "
+                    f"{_type_name(piece)}."
                 )
-            if z.dtype != original_dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the "
-                    "tensor, unless `unsafe` flag is enabled.\n"
-                    f"unparametrized dtype: {original_dtype}\n"
-                    f"parametrized dtype: {z.dtype}"
-                )
-            if z.shape != original_shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the "
-                    "tensor, unless `unsafe` flag is enabled.\n"
-                    f"unparametrized shape: {original_shape}\n"
-                    f"parametrized shape: {z.shape}"
-                )
+            if isinstance(original, Parameter):
+                piece = Parameter(piece, trainable)
+            _adopt(self, f"original{index}", piece.requires_grad_(trainable))
+
+    def _originals(self) -> list[Tensor]:
+        if self.is_tensor:
+            return [self.original]
+        return [getattr(self, f"original{i}") for i in range(self.ntensors)]
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the original(s) so that the parametrized tensor is `value`."""
         with no_grad():
-            for module in reversed(self):  # type: ignore[call-overload]
-                if hasattr(module, "right_inverse"):
-                    value = module.right_inverse(value)
-                else:
-                    raise RuntimeError(
-                        f"parametrization {type(module).__name__} does not implement "
-                        "right_inverse."
-                    )
+            stored = _invert(self, value, strict=True)
             if self.is_tensor:
-                if not isinstance(value, Tensor):
+                if not isinstance(stored, Tensor):
                     raise ValueError(
                         "`right_inverse` should return a tensor. Got "
-                        f"{type(value).__name__}"
+                        f"{_type_name(stored)}"
                     )
-                if value.dtype != self.original.dtype:
+                if stored.dtype != self.original.dtype:
                     raise ValueError(
-                        f"The tensor returned by `right_inverse` has dtype {value.dtype} "
-                        f"while `original` has dtype {self.original.dtype}"
+                        f"The tensor returned by `right_inverse` has dtype "
+                        f"{stored.dtype} while `original` has dtype "
+                        f"{self.original.dtype}"
                     )
-                _maybe_set(self.original, value)
+                _point_at(self.original, stored)
                 return
-            if not isinstance(value, collections.abc.Sequence):
+            self._store_pieces(stored)
+
+    def _store_pieces(self, pieces: Any) -> None:
+        if not isinstance(pieces, collections.abc.Sequence):
+            raise ValueError(
+                "'right_inverse' must return a sequence of tensors. Got "
+                f"{_type_name(pieces)}."
+            )
+        if len(pieces) != self.ntensors:
+            raise ValueError(
+                "'right_inverse' must return a sequence of tensors of length "
+                f"{self.ntensors}. Got a sequence of length {len(pieces)}."
+            )
+        for index, (target, piece) in enumerate(zip(self._originals(), pieces)):
+            if not isinstance(piece, Tensor):
                 raise ValueError(
-                    "'right_inverse' must return a sequence of tensors. Got "
-                    f"{type(value).__name__}."
+                    "'right_inverse' must return a sequence of tensors or "
+                    "reference-type opaques. Got element "
+                    f"{index} of type {_type_name(piece)}."
                 )
-            if len(value) != self.ntensors:
+            if piece.dtype != target.dtype:
                 raise ValueError(
-                    "'right_inverse' must return a sequence of tensors of length "
-                    f"{self.ntensors}. Got a sequence of length {len(value)}."
+                    f"Tensor {index} returned by `right_inverse` has dtype "
+                    f"{piece.dtype} while `original{index}` has dtype "
+                    f"{target.dtype}"
                 )
-            for i, tensor in enumerate(value):
-                original_i = getattr(self, f"original{i}")
-                if not isinstance(tensor, Tensor):
-                    raise ValueError(
-                        "'right_inverse' must return a sequence of tensors or "
-                        "reference-type opaques. Got element "
-                        f"{i} of type {type(tensor).__name__}."
-                    )
-                if original_i.dtype != tensor.dtype:
-                    raise ValueError(
-                        f"Tensor {i} returned by `right_inverse` has dtype "
-                        f"{tensor.dtype} while `original{i}` has dtype "
-                        f"{original_i.dtype}"
-                    )
-                _maybe_set(original_i, tensor)
+            _point_at(target, piece)
 
     def forward(self) -> Tensor:  # type: ignore[override]
-        if self.is_tensor:
-            x = self[0](self.original)
-        else:
-            originals = (getattr(self, f"original{i}") for i in range(self.ntensors))
-            x = self[0](*originals)
-        index = 1
-        while hasattr(self, str(index)):
-            x = self[index](x)
-            index += 1
-        return x
+        steps = iter(self)
+        value = next(steps)(*self._originals())
+        for step in steps:
+            value = step(value)
+        return value
 
 
 def _inject_new_class(module: Module) -> None:
@@ -239,28 +275,63 @@ def _inject_new_class(module: Module) -> None:
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
 
 
-def _inject_property(module: Module, tensor_name: str) -> None:
-    if hasattr(module, tensor_name):
-        raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
+def _parametrized_property(module: Module, tensor_name: str) -> property:
+    """The property standing for `tensor_name`: reading runs the chain (once
+    per `cached()` block), assigning runs its right inverse."""
+    key = (id(module), tensor_name)
 
-    def get_cached_parametrization(parametrization: ParametrizationList) -> Tensor:
-        key = (id(module), tensor_name)
-        tensor = _cache.get(key)
-        if tensor is None:
-            tensor = parametrization()
-            _cache[key] = tensor
-        return tensor
+    def read(self: Module) -> Tensor:
+        chain = self.parametrizations[tensor_name]
+        if not _open_blocks:
+            return chain()
+        if key not in _memo:
+            _memo[key] = chain()
+        return _memo[key]
 
-    def get_parametrized(self: Module) -> Tensor:
-        parametrization = self.parametrizations[tensor_name]
-        if _cache_enabled:
-            return get_cached_parametrization(parametrization)
-        return parametrization()
-
-    def set_original(self: Module, value: Tensor) -> None:
+    def assign(self: Module, value: Tensor) -> None:
         self.parametrizations[tensor_name].right_inverse(value)
 
-    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+    return property(read, assign)
+
+
+def _check_appended(tensor_name: str, current: Tensor, step: Module) -> None:
+    """A parametrization appended to a chain must keep the tensor's shape and
+    dtype, and so must its right inverse, if it has one."""
+    made = step(current)
+    if not isinstance(made, Tensor):
+        raise ValueError(
+            f"A parametrization must return a tensor. Got {_type_name(made)}."
+        )
+    for what in ("dtype", "shape"):
+        before, after = getattr(current, what), getattr(made, what)
+        if before != after:
+            raise ValueError(
+                f"Registering a parametrization may not change the {what} of the "
+                "tensor, unless the `unsafe` flag is enabled.\n"
+                f"module.{tensor_name}.{what}: {before}\n"
+                f"parametrization(module.{tensor_name}).{what}: {after}"
+            )
+    inverse = getattr(step, "right_inverse", None)
+    if inverse is None:
+        return
+    try:
+        back = inverse(made)
+    except NotImplementedError:
+        return
+    if not isinstance(back, Tensor):
+        raise ValueError(
+            "parametrization.right_inverse must return a tensor. Got: "
+            f"{_type_name(back)}"
+        )
+    for what in ("dtype", "shape"):
+        before, after = getattr(current, what), getattr(back, what)
+        if before != after:
+            raise ValueError(
+                "The tensor returned by parametrization.right_inverse must have the "
+                f"same {what} as module.{tensor_name}, unless the `unsafe` flag is "
+                f"enabled.\nmodule.{tensor_name}.{what}: {before}\n"
+                f"returned {what}: {after}"
+            )
 
 
 def register_parametrization(
@@ -270,82 +341,37 @@ def register_parametrization(
     the same name appends to the chain."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
         if not unsafe:
-            y = getattr(module, tensor_name)
-            x = parametrization(y)
-            if not isinstance(x, Tensor):
-                raise ValueError(
-                    f"A parametrization must return a tensor. Got {type(x).__name__}."
-                )
-            if x.dtype != y.dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the "
-                    "tensor, unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.dtype: {y.dtype}\n"
-                    f"parametrization(module.{tensor_name}).dtype: {x.dtype}"
-                )
-            if x.shape != y.shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the "
-                    "tensor, unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.shape: {y.shape}\n"
-                    f"parametrization(module.{tensor_name}).shape: {x.shape}"
-                )
-            if hasattr(parametrization, "right_inverse"):
-                try:
-                    z = parametrization.right_inverse(x)
-                except NotImplementedError:
-                    pass
-                else:
-                    _check_right_inverse(tensor_name, y, z)
-        module.parametrizations[tensor_name].append(parametrization)
-        module.parametrizations[tensor_name].unsafe |= unsafe
-    elif tensor_name in module._buffers or tensor_name in module._parameters:
-        original = getattr(module, tensor_name)
-        # Built first: if it fails, the module is left as it was.
-        parametrizations = ParametrizationList([parametrization], original, unsafe)
-        delattr(module, tensor_name)
-        if not is_parametrized(module):
-            _inject_new_class(module)
-            module.parametrizations = ModuleDict()
-        _inject_property(module, tensor_name)
-        module.parametrizations[tensor_name] = parametrizations
-    else:
+            _check_appended(tensor_name, getattr(module, tensor_name), parametrization)
+        chain.append(parametrization)
+        chain.unsafe |= unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
         raise ValueError(
             f"Module '{module}' does not have a parameter, a buffer, or a "
             f"parametrized element with name '{tensor_name}'"
         )
+    # The chain is built (and checked) first: if that fails, the module is as
+    # it was.
+    chain = ParametrizationList([parametrization], getattr(module, tensor_name), unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        _inject_new_class(module)
+        module.parametrizations = ModuleDict()
+    if hasattr(module, tensor_name):
+        raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
+    setattr(module.__class__, tensor_name, _parametrized_property(module, tensor_name))
+    module.parametrizations[tensor_name] = chain
     return module
-
-
-def _check_right_inverse(tensor_name: str, y: Tensor, z: Any) -> None:
-    if not isinstance(z, Tensor):
-        raise ValueError(
-            "parametrization.right_inverse must return a tensor. Got: "
-            f"{type(z).__name__}"
-        )
-    if z.dtype != y.dtype:
-        raise ValueError(
-            "The tensor returned by parametrization.right_inverse must have the same "
-            f"dtype as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-            f"module.{tensor_name}.dtype: {y.dtype}\nreturned dtype: {z.dtype}"
-        )
-    if z.shape != y.shape:
-        raise ValueError(
-            "The tensor returned by parametrization.right_inverse must have the same "
-            f"shape as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-            f"module.{tensor_name}.shape: {y.shape}\nreturned shape: {z.shape}"
-        )
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Whether `module` has a parametrization (on `tensor_name`, if given)."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    chains = getattr(module, "parametrizations", None)
+    if not isinstance(chains, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(chains) > 0 if tensor_name is None else tensor_name in chains
 
 
 def remove_parametrizations(
@@ -363,7 +389,7 @@ def remove_parametrizations(
         if leave_parametrized:
             with no_grad():
                 t = getattr(module, tensor_name)
-                _maybe_set(original, t)
+                _point_at(original, t)
     elif leave_parametrized:
         t = getattr(module, tensor_name)
         original = Parameter(t.detach()) if t.requires_grad else t
@@ -374,7 +400,7 @@ def remove_parametrizations(
         )
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
-    _register_parameter_or_buffer(module, tensor_name, original)
+    _adopt(module, tensor_name, original)
     if not is_parametrized(module):
         delattr(module, "parametrizations")
         module.__class__ = module.__class__.__bases__[0]
