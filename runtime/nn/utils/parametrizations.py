@@ -68,28 +68,29 @@ class _SpectralNorm(Module):
         eps: float = 1e-12,
     ) -> None:
         super().__init__()
-        ndim = weight.ndim
-        if dim >= ndim or dim < -ndim:
+        rank = weight.ndim
+        if not -rank <= dim < rank:
             raise IndexError(
-                f"Dimension out of range (expected to be in range of [-{ndim}, "
-                f"{ndim - 1}] but got {dim})"
+                f"Dimension out of range (expected to be in range of [-{rank}, "
+                f"{rank - 1}] but got {dim})"
             )
         if n_power_iterations <= 0:
             raise ValueError(
                 "Expected n_power_iterations to be positive, but got "
                 f"n_power_iterations={n_power_iterations}"
             )
-        self.dim = dim if dim >= 0 else dim + ndim
+        self.dim = dim % rank
         self.eps = eps
-        if ndim > 1:
-            self.n_power_iterations = n_power_iterations
-            weight_mat = self._reshape_weight_to_matrix(weight)
-            h, w = weight_mat.shape
-            u = weight_mat.new_empty(h).normal_(0, 1)
-            v = weight_mat.new_empty(w).normal_(0, 1)
-            self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
-            self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
-            self._power_method(weight_mat, 15)
+        if rank == 1:
+            return  # a vector is just normalised: no power iteration
+        self.n_power_iterations = n_power_iterations
+        matrix = self._reshape_weight_to_matrix(weight)
+        for buffer, length in (("_u", matrix.shape[0]), ("_v", matrix.shape[1])):
+            start = matrix.new_empty(length).normal_(0, 1)
+            self.register_buffer(buffer, F.normalize(start, dim=0, eps=eps))
+        # Fifteen steps at registration, so the first forward starts close to
+        # the singular vectors.
+        self._power_method(matrix, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
         if self.dim != 0:
@@ -127,6 +128,14 @@ class _SpectralNorm(Module):
         return value
 
 
+def _tensor_named(module: Module, name: str) -> Tensor:
+    """The parameter or buffer `name` of `module`, which must exist."""
+    found = getattr(module, name, None)
+    if isinstance(found, Tensor):
+        return found
+    raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+
+
 def spectral_norm(
     module: Module,
     name: str = "weight",
@@ -135,16 +144,11 @@ def spectral_norm(
     dim: int | None = None,
 ) -> Module:
     """Parametrize `module.<name>` as the weight over its spectral norm."""
-    weight = getattr(module, name, None)
-    if not isinstance(weight, Tensor):
-        raise ValueError(
-            f"Module '{module}' has no parameter or buffer with name '{name}'"
-        )
+    weight = _tensor_named(module, name)
     if dim is None:
         dim = 1 if isinstance(module, ConvTranspose2d) else 0
-    parametrize.register_parametrization(
-        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
-    )
+    normalisation = _SpectralNorm(weight, n_power_iterations, dim, eps)
+    parametrize.register_parametrization(module, name, normalisation)
     return module
 
 
@@ -241,12 +245,11 @@ class _Orthogonal(Module):
                 f"Expected a matrix or batch of matrices of shape {self.shape}. "
                 f"Got a tensor of shape {Q.shape}."
             )
-        Q_init = Q
-        n, k = Q.shape[-2], Q.shape[-1]
-        transpose = n < k
+        given_shape = Q.shape
+        transpose = Q.shape[-2] < Q.shape[-1]
         if transpose:
             Q = _mT(Q)
-            n, k = k, n
+        n, k = Q.shape[-2], Q.shape[-1]  # n >= k from here on
         if not hasattr(self, "base"):
             if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                 raise NotImplementedError(
@@ -272,7 +275,7 @@ class _Orthogonal(Module):
         # The parametrized value at -Id is base itself: -Id's tril is its
         # diagonal, whose skew part is 0, so map(-Id) is the identity; the
         # Householder map of -Id is -Id (no reflections) times its int diagonal.
-        neg_id = factories.zeros_like(Q_init)
+        neg_id = factories.zeros(given_shape, dtype=Q.dtype)
         neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
         return neg_id
 
@@ -285,25 +288,21 @@ def orthogonal(
     use_trivialization: bool = True,
 ) -> Module:
     """Parametrize `module.<name>` as an orthogonal (or semi-orthogonal) matrix."""
-    weight = getattr(module, name, None)
-    if not isinstance(weight, Tensor):
-        raise ValueError(
-            f"Module '{module}' has no parameter or buffer with name '{name}'"
-        )
+    weight = _tensor_named(module, name)
     if weight.ndim < 2:
         raise ValueError(
             "Expected a matrix or batch of matrices. Got a tensor of "
             f"{weight.ndim} dimensions."
         )
     if orthogonal_map is None:
-        square = weight.shape[-2] == weight.shape[-1]
-        orthogonal_map = "matrix_exp" if square else "householder"
-    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
-    if orth_enum is None:
+        rows, columns = weight.shape[-2:]
+        orthogonal_map = "matrix_exp" if rows == columns else "householder"
+    chosen = getattr(_OrthMaps, orthogonal_map, None)
+    if chosen is None:
         raise ValueError(
             'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
             f"Got: {orthogonal_map}"
         )
-    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
-    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    parametrization = _Orthogonal(weight, chosen, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, parametrization, unsafe=True)
     return module
