@@ -227,6 +227,34 @@ def _run(
 # -- the modules -------------------------------------------------------------------
 
 
+def _uniform_by_hidden_size(module: Module, hidden_size: int) -> None:
+    """Every parameter drawn from U(-k, k), k = 1 / sqrt(hidden_size)."""
+    bound = 0 if hidden_size <= 0 else 1.0 / math.sqrt(hidden_size)
+    for parameter in module.parameters():
+        init.uniform_(parameter, -bound, bound)
+
+
+# The options a layer's or a cell's repr shows when not at these defaults
+# (a cell shows `nonlinearity` only if it has one).
+_LAYER_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("proj_size", 0),
+    ("num_layers", 1),
+    ("bias", True),
+    ("batch_first", False),
+    ("dropout", 0),
+    ("bidirectional", False),
+)
+_CELL_DEFAULTS: tuple[tuple[str, Any], ...] = (("bias", True), ("nonlinearity", "tanh"))
+
+
+def _options_repr(module: Module, defaults: tuple[tuple[str, Any], ...]) -> str:
+    shown = [f"{module.input_size}, {module.hidden_size}"]
+    for option, default in defaults:
+        if option in module.__dict__ and module.__dict__[option] != default:
+            shown.append(f"{option}={module.__dict__[option]}")
+    return ", ".join(shown)
+
+
 class RNNBase(Module):
     """What RNN, LSTM and GRU share: the parameters of every layer and direction,
     their flat list, initialisation, input checks and repr."""
@@ -246,20 +274,24 @@ class RNNBase(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
         _check_options(
             input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size
         )
         if mode not in GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
+        # The options, as attributes of PyTorch's names (extra_repr, state).
+        for option, value in (
+            ("mode", mode),
+            ("input_size", input_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+            ("bias", bias),
+            ("batch_first", batch_first),
+            ("dropout", float(dropout)),
+            ("bidirectional", bidirectional),
+            ("proj_size", proj_size),
+        ):
+            setattr(self, option, value)
         gate_size = GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
         real_hidden_size = proj_size if proj_size > 0 else hidden_size
@@ -307,9 +339,7 @@ class RNNBase(Module):
         return result
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_by_hidden_size(self, self.hidden_size)
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
@@ -323,22 +353,22 @@ class RNNBase(Module):
     # -- checks, PyTorch's ---------------------------------------------------------
 
     def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
-        weight_dtype = self._flat_weights[0].dtype
-        if input.dtype != weight_dtype:
+        """The input's dtype (the weights'), rank (2 packed, else 3) and features."""
+        wanted, got = self._flat_weights[0].dtype, input.dtype
+        if got != wanted:
             raise ValueError(
-                f"RNN input dtype ({input.dtype}) does not match weight dtype "
-                f"({weight_dtype}). Convert input: input.to({weight_dtype}), or "
-                f"convert model: model.to({input.dtype})"
+                f"RNN input dtype ({got}) does not match weight dtype ({wanted}). "
+                f"Convert input: input.to({wanted}), or convert model: "
+                f"model.to({got})"
             )
-        expected_input_dim = 2 if batch_sizes is not None else 3
-        if input.dim() != expected_input_dim:
+        rank = 3 if batch_sizes is None else 2
+        if input.dim() != rank:
+            raise RuntimeError(f"input must have {rank} dimensions, got {input.dim()}")
+        features = input.size(-1)
+        if features != self.input_size:
             raise RuntimeError(
-                f"input must have {expected_input_dim} dimensions, got {input.dim()}"
-            )
-        if self.input_size != input.size(-1):
-            raise RuntimeError(
-                f"input.size(-1) must be equal to input_size. Expected "
-                f"{self.input_size}, got {input.size(-1)}"
+                "input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {features}"
             )
 
     def get_expected_hidden_size(
@@ -361,8 +391,10 @@ class RNNBase(Module):
         expected_hidden_size: tuple[int, int, int],
         msg: str = "Expected hidden size {}, got {}",
     ) -> None:
-        if tuple(hx.size()) != tuple(expected_hidden_size):
-            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+        """`msg` names the expected and the actual size when they differ."""
+        actual = list(hx.size())
+        if actual != list(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, actual))
 
     def check_forward_args(
         self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None
@@ -378,20 +410,7 @@ class RNNBase(Module):
         return _apply_permutation(hx, permutation)
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if self.proj_size != 0:
-            s += ", proj_size={proj_size}"
-        if self.num_layers != 1:
-            s += ", num_layers={num_layers}"
-        if self.bias is not True:
-            s += ", bias={bias}"
-        if self.batch_first is not False:
-            s += ", batch_first={batch_first}"
-        if self.dropout != 0:
-            s += ", dropout={dropout}"
-        if self.bidirectional is not False:
-            s += ", bidirectional={bidirectional}"
-        return s.format(**self.__dict__)
+        return _options_repr(self, _LAYER_DEFAULTS)
 
     # -- the forward shared by the three -------------------------------------------
 
@@ -542,6 +561,8 @@ def _check_options(
         raise ValueError("proj_size has to be smaller than hidden_size")
 
 
+_RNN_MODES = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+
 ERR_PROJ_SIZE = "proj_size argument is only supported for LSTM, not RNN or GRU"
 
 
@@ -557,21 +578,19 @@ class RNN(RNNBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "proj_size" in kwargs:
             raise ValueError(ERR_PROJ_SIZE)
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
+        # `nonlinearity` is the fourth positional argument, after num_layers.
+        positional = list(args)
+        if len(positional) > 3:
+            chosen = positional.pop(3)
         else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
+            chosen = kwargs.pop("nonlinearity", "tanh")
+        self.nonlinearity = chosen
+        mode = _RNN_MODES.get(chosen)
+        if mode is None:
             raise ValueError(
-                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or "
-                "'relu'."
+                f"Unknown nonlinearity '{chosen}'. Select from 'tanh' or 'relu'."
             )
-        super().__init__(mode, *args, **kwargs)
+        super().__init__(mode, *positional, **kwargs)
 
     def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
         return self._forward(input, hx, lstm=False)
@@ -603,26 +622,22 @@ class LSTM(RNNBase):
         self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
     ) -> None:
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(
-            hidden[0],
+        expected = (
             self.get_expected_hidden_size(input, batch_sizes),
-            "Expected hidden[0] size {}, got {}",
-        )
-        self.check_hidden_size(
-            hidden[1],
             self.get_expected_cell_size(input, batch_sizes),
-            "Expected hidden[1] size {}, got {}",
         )
+        for index, (state, size) in enumerate(zip(hidden, expected)):
+            self.check_hidden_size(
+                state, size, f"Expected hidden[{index}] size {{}}, got {{}}"
+            )
 
     def permute_hidden(  # type: ignore[override]
         self, hx: tuple[Tensor, Tensor], permutation: Tensor | None
     ) -> tuple[Tensor, Tensor]:
         if permutation is None:
             return hx
-        return (
-            _apply_permutation(hx[0], permutation),
-            _apply_permutation(hx[1], permutation),
-        )
+        h, c = hx
+        return _apply_permutation(h, permutation), _apply_permutation(c, permutation)
 
     def forward(
         self, input: Any, hx: tuple[Tensor, Tensor] | None = None
@@ -660,31 +675,19 @@ class RNNCellBase(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.bias = bias
-        self.weight_ih = _empty(num_chunks * hidden_size, input_size, dtype=dtype)
-        self.weight_hh = _empty(num_chunks * hidden_size, hidden_size, dtype=dtype)
-        if bias:
-            self.bias_ih = _empty(num_chunks * hidden_size, dtype=dtype)
-            self.bias_hh = _empty(num_chunks * hidden_size, dtype=dtype)
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows = num_chunks * hidden_size
+        self.weight_ih = _empty(rows, input_size, dtype=dtype)
+        self.weight_hh = _empty(rows, hidden_size, dtype=dtype)
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, _empty(rows, dtype=dtype) if bias else None)
         self.reset_parameters()
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if "bias" in self.__dict__ and self.bias is not True:
-            s += ", bias={bias}"
-        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
-            s += ", nonlinearity={nonlinearity}"
-        return s.format(**self.__dict__)
+        return _options_repr(self, _CELL_DEFAULTS)
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_by_hidden_size(self, self.hidden_size)
 
     def _batched(
         self, name: str, input: Tensor, hx: Any, count: int
