@@ -226,14 +226,14 @@ class _CheckpointFrame:
         self.early_stop = early_stop
         self.metadata_fn = metadata_fn
         self.saved_args: list[Any] = []
-        self.weak_holders: list[weakref.ref[_Holder]] = []
-        self.x_metadatas: list[Any] = []
+        self.holder_refs: list[weakref.ref[_Holder]] = []
+        self.forward_metadata: list[Any] = []
         self.recomputed: defaultdict[int, weakref.WeakKeyDictionary[_Handle, Tensor]]
         self.recomputed = defaultdict(weakref.WeakKeyDictionary)
-        self.recomp_counter: defaultdict[int, int] = defaultdict(int)
-        self.is_recomputed: defaultdict[int, bool] = defaultdict(bool)
-        self.forward_completed = False
-        self.ignore_saved_mismatch = False
+        self.refilled: defaultdict[int, int] = defaultdict(int)
+        self.refill_done: defaultdict[int, bool] = defaultdict(bool)
+        self.forward_done = False
+        self.skip_refill_checks = False
 
     def get_inputs(self) -> list[Any]:
         return [
@@ -241,39 +241,39 @@ class _CheckpointFrame:
             for arg in self.saved_args
         ]
 
-    def check_recomputed_tensors_match(self, gid: int) -> None:
-        if self.ignore_saved_mismatch:
+    def check_refill_matches(self, gid: int) -> None:
+        if self.skip_refill_checks:
             return
-        if len(self.weak_holders) != self.recomp_counter[gid]:
+        if len(self.holder_refs) != self.refilled[gid]:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved "
                 "during the original forward and recomputation.\n"
-                f"Number of tensors saved during forward: {len(self.weak_holders)}\n"
+                f"Number of tensors saved during forward: {len(self.holder_refs)}\n"
                 "Number of tensors saved during recomputation: "
-                f"{self.recomp_counter[gid]}.\n"
-                f"{_debug_tip_msg}"
+                f"{self.refilled[gid]}.\n"
+                f"{_DEBUG_TIP}"
             )
         mismatched = ""
-        for idx, weak_holder in enumerate(self.weak_holders):
+        for idx, weak_holder in enumerate(self.holder_refs):
             holder = weak_holder()
             if holder is None:
                 continue
             recomputed = self.recomputed[gid][holder.handles[gid]]  # type: ignore[index]
-            x_meta, recomputed_meta = self.x_metadatas[idx], self.metadata_fn(
+            first_meta, rerun_meta = self.forward_metadata[idx], self.metadata_fn(
                 recomputed
             )
-            if x_meta != recomputed_meta:
+            if first_meta != rerun_meta:
                 mismatched += (
                     f"tensor at position {idx}:\n"
-                    f"saved metadata: {x_meta}\n"
-                    f"recomputed metadata: {recomputed_meta}\n"
+                    f"saved metadata: {first_meta}\n"
+                    f"recomputed metadata: {rerun_meta}\n"
                 )
         if mismatched:
             raise CheckpointError(
                 "torch.utils.checkpoint: Recomputed values for the following tensors "
                 "have different metadata than during the forward pass.\n"
                 f"{mismatched}.\n"
-                f"{_debug_tip_msg}"
+                f"{_DEBUG_TIP}"
             )
 
 
@@ -288,7 +288,7 @@ def _unpack_input(saved: tuple[SavedVariable, bool]) -> Tensor:
     return tensor
 
 
-_debug_tip_msg = """
+_DEBUG_TIP = """
 Tip: To see a more detailed error message, either pass `debug=True` to
 `torch.utils.checkpoint.checkpoint(...)` or wrap the code block
 with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to
@@ -296,7 +296,7 @@ enable checkpoint\u2011debug mode globally.
 """
 
 
-class _recomputation_hook(saved_tensors_hooks):
+class _RefillHooks(saved_tensors_hooks):
     """During the rerun: file each saved tensor under the next holder's handle."""
 
     def __init__(self, frame_ref: weakref.ref[_CheckpointFrame], gid: int) -> None:
@@ -304,56 +304,54 @@ class _recomputation_hook(saved_tensors_hooks):
             x = x.detach() if x.requires_grad else x
             frame = frame_ref()
             assert frame is not None, "Internal error: target_frame reference is None"
-            index = frame.recomp_counter[gid]
-            frame.recomp_counter[gid] += 1
-            if index >= len(frame.weak_holders):
-                if not frame.forward_completed:
+            index = frame.refilled[gid]
+            frame.refilled[gid] += 1
+            if index >= len(frame.holder_refs):
+                if not frame.forward_done:
                     # A backward inside the checkpointed function, without early stop.
-                    frame.ignore_saved_mismatch = True
+                    frame.skip_refill_checks = True
                     return x
                 raise CheckpointError(
                     "torch.utils.checkpoint: trying to save more tensors during "
                     "recomputation than during the original forward pass.\n"
-                    f"{_debug_tip_msg}"
+                    f"{_DEBUG_TIP}"
                 )
-            holder = frame.weak_holders[index]()
+            holder = frame.holder_refs[index]()
             if holder is not None:  # None: a partial backward already freed it
                 holder.handles[gid] = _Handle()
                 frame.recomputed[gid][holder.handles[gid]] = x
-            if frame.early_stop and frame.recomp_counter[gid] == len(
-                frame.weak_holders
-            ):
+            if frame.early_stop and frame.refilled[gid] == len(frame.holder_refs):
                 raise _StopRecomputationError
             return x
 
         super().__init__(pack_hook, lambda x: x)
 
 
-class _checkpoint_hook(saved_tensors_hooks):
+class _HolderHooks(saved_tensors_hooks):
     """During the forward: a holder per saved tensor; its first unpack reruns."""
 
     def __init__(self, frame: _CheckpointFrame) -> None:
         def pack_hook(x: Tensor) -> _Holder:
             holder = _Holder()
-            frame.weak_holders.append(weakref.ref(holder))
+            frame.holder_refs.append(weakref.ref(holder))
             with no_grad():
-                frame.x_metadatas.append(frame.metadata_fn(x))
+                frame.forward_metadata.append(frame.metadata_fn(x))
             return holder
 
         def unpack_hook(holder: _Holder) -> Tensor:
             gid = task_state.graph_task_id
             if gid == -1:  # unpacked outside backward
                 gid = uuid.uuid4().int
-            if not frame.is_recomputed[gid]:
+            if not frame.refill_done[gid]:
                 # The inputs first: unpacking one may rerun an enclosing checkpoint.
                 args = frame.get_inputs()
                 try:
-                    with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
+                    with _RefillHooks(weakref.ref(frame), gid), enable_grad():
                         frame.recompute_fn(*args)
                 except _StopRecomputationError:
                     pass
-                frame.is_recomputed[gid] = True
-                frame.check_recomputed_tensors_match(gid)
+                frame.refill_done[gid] = True
+                frame.check_refill_matches(gid)
             if holder.handles.get(gid) is None:
                 raise CheckpointError(
                     "torch.utils.checkpoint: Unpack is being triggered for a tensor "
@@ -409,7 +407,7 @@ def _checkpoint_without_reentrant(
         for arg in args
     ]
     suppressed = True
-    with _checkpoint_hook(frame), forward_context:
+    with _HolderHooks(frame), forward_context:
         ret = function(*args, **kwargs)
         suppressed = False
     if suppressed:
@@ -419,7 +417,7 @@ def _checkpoint_without_reentrant(
             "checkpointed forward. This is not supported because checkpoint "
             "cannot return a value for a failed forward."
         )
-    frame.forward_completed = True
+    frame.forward_done = True
     return ret
 
 
