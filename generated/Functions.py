@@ -156,6 +156,7 @@ from yamlgrad.runtime.ops.normalization import (
     native_layer_norm_backward,
 )
 from yamlgrad.runtime.ops.pooling import (
+    adaptive_avg_pool3d_backward,
     avg_pool3d_backward,
     max_pool_backward,
     max_unpool_backward,
@@ -501,6 +502,7 @@ __all__ = [
     "AdaptiveAvgPool2DBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool3DBackward0",
+    "AdaptiveAvgPool3DBackward0",
     "AvgPool3DBackward0",
     "FractionalMaxPool2DBackward0",
     "FractionalMaxPool3DBackward0",
@@ -9045,6 +9047,25 @@ class AdaptiveMaxPool3DBackward0(Node):
     @property
     def _saved_result1(self) -> Any:
         return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AdaptiveAvgPool3DBackward0(Node):
+    """Backward of `_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool3d_backward(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = adaptive_avg_pool3d_backward(grad, self_sym_sizes)
+        return grad_inputs
 
 
 class AvgPool3DBackward0(Node):

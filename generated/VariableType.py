@@ -29,6 +29,7 @@ from yamlgrad.runtime.ops import (
     indexing,
     linalg,
     linalg_decompositions,
+    loss_composites,
     losses,
     lu_decomposition,
     margin_losses,
@@ -379,6 +380,7 @@ from .Functions import (
     AdaptiveAvgPool2DBackward0,
     AdaptiveMaxPool2DBackward0,
     AdaptiveMaxPool3DBackward0,
+    AdaptiveAvgPool3DBackward0,
     AvgPool3DBackward0,
     FractionalMaxPool2DBackward0,
     FractionalMaxPool3DBackward0,
@@ -730,6 +732,7 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool2d",
     "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool3d",
     "native_layer_norm",
     "native_batch_norm",
     "native_group_norm",
@@ -770,6 +773,9 @@ __all__ = [
     "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
+    "poisson_nll_loss",
+    "rms_norm",
+    "instance_norm",
 ]
 
 
@@ -15478,6 +15484,40 @@ def adaptive_max_pool3d(input: Any, output_size: Any) -> Any:
     return tuple(outputs)
 
 
+def _adaptive_avg_pool3d_default(input: Any, output_size: Any) -> Tensor:
+    """`_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_adaptive_avg_pool3d", "", _adaptive_avg_pool3d_default, self, output_size
+        )
+    self_ = tensor_arg(self, "_adaptive_avg_pool3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_adaptive_avg_pool3d", "output_size", 2, size=3
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveAvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(pooling.adaptive_avg_pool3d_kernel(self_, output_size))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_adaptive_avg_pool3d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _adaptive_avg_pool3d_default(
+                input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def avg_pool3d(
     input: Any,
     kernel_size: Any,
@@ -18732,6 +18772,151 @@ def nll_loss2d(
         raise
 
 
+def cosine_embedding_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 1
+) -> Tensor:
+    """`cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.cosine_embedding_loss_via_ops(
+            input1, input2, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cosine_embedding_loss",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("target", "Tensor", 3, target),
+            ),
+        )
+        raise
+
+
+def hinge_embedding_loss(
+    input: Any, target: Any, margin: Any = 1.0, reduction: Any = 1
+) -> Tensor:
+    """`hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return loss_composites.hinge_embedding_loss_via_ops(
+            self, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "hinge_embedding_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def margin_ranking_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 1
+) -> Tensor:
+    """`margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.margin_ranking_loss_via_ops(
+            input1, input2, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "margin_ranking_loss",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("target", "Tensor", 3, target),
+            ),
+        )
+        raise
+
+
+def triplet_margin_loss(
+    anchor: Any,
+    positive: Any,
+    negative: Any,
+    margin: Any = 1.0,
+    p: Any = 2,
+    eps: Any = 1e-06,
+    swap: Any = False,
+    reduction: Any = 1,
+) -> Tensor:
+    """`triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.triplet_margin_loss_via_ops(
+            anchor, positive, negative, margin, p, eps, swap, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "triplet_margin_loss",
+            (
+                ("anchor", "Tensor", 1, anchor),
+                ("positive", "Tensor", 2, positive),
+                ("negative", "Tensor", 3, negative),
+            ),
+        )
+        raise
+
+
+def poisson_nll_loss(
+    input: Any, target: Any, log_input: Any, full: Any, eps: Any, reduction: Any
+) -> Tensor:
+    """`poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor`"""
+    try:
+        return loss_composites.poisson_nll_loss_via_ops(
+            input, target, log_input, full, eps, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "poisson_nll_loss",
+            (
+                ("input", "Tensor", 1, input),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def rms_norm(
+    input: Any, normalized_shape: Any, weight: Any = None, eps: Any = None
+) -> Tensor:
+    """`rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor`"""
+    try:
+        return loss_composites.rms_norm_via_ops(input, normalized_shape, weight, eps)
+    except (AttributeError, TypeError):
+        check_arguments("rms_norm", (("input", "Tensor", 1, input),))
+        raise
+
+
+def instance_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    use_input_stats: Any,
+    momentum: Any,
+    eps: Any,
+    cudnn_enabled: Any,
+) -> Tensor:
+    """`instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor`"""
+    try:
+        return loss_composites.instance_norm_via_ops(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            use_input_stats,
+            momentum,
+            eps,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("instance_norm", (("input", "Tensor", 1, input),))
+        raise
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -20611,6 +20796,29 @@ def _adaptive_avg_pool2d(*args: Any, **kwargs: Any) -> Tensor:
     """
     return dispatch(
         "_adaptive_avg_pool2d", __ADAPTIVE_AVG_POOL2D_OVERLOADS, args, kwargs
+    )
+
+
+__ADAPTIVE_AVG_POOL3D_OVERLOADS = (
+    Overload(
+        _adaptive_avg_pool3d_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param(
+                "output_size", "int[]", False, REQUIRED, False, "SymInt[3] output_size"
+            ),
+        ),
+    ),
+)
+
+
+def _adaptive_avg_pool3d(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+    """
+    return dispatch(
+        "_adaptive_avg_pool3d", __ADAPTIVE_AVG_POOL3D_OVERLOADS, args, kwargs
     )
 
 
@@ -23044,6 +23252,12 @@ OVERLOADS = {
             "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
         ),
     },
+    "_adaptive_avg_pool3d": {
+        "default": schema_names(
+            _adaptive_avg_pool3d_default,
+            "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+        ),
+    },
     "avg_pool3d": {
         "default": schema_names(
             avg_pool3d,
@@ -23402,6 +23616,30 @@ OVERLOADS = {
             nll_loss2d,
             "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
         ),
+    },
+    "cosine_embedding_loss": {
+        "default": cosine_embedding_loss,
+    },
+    "hinge_embedding_loss": {
+        "default": schema_names(
+            hinge_embedding_loss,
+            "hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "margin_ranking_loss": {
+        "default": margin_ranking_loss,
+    },
+    "triplet_margin_loss": {
+        "default": triplet_margin_loss,
+    },
+    "poisson_nll_loss": {
+        "default": poisson_nll_loss,
+    },
+    "rms_norm": {
+        "default": rms_norm,
+    },
+    "instance_norm": {
+        "default": instance_norm,
     },
 }
 

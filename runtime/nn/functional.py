@@ -42,7 +42,10 @@ __all__ = [
     "fold",
     "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "max_pool1d",
     "max_pool2d",
     "avg_pool1d",
@@ -351,6 +354,89 @@ def conv2d(
     return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-d cross-correlation of `input` [N, C_in, D, H, W] with `weight`
+    [C_out, C_in / groups, kD, kH, kW]; records ConvolutionBackward0.
+
+    >>> conv3d(yg.randn(1, 2, 4, 4, 4), yg.randn(3, 2, 2, 2, 2)).shape
+    yamlgrad.Size([1, 3, 3, 3, 3])
+    """
+    return _conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose_nd(
+    name: str,
+    spatial: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: int,
+    dilation: Any,
+) -> Tensor:
+    """conv_transpose{1,2,3}d as at::conv_transpose{1,2,3}d: the arguments parsed
+    as `int[spatial]`, an unbatched input given a batch dim of 1 (squeezed off
+    after), then at::convolution with transposed=True."""
+    sizes = {"stride": stride, "padding": padding, "output_padding": output_padding}
+    sizes["dilation"] = dilation
+    for position, (arg, value) in zip((4, 5, 6, 8), sizes.items()):
+        parsed = _int_list(value, arg, position, name, spatial)
+        sizes[arg] = ntuple(parsed, spatial, arg, CONVOLUTION)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input "
+            f"to {name}, but got input of size: {_sizes(input.shape)}"
+        )
+    batched = input.ndim == spatial + 2
+    if not batched:
+        input = VariableType.unsqueeze(input, 0)
+    stride, padding, output_padding, dilation = sizes.values()
+    out = VariableType.convolution(
+        input, weight, bias, stride, padding, dilation, True, output_padding, groups
+    )
+    return out if batched else VariableType.squeeze(out, 0)
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
+    """The transpose (adjoint) of conv1d, `weight` [C_in, C_out / groups, k];
+    records ConvolutionBackward0.
+
+    >>> conv_transpose1d(yg.randn(1, 4, 3), yg.randn(4, 2, 3), stride=2).shape
+    yamlgrad.Size([1, 2, 7])
+    """
+    return _conv_transpose_nd(
+        "conv_transpose1d",
+        1,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -367,34 +453,57 @@ def conv_transpose2d(
     >>> conv_transpose2d(yg.randn(1, 4, 3, 3), yg.randn(4, 2, 3, 3), stride=2).shape
     yamlgrad.Size([1, 2, 7, 7])
     """
-    sizes = {"stride": stride, "padding": padding, "output_padding": output_padding}
-    sizes["dilation"] = dilation
-    for position, (name, value) in zip((4, 5, 6, 8), sizes.items()):
-        sizes[name] = ntuple(_int_list(value, name, position), 2, name, CONVOLUTION)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
-            f"got input of size: {_sizes(input.shape)}"
-        )
-    batched = input.ndim == 4
-    if not batched:
-        input = VariableType.unsqueeze(input, 0)
-    stride, padding, output_padding, dilation = sizes.values()
-    out = VariableType.convolution(
-        input, weight, bias, stride, padding, dilation, True, output_padding, groups
+    return _conv_transpose_nd(
+        "conv_transpose2d",
+        2,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
-    return out if batched else VariableType.squeeze(out, 0)
 
 
-def _int_list(value: Any, name: str, position: int) -> tuple[int, ...]:
-    """conv_transpose2d's `int[2]` argument, parsed with PyTorch's texts."""
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
+    """The transpose (adjoint) of conv3d, `weight` [C_in, C_out / groups, kD, kH,
+    kW]; records ConvolutionBackward0."""
+    return _conv_transpose_nd(
+        "conv_transpose3d",
+        3,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+def _int_list(
+    value: Any, arg: str, position: int, name: str, size: int
+) -> tuple[int, ...]:
+    """A conv_transpose's `int[size]` argument, parsed with PyTorch's texts."""
     for i, v in enumerate(value if isinstance(value, (list, tuple)) else ()):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
             raise TypeError(
-                f"conv_transpose2d(): argument '{name}' (position {position}) must be "
+                f"{name}(): argument '{arg}' (position {position}) must be "
                 f"tuple of ints, but found element of type {type(v).__name__} at pos {i}"
             )
-    return int_list_arg(value, "conv_transpose2d", name, position, 2)
+    return int_list_arg(value, name, arg, position, size)
 
 
 def max_pool2d(
@@ -880,3 +989,9 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     multi_margin_loss,
     multilabel_margin_loss,
 )
+from yamlgrad.runtime.nn.functional_metric_losses import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_metric_losses import (  # noqa: E402
+    __all__ as _metric_losses,
+)
+
+__all__ += _metric_losses
