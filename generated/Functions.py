@@ -72,8 +72,17 @@ from yamlgrad.runtime.ops.elementwise import (
     xlogy,
     zeros_like,
 )
+from yamlgrad.runtime.ops.embedding_bags import (
+    embedding_bag_backward,
+    embedding_bag_per_sample_weights_backward,
+)
 from yamlgrad.runtime.ops.gamma import mvlgamma_backward
-from yamlgrad.runtime.ops.gates import glu_backward, shrink_backward
+from yamlgrad.runtime.ops.gates import (
+    glu_backward,
+    prelu_kernel_backward,
+    rrelu_with_noise_backward,
+    shrink_backward,
+)
 from yamlgrad.runtime.ops.grid_sampling import (
     affine_grid_generator_backward,
     grid_sampler_backward_grid,
@@ -513,6 +522,7 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "EmbeddingBagBackward0",
     "AffineGridGeneratorBackward0",
     "GridSampler2DBackward0",
     "GridSampler3DBackward0",
@@ -553,6 +563,9 @@ __all__ = [
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
+    "PreluKernelBackward0",
+    "RreluWithNoiseBackward0",
+    "RreluWithNoiseBackward1",
     "MseLossBackward0",
     "SmoothL1LossBackward0",
     "HuberLossBackward0",
@@ -9494,6 +9507,110 @@ class EmbeddingBackward0(Node):
         return self._raw_saved_indices.unpack_wrapped(self)
 
 
+class EmbeddingBagBackward0(Node):
+    """Backward of `_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    weight: embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    per_sample_weights: embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+    """
+
+    __slots__ = (
+        "_raw_saved_indices",
+        "_saved_mode",
+        "_raw_saved_offsets",
+        "_saved_padding_idx",
+        "_raw_saved_per_sample_weights",
+        "_raw_saved_result1",
+        "_raw_saved_result2",
+        "_raw_saved_result3",
+        "_saved_scale_grad_by_freq",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_indices: Any = UNDEFINED
+        self._raw_saved_offsets: Any = UNDEFINED
+        self._raw_saved_per_sample_weights: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        mode = self._saved_mode
+        offsets = self._raw_saved_offsets.unpack(self, raw)
+        padding_idx = self._saved_padding_idx
+        per_sample_weights = self._raw_saved_per_sample_weights.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        result2 = self._raw_saved_result2.unpack(self, raw)
+        result3 = self._raw_saved_result3.unpack(self, raw)
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = embedding_bag_backward(
+                grad,
+                indices,
+                offsets,
+                result1,
+                result2,
+                result3,
+                weight_sym_sizes[0],
+                scale_grad_by_freq,
+                mode,
+                per_sample_weights,
+                padding_idx,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = embedding_bag_per_sample_weights_backward(
+                grad, weight, indices, offsets, result1, mode, padding_idx
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+        self._raw_saved_offsets.reset_data()
+        self._raw_saved_per_sample_weights.reset_data()
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_result2.reset_data()
+        self._raw_saved_result3.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+    @property
+    def _saved_offsets(self) -> Any:
+        return self._raw_saved_offsets.unpack_wrapped(self)
+
+    @property
+    def _saved_per_sample_weights(self) -> Any:
+        return self._raw_saved_per_sample_weights.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_result2(self) -> Any:
+        return self._raw_saved_result2.unpack_wrapped(self)
+
+    @property
+    def _saved_result3(self) -> Any:
+        return self._raw_saved_result3.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
 class AffineGridGeneratorBackward0(Node):
     """Backward of `affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`.
 
@@ -10672,6 +10789,142 @@ class CeluBackward1(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class PreluKernelBackward0(Node):
+    """Backward of `_prelu_kernel(Tensor self, Tensor weight) -> Tensor`.
+
+    self, weight: prelu_kernel_backward(grad, self, weight, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = prelu_kernel_backward(grad, self_, weight, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of `rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`.
+
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = (
+        "_saved_lower",
+        "_raw_saved_noise",
+        "_raw_saved_self",
+        "_saved_training",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lower = self._saved_lower
+        noise = self._raw_saved_noise.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        training = self._saved_training
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rrelu_with_noise_backward(
+                grad, self_, noise, lower, upper, training, False
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_noise.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_noise(self) -> Any:
+        return self._raw_saved_noise.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class RreluWithNoiseBackward1(Node):
+    """Backward of `rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`.
+
+    self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+    """
+
+    __slots__ = (
+        "_saved_lower",
+        "_raw_saved_noise",
+        "_raw_saved_result",
+        "_saved_training",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lower = self._saved_lower
+        noise = self._raw_saved_noise.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        training = self._saved_training
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rrelu_with_noise_backward(
+                grad, result, noise, lower, upper, training, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_noise.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_noise(self) -> Any:
+        return self._raw_saved_noise.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:

@@ -22,6 +22,7 @@ from yamlgrad.runtime.ops import (
     composites,
     convolutions,
     elementwise,
+    embedding_bags,
     gamma,
     gates,
     grid_sampling,
@@ -391,6 +392,7 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    EmbeddingBagBackward0,
     AffineGridGeneratorBackward0,
     GridSampler2DBackward0,
     GridSampler3DBackward0,
@@ -431,6 +433,9 @@ from .Functions import (
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
+    PreluKernelBackward0,
+    RreluWithNoiseBackward0,
+    RreluWithNoiseBackward1,
     MseLossBackward0,
     SmoothL1LossBackward0,
     HuberLossBackward0,
@@ -737,6 +742,7 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "_embedding_bag",
     "affine_grid_generator",
     "grid_sampler_2d",
     "grid_sampler_3d",
@@ -761,6 +767,10 @@ __all__ = [
     "softshrink",
     "threshold",
     "threshold_",
+    "_prelu_kernel",
+    "prelu",
+    "rrelu_with_noise",
+    "rrelu_with_noise_",
     "mse_loss",
     "smooth_l1_loss",
     "huber_loss",
@@ -16271,6 +16281,126 @@ def embedding(
     return result
 
 
+def _embedding_bag(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: Any = False,
+    mode: Any = 0,
+    sparse: Any = False,
+    per_sample_weights: Any = None,
+    include_last_offset: Any = False,
+    padding_idx: Any = -1,
+) -> Any:
+    """`_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        weight, indices, offsets, per_sample_weights
+    ):
+        return interpose(
+            "_embedding_bag",
+            "",
+            _embedding_bag,
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+        )
+    weight_ = tensor_arg(weight, "_embedding_bag", "weight", 1)
+    indices_ = tensor_arg(indices, "_embedding_bag", "indices", 2)
+    offsets_ = tensor_arg(offsets, "_embedding_bag", "offsets", 3)
+    scale_grad_by_freq = bool_arg(
+        scale_grad_by_freq, "_embedding_bag", "scale_grad_by_freq", 4
+    )
+    mode = int_arg(mode, "_embedding_bag", "mode", 5)
+    sparse = bool_arg(sparse, "_embedding_bag", "sparse", 6)
+    per_sample_weights_ = optional_tensor_arg(
+        per_sample_weights, "_embedding_bag", "per_sample_weights", 7
+    )
+    include_last_offset = bool_arg(
+        include_last_offset, "_embedding_bag", "include_last_offset", 8
+    )
+    padding_idx = int_arg(padding_idx, "_embedding_bag", "padding_idx", 9)
+    grad_fn = None
+    if compute_requires_grad(weight, per_sample_weights):
+        grad_fn = EmbeddingBagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weight, per_sample_weights))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_indices = SavedVariable(indices, False)
+        grad_fn._saved_mode = mode
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_offsets = SavedVariable(offsets, False)
+        grad_fn._saved_padding_idx = padding_idx
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_per_sample_weights = SavedVariable(
+                per_sample_weights, False
+            )
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in embedding_bags.embedding_bag_kernel(
+                weight_,
+                indices_,
+                offsets_,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights_,
+                include_last_offset,
+                padding_idx,
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_embedding_bag",
+            kernel_failure,
+            weight=weight_,
+            indices=indices_,
+            offsets=offsets_,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            per_sample_weights=per_sample_weights_,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(weight, per_sample_weights):
+        with formula_mode():
+            weight_t = tangent_of(weight)
+            per_sample_weights_t = tangent_of(per_sample_weights)
+            outputs_t = derived_jvp(
+                _embedding_bag,
+                {
+                    "weight": weight,
+                    "indices": indices,
+                    "offsets": offsets,
+                    "scale_grad_by_freq": scale_grad_by_freq,
+                    "mode": mode,
+                    "sparse": sparse,
+                    "per_sample_weights": per_sample_weights,
+                    "include_last_offset": include_last_offset,
+                    "padding_idx": padding_idx,
+                },
+                {"weight": weight_t, "per_sample_weights": per_sample_weights_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_result2 = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result3 = SavedVariable(outputs[3], True)
+    return tuple(outputs)
+
+
 def affine_grid_generator(theta: Any, size: Any, align_corners: Any) -> Tensor:
     """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`"""
     if interposition.active and interposed(theta):
@@ -18109,6 +18239,194 @@ def hardsigmoid_(input: Any) -> Tensor:
             self_t = tangent_of(self)
             result_t = activations.hardsigmoid_backward(self_t, original_self)
         set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def _prelu_kernel(input: Any, weight: Any) -> Tensor:
+    """`_prelu_kernel(Tensor self, Tensor weight) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight):
+        return interpose("_prelu_kernel", "", _prelu_kernel, self, weight)
+    self_ = tensor_arg(self, "_prelu_kernel", "input", 1)
+    weight_ = tensor_arg(weight, "_prelu_kernel", "weight", 2)
+    grad_fn = None
+    if compute_requires_grad(self, weight):
+        grad_fn = PreluKernelBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        result = Tensor._make(gates.prelu_kernel(self_, weight_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_prelu_kernel", kernel_failure, self=self_, weight=weight_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            result_t = elementwise.where(
+                self >= 0, self_t, weight * self_t + weight_t * self
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def prelu(input: Any, weight: Any) -> Tensor:
+    """`prelu(Tensor self, Tensor weight) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gates.prelu_by_shape(self, weight)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "prelu",
+            (
+                ("input", "Tensor", 1, self),
+                ("weight", "Tensor", 2, weight),
+            ),
+        )
+        raise
+
+
+def rrelu_with_noise(
+    input: Any,
+    noise: Any,
+    lower: Any = 0.125,
+    upper: Any = 0.3333333333333333,
+    training: Any = False,
+    generator: Any = None,
+) -> Tensor:
+    """`rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, noise, random=True):
+        return interpose(
+            "rrelu_with_noise",
+            "elementwise",
+            rrelu_with_noise,
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            generator,
+            random=True,
+        )
+    self_ = tensor_arg(self, "rrelu_with_noise", "input", 1)
+    noise_ = tensor_arg(noise, "rrelu_with_noise", "noise", 2)
+    lower = scalar_arg(lower, "rrelu_with_noise", "lower", 3)
+    upper = scalar_arg(upper, "rrelu_with_noise", "upper", 4)
+    training = bool_arg(training, "rrelu_with_noise", "training", 5)
+    generator = optional_generator_arg(generator, "rrelu_with_noise", "generator", 6)
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RreluWithNoiseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lower = lower
+        grad_fn._raw_saved_noise = SavedVariable(noise, False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            gates.rrelu_with_noise_kernel(
+                self_, noise_, lower, upper, training, generator
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rrelu_with_noise",
+            kernel_failure,
+            self=self_,
+            noise=noise_,
+            lower=lower,
+            upper=upper,
+            training=training,
+            generator=generator,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gates.rrelu_with_noise_backward(
+                self_t, self, noise, lower, upper, training, False
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def rrelu_with_noise_(
+    input: Any,
+    noise: Any,
+    lower: Any = 0.125,
+    upper: Any = 0.3333333333333333,
+    training: Any = False,
+    generator: Any = None,
+) -> Tensor:
+    """`rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, noise):
+        return interpose(
+            "rrelu_with_noise_",
+            "elementwise",
+            rrelu_with_noise_,
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            generator,
+        )
+    self_ = tensor_arg(self, "rrelu_with_noise_", "input", 1)
+    noise_ = tensor_arg(noise, "rrelu_with_noise_", "noise", 2)
+    lower = scalar_arg(lower, "rrelu_with_noise_", "lower", 3)
+    upper = scalar_arg(upper, "rrelu_with_noise_", "upper", 4)
+    training = bool_arg(training, "rrelu_with_noise_", "training", 5)
+    generator = optional_generator_arg(generator, "rrelu_with_noise_", "generator", 6)
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise_")
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RreluWithNoiseBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lower = lower
+        grad_fn._raw_saved_noise = SavedVariable(noise, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_upper = upper
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(
+            self,
+            gates.rrelu_with_noise_kernel(
+                self_, noise_, lower, upper, training, generator
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rrelu_with_noise_",
+            kernel_failure,
+            self=self_,
+            noise=noise_,
+            lower=lower,
+            upper=upper,
+            training=training,
+            generator=generator,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gates.rrelu_with_noise_backward(
+                self_t, result, noise, lower, upper, training, True
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -21232,6 +21550,7 @@ METHODS = {
     "mish_": mish_,
     "hardswish_": hardswish_,
     "hardsigmoid_": hardsigmoid_,
+    "prelu": prelu,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -23306,6 +23625,9 @@ OVERLOADS = {
     "embedding": {
         "default": embedding,
     },
+    "_embedding_bag": {
+        "default": _embedding_bag,
+    },
     "affine_grid_generator": {
         "default": affine_grid_generator,
     },
@@ -23540,6 +23862,26 @@ OVERLOADS = {
             hardsigmoid_, "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"
         ),
     },
+    "_prelu_kernel": {
+        "default": schema_names(
+            _prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
+        ),
+    },
+    "prelu": {
+        "default": schema_names(prelu, "prelu(Tensor self, Tensor weight) -> Tensor"),
+    },
+    "rrelu_with_noise": {
+        "default": schema_names(
+            rrelu_with_noise,
+            "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "rrelu_with_noise_": {
+        "default": schema_names(
+            rrelu_with_noise_,
+            "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)",
+        ),
+    },
     "mse_loss": {
         "default": schema_names(
             mse_loss, "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor"
@@ -23739,11 +24081,14 @@ NUMPY_ONLY_REASONS.update(
         "max_pool3d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "max_unpool2d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
         "max_unpool3d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
+        "_embedding_bag": "bags of value-dependent sizes, summed with np.add.at; the array API has no scatter-add",
         "grid_sampler_2d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "grid_sampler_3d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
+        "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
+        "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
     }
 )
 

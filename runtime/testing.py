@@ -354,7 +354,7 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
             return _flat(float_outputs(call(info, kwargs, tensors, module), info))
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]
-        if info.random:  # the draw is a constant to autograd
+        if info.draw_is_constant:  # the draw is a constant to autograd
             expected = [np.zeros_like(a) for a in arrays]
         else:
             expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))

@@ -633,6 +633,15 @@ class DifferentiabilityInfo:
         return any(a.type.base == "Generator" for a in self.func.arguments)
 
     @property
+    def draw_is_constant(self) -> bool:
+        """A random op whose draw is a constant to autograd, so its gradient is
+        zero (every formula `zeros_like(...)`: bernoulli, normal), rather than
+        the derivative at a fixed draw (rrelu_with_noise's slopes)."""
+        return self.random and all(
+            d.original_formula.startswith("zeros_like(") for d in self.derivatives
+        )
+
+    @property
     def draws_out_of_place(self) -> bool:
         """A random op returning a new tensor: under vmap(randomness="different")
         it draws per sample even when its tensors are unbatched."""
