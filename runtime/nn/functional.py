@@ -35,6 +35,8 @@ __all__ = [
     "pad",
     "interpolate",
     "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -218,6 +220,30 @@ def upsample(
 ) -> Tensor:
     """The older name of interpolate."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor, size: Any = None, scale_factor: Any = None
+) -> Tensor:
+    """Deprecated: interpolate(..., mode="nearest")."""
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use "
+        "`nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor, size: Any = None, scale_factor: Any = None
+) -> Tensor:
+    """Deprecated: interpolate(..., mode="bilinear", align_corners=True)."""
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use "
+        "`nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def unfold(
@@ -995,3 +1021,11 @@ from yamlgrad.runtime.nn.functional_metric_losses import (  # noqa: E402
 )
 
 __all__ += _metric_losses
+from yamlgrad.runtime.nn.functional_layers import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_layers import __all__ as _layers  # noqa: E402
+from yamlgrad.runtime.nn.functional_activations import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_activations import (  # noqa: E402
+    __all__ as _activations,
+)
+
+__all__ += _layers + _activations
