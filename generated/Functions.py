@@ -238,11 +238,14 @@ from yamlgrad.runtime.ops.special import (
     erfinv,
     i1_backward,
     i1e_backward,
+    lgamma,
+    not_implemented,
     polygamma,
     sinc_backward,
     special_i1,
     special_i1e,
     special_xlog1py,
+    special_zeta,
 )
 from yamlgrad.runtime.ops.statistics import (
     aminmax_backward,
@@ -351,6 +354,9 @@ __all__ = [
     "SpecialLogNdtrBackward0",
     "SpecialEntrBackward0",
     "SpecialXlog1PyBackward0",
+    "IgammaBackward0",
+    "IgammacBackward0",
+    "SpecialZetaBackward0",
     "FloorBackward0",
     "CeilBackward0",
     "RoundBackward0",
@@ -3596,6 +3602,145 @@ class SpecialXlog1PyBackward0(Node):
             grad_inputs[0] = grad * special_xlog1py(self_ != 0, other)
         if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_ / (other + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('igamma: input')
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("igamma: input")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * exp(
+                (self_ - 1) * log(other) - other - lgamma(self_)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class IgammacBackward0(Node):
+    """Backward of `igammac(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('igammac: input')
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("igammac: input")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * exp(
+                (self_ - 1) * log(other) - other - lgamma(self_)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('zeta')
+    other: grad * -self * special_zeta(self + 1.0, other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("zeta")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * -self_ * special_zeta(self_ + 1.0, other)
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -91,6 +91,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     make_views,
     memory_format_arg,
     ndim_of,
+    no_forward_derivative,
     optional_bool_arg,
     optional_device_arg,
     optional_float_arg,
@@ -221,6 +222,9 @@ from .Functions import (
     SpecialLogNdtrBackward0,
     SpecialEntrBackward0,
     SpecialXlog1PyBackward0,
+    IgammaBackward0,
+    IgammacBackward0,
+    SpecialZetaBackward0,
     FloorBackward0,
     CeilBackward0,
     RoundBackward0,
@@ -537,6 +541,8 @@ __all__ = [
     "polygamma",
     "i0",
     "sinc",
+    "igamma",
+    "igammac",
     "floor",
     "ceil",
     "round",
@@ -4186,6 +4192,93 @@ def special_xlog1py(input: Any, other: Any) -> Tensor:
                 {"input": self, "other": other},
                 {"input": self_t, "other": other_t},
             )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def igamma(input: Any, other: Any) -> Tensor:
+    """`igamma(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igamma", "elementwise", igamma, self, other)
+    self_ = tensor_arg(self, "igamma", "input", 1)
+    other_ = tensor_arg(other, "igamma", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.igamma(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igamma", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("igamma")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def igammac(input: Any, other: Any) -> Tensor:
+    """`igammac(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igammac", "elementwise", igammac, self, other)
+    self_ = tensor_arg(self, "igammac", "input", 1)
+    other_ = tensor_arg(other, "igammac", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.igammac(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igammac", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("igammac")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def special_zeta(input: Any, other: Any) -> Tensor:
+    """`special_zeta(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("special_zeta", "elementwise", special_zeta, self, other)
+    self_ = tensor_arg(self, "special_zeta", "input", 1)
+    other_ = tensor_arg(other, "special_zeta", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = SpecialZetaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_zeta(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_zeta", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("special_zeta")
         set_fw_grad(result, result_t)
     return result
 
@@ -21328,6 +21421,8 @@ METHODS = {
     "digamma": digamma,
     "i0": i0,
     "sinc": sinc,
+    "igamma": igamma,
+    "igammac": igammac,
     "floor": floor,
     "ceil": ceil,
     "round": round,
@@ -22038,6 +22133,19 @@ OVERLOADS = {
     "special_xlog1py": {
         "default": schema_names(
             special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "igamma": {
+        "default": schema_names(igamma, "igamma(Tensor self, Tensor other) -> Tensor"),
+    },
+    "igammac": {
+        "default": schema_names(
+            igammac, "igammac(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "special_zeta": {
+        "default": schema_names(
+            special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "special_expit": {
@@ -24004,6 +24112,9 @@ NUMPY_ONLY_REASONS.update(
         "special_erfcx": "scipy.special function with no array API counterpart",
         "special_ndtri": "scipy.special function with no array API counterpart",
         "special_log_ndtr": "scipy.special function with no array API counterpart",
+        "igamma": "scipy.special function with no array API counterpart",
+        "igammac": "scipy.special function with no array API counterpart",
+        "special_zeta": "scipy.special function with no array API counterpart",
         "special_airy_ai": "scipy.special function with no array API counterpart",
         "special_bessel_j0": "scipy.special function with no array API counterpart",
         "special_bessel_j1": "scipy.special function with no array API counterpart",
@@ -24111,6 +24222,9 @@ DASK_BLOCKWISE.update(
         "special_erfcx",
         "special_ndtri",
         "special_log_ndtr",
+        "igamma",
+        "igammac",
+        "special_zeta",
         "special_airy_ai",
         "special_bessel_j0",
         "special_bessel_j1",

@@ -112,7 +112,7 @@ def sample_inputs(
     name, or `name[i]` for the i-th tensor of a list. A composite has no formulas:
     every float tensor of it is differentiable."""
     kwargs = sample.materialize(rng, dtype)
-    diff = {n for d in info.derivatives for n in d.var_names}
+    diff = {n for d in info.derivatives if not d.not_implemented for n in d.var_names}
     slots = []
     for name, value in kwargs.items():
         if info.composite is None and name not in diff:

@@ -129,8 +129,31 @@ def _parse(text: str, what: str) -> ast.Expression:
     return tree
 
 
-def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
-    """Refuse every node type and form outside the allowed set."""
+# PyTorch's placeholder formula, `not_implemented("igamma: input")`: the one call
+# that takes a string, its message; the helper raises at backward time.
+NOT_IMPLEMENTED = "not_implemented"
+
+
+def _messages(tree: ast.Expression) -> set[int]:
+    """The string arguments of the `not_implemented("...")` calls in a formula."""
+    return {
+        id(node.args[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == NOT_IMPLEMENTED
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def _check_shape(
+    tree: ast.Expression, text: str, what: str, messages: set[int] | None = None
+) -> None:
+    """Refuse every node type and form outside the allowed set (`messages`: the
+    string constants allowed, by id)."""
     for node in ast.walk(tree):
         if not isinstance(node, _STRUCTURAL):
             kind = type(node).__name__
@@ -138,7 +161,9 @@ def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
                 f"{what} uses a {kind}, which is not allowed: {text!r}"
             )
         if isinstance(node, ast.Constant) and not (
-            node.value is None or type(node.value) in (bool, int, float)
+            node.value is None
+            or type(node.value) in (bool, int, float)
+            or (messages is not None and id(node) in messages)
         ):
             raise ExpressionError(
                 f"{what} uses the constant {node.value!r}, which is not allowed: {text!r}"
@@ -552,7 +577,7 @@ def check_formula(
     `self, other`), may read `grad_input_mask`, and returns a tuple.
     """
     tree = _parse(text, "formula")
-    _check_shape(tree, text, "formula")
+    _check_shape(tree, text, "formula", _messages(tree))
     _check_formula_calls(tree, text, helpers)
     walk = _FormulaSaves(schema, text)
     _collect_attribute_saves(tree, walk)

@@ -698,7 +698,10 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
 
 
 def _derived_text(op: str, info: DifferentiabilityInfo) -> str:
-    """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`."""
+    """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`; for an entry
+    with a not_implemented backward formula, PyTorch's refusal."""
+    if any(d.not_implemented for d in info.derivatives):
+        return f"no_forward_derivative({info.func.name!r})"
     args = []
     for a in info.func.arguments:
         value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.safe_name

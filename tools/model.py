@@ -442,6 +442,12 @@ class Derivative:
     def is_multi(self) -> bool:
         return len(self.var_names) > 1
 
+    @property
+    def not_implemented(self) -> bool:
+        """PyTorch's placeholder, `not_implemented("msg")`: the gradient raises at
+        backward time, so the checks do not differentiate this input."""
+        return self.original_formula.strip().startswith("not_implemented(")
+
 
 @dataclass(frozen=True)
 class ForwardDerivative:
