@@ -42,6 +42,11 @@ from yamlgrad.runtime.ops.convolutions import (
     convolution_backward_input,
     convolution_backward_weight,
 )
+from yamlgrad.runtime.ops.distances import (
+    cdist_backward,
+    euclidean_dist_backward,
+    pdist_backward,
+)
 from yamlgrad.runtime.ops.elementwise import (
     clamp_backward,
     clamp_backward_max,
@@ -582,6 +587,9 @@ __all__ = [
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "SoftMarginLossBackward0",
+    "PdistBackward0",
+    "EuclideanDistBackward0",
+    "CdistBackward0",
 ]
 
 
@@ -11578,3 +11586,151 @@ class SoftMarginLossBackward0(Node):
     @property
     def _saved_target(self) -> Any:
         return self._raw_saved_target.unpack_wrapped(self)
+
+
+class PdistBackward0(Node):
+    """Backward of `_pdist_forward(Tensor self, float p=2) -> Tensor`.
+
+    self: pdist_backward(grad, self, p, result)
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pdist_backward(grad, self_, p, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class EuclideanDistBackward0(Node):
+    """Backward of `_euclidean_dist(Tensor x1, Tensor x2) -> Tensor`.
+
+    x1, x2: euclidean_dist_backward(grad, x1, x2, result, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_x1",
+        "_raw_saved_x2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_x1: Any = UNDEFINED
+        self._raw_saved_x2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        x1 = self._raw_saved_x1.unpack(self, raw)
+        x2 = self._raw_saved_x2.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = euclidean_dist_backward(grad, x1, x2, result, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_x1.reset_data()
+        self._raw_saved_x2.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_x1(self) -> Any:
+        return self._raw_saved_x1.unpack_wrapped(self)
+
+    @property
+    def _saved_x2(self) -> Any:
+        return self._raw_saved_x2.unpack_wrapped(self)
+
+
+class CdistBackward0(Node):
+    """Backward of `_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`.
+
+    x1: cdist_backward(grad, x1, x2, p, result)
+    x2: cdist_backward(grad, x2, x1, p, result, True)
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_x1",
+        "_raw_saved_x2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_x1: Any = UNDEFINED
+        self._raw_saved_x2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        x1 = self._raw_saved_x1.unpack(self, raw)
+        x2 = self._raw_saved_x2.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cdist_backward(grad, x1, x2, p, result)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = cdist_backward(grad, x2, x1, p, result, True)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_x1.reset_data()
+        self._raw_saved_x2.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_x1(self) -> Any:
+        return self._raw_saved_x1.unpack_wrapped(self)
+
+    @property
+    def _saved_x2(self) -> Any:
+        return self._raw_saved_x2.unpack_wrapped(self)

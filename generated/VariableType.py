@@ -21,6 +21,7 @@ from yamlgrad.runtime.ops import (
     blocks,
     composites,
     convolutions,
+    distances,
     elementwise,
     embedding_bags,
     gamma,
@@ -450,6 +451,9 @@ from .Functions import (
     MultiMarginLossBackward0,
     MultilabelMarginLossBackward0,
     SoftMarginLossBackward0,
+    PdistBackward0,
+    EuclideanDistBackward0,
+    CdistBackward0,
 )
 
 __all__ = [
@@ -789,6 +793,7 @@ __all__ = [
     "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
+    "pdist",
     "poisson_nll_loss",
     "rms_norm",
     "instance_norm",
@@ -19183,6 +19188,140 @@ def nll_loss2d(
         raise
 
 
+def _pdist_forward(input: Any, p: Any = 2) -> Tensor:
+    """`_pdist_forward(Tensor self, float p=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_pdist_forward", "", _pdist_forward, self, p)
+    self_ = tensor_arg(self, "_pdist_forward", "input", 1)
+    p = float_arg(p, "_pdist_forward", "p", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(distances.pdist_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("_pdist_forward", kernel_failure, self=self_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _pdist_forward, {"input": self, "p": p}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def pdist(input: Any, p: Any = 2) -> Tensor:
+    """`pdist(Tensor self, float p=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return _pdist_forward(contiguous(self), p)
+    except (AttributeError, TypeError):
+        check_arguments("pdist", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _euclidean_dist(x1: Any, x2: Any) -> Tensor:
+    """`_euclidean_dist(Tensor x1, Tensor x2) -> Tensor`"""
+    if interposition.active and interposed(x1, x2):
+        return interpose("_euclidean_dist", "", _euclidean_dist, x1, x2)
+    x1_ = tensor_arg(x1, "_euclidean_dist", "x1", 1)
+    x2_ = tensor_arg(x2, "_euclidean_dist", "x2", 2)
+    grad_fn = None
+    if compute_requires_grad(x1, x2):
+        grad_fn = EuclideanDistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x1 = SavedVariable(x1, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x2 = SavedVariable(x2, False)
+    try:
+        result = Tensor._make(distances.euclidean_dist_kernel(x1_, x2_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_euclidean_dist", kernel_failure, x1=x1_, x2=x2_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(x1, x2):
+        with formula_mode():
+            x1_t = tangent_of(x1)
+            x2_t = tangent_of(x2)
+            result_t = derived_jvp(
+                _euclidean_dist, {"x1": x1, "x2": x2}, {"x1": x1_t, "x2": x2_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _cdist_forward(x1: Any, x2: Any, p: Any, compute_mode: Any) -> Tensor:
+    """`_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`"""
+    if interposition.active and interposed(x1, x2):
+        return interpose("_cdist_forward", "", _cdist_forward, x1, x2, p, compute_mode)
+    x1_ = tensor_arg(x1, "_cdist_forward", "x1", 1)
+    x2_ = tensor_arg(x2, "_cdist_forward", "x2", 2)
+    p = float_arg(p, "_cdist_forward", "p", 3)
+    compute_mode = optional_int_arg(compute_mode, "_cdist_forward", "compute_mode", 4)
+    grad_fn = None
+    if compute_requires_grad(x1, x2):
+        grad_fn = CdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        grad_fn._saved_p = p
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x1 = SavedVariable(x1, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x2 = SavedVariable(x2, False)
+    try:
+        result = Tensor._make(distances.cdist_kernel(x1_, x2_, p, compute_mode))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_cdist_forward",
+            kernel_failure,
+            x1=x1_,
+            x2=x2_,
+            p=p,
+            compute_mode=compute_mode,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(x1, x2):
+        with formula_mode():
+            x1_t = tangent_of(x1)
+            x2_t = tangent_of(x2)
+            result_t = derived_jvp(
+                _cdist_forward,
+                {"x1": x1, "x2": x2, "p": p, "compute_mode": compute_mode},
+                {"x1": x1_t, "x2": x2_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cdist(x1: Any, x2: Any, p: Any = 2, compute_mode: Any = None) -> Tensor:
+    """`cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor`"""
+    try:
+        return distances.cdist_by_mode(x1, x2, p, compute_mode)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cdist",
+            (
+                ("x1", "Tensor", 1, x1),
+                ("x2", "Tensor", 2, x2),
+            ),
+        )
+        raise
+
+
 def cosine_embedding_loss(
     input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 1
 ) -> Tensor:
@@ -24067,6 +24206,23 @@ OVERLOADS = {
             "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
         ),
     },
+    "_pdist_forward": {
+        "default": schema_names(
+            _pdist_forward, "_pdist_forward(Tensor self, float p=2) -> Tensor"
+        ),
+    },
+    "pdist": {
+        "default": schema_names(pdist, "pdist(Tensor self, float p=2) -> Tensor"),
+    },
+    "_euclidean_dist": {
+        "default": _euclidean_dist,
+    },
+    "_cdist_forward": {
+        "default": _cdist_forward,
+    },
+    "cdist": {
+        "default": cdist,
+    },
     "cosine_embedding_loss": {
         "default": cosine_embedding_loss,
     },
@@ -24200,6 +24356,9 @@ NUMPY_ONLY_REASONS.update(
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
         "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
+        "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",
+        "_euclidean_dist": "the squared norms are numpy einsums",
+        "_cdist_forward": "one broadcast difference of every pair of rows, reduced by numpy",
     }
 )
 

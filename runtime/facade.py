@@ -87,7 +87,7 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime.functional import unique, unique_consecutive
+from yamlgrad.runtime.functional import cdist, unique, unique_consecutive
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -117,6 +117,7 @@ __all__ = [
     "tensordot",
     "block_diag",
     "unique",
+    "cdist",
     "unique_consecutive",
     "Tensor",
     "Size",

@@ -1,5 +1,6 @@
-"""`torch.unique` and `torch.unique_consecutive`: Python over an op, as in PyTorch
-(torch/functional.py), because what they return depends on their flags.
+"""`torch.unique`, `torch.unique_consecutive` and `torch.cdist`: Python over an op,
+as in PyTorch (torch/functional.py), because what they return depends on their
+flags (cdist's: its compute_mode string).
 
 The ops (`_unique2`, `unique_dim`, `unique_consecutive` in derivatives.yaml)
 always return three tensors, the ones not asked for empty; these functions
@@ -12,7 +13,7 @@ from typing import Any
 
 from yamlgrad.runtime.dispatch import ops
 
-__all__ = ["unique", "unique_consecutive"]
+__all__ = ["unique", "unique_consecutive", "cdist"]
 
 
 def _asked_for(
@@ -61,3 +62,29 @@ def unique_consecutive(
     """
     outputs = ops.unique_consecutive(input, return_inverse, return_counts, dim)
     return _asked_for(outputs, return_inverse, return_counts)
+
+
+_CDIST_MODES = {
+    "use_mm_for_euclid_dist_if_necessary": None,
+    "use_mm_for_euclid_dist": 1,
+    "donot_use_mm_for_euclid_dist": 2,
+}
+
+
+def cdist(
+    x1: Any,
+    x2: Any,
+    p: float = 2.0,
+    compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+) -> Any:
+    """The p-norm distance between each row of x1 and each row of x2, by batch:
+    [..., P, M] and [..., R, M] give [..., P, R]. For p = 2, the matrix-product
+    form is used when a side has more than 25 rows (or always, or never, as
+    compute_mode says).
+
+    >>> cdist(yg.tensor([[0.0, 0.0]]), yg.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return ops.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
