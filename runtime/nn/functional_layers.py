@@ -38,6 +38,49 @@ __all__ = [
 _MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
+def _bags(
+    input: Tensor,
+    offsets: Tensor | None,
+    per_sample_weights: Tensor | None,
+    include_last_offset: bool,
+) -> tuple[Tensor, Tensor, Tensor | None, bool]:
+    """A 2-d input as 1-d indices with an offset per row, or a 1-d one checked."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is "
+                "a mini-batch of fixed length sequences. However, found offsets of "
+                f"type {type(offsets)}"
+            )
+        offsets = factories.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
+        include_last_offset = False
+        input = VariableType.reshape(input, (-1,))
+        if per_sample_weights is not None:
+            per_sample_weights = VariableType.reshape(per_sample_weights, (-1,))
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    return input, offsets, per_sample_weights, include_last_offset
+
+
+def _padding_index(padding_idx: int | None, num: int) -> int:
+    """at::embedding_bag's padding_idx: wrapped, or -1 for none."""
+    if padding_idx is None:
+        return -1
+    if not -num <= padding_idx < num:
+        raise RuntimeError(
+            f"padding_idx must be within the number of embeddings, -{num} through "
+            f"{num - 1}, but got {padding_idx}"
+        )
+    return padding_idx + num if padding_idx < 0 else padding_idx
+
+
 def embedding_bag(
     input: Tensor,
     weight: Tensor,
@@ -77,27 +120,9 @@ def embedding_bag(
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}"
         )
-    if input.ndim == 2:
-        if offsets is not None:
-            raise ValueError(
-                "if input is 2D, then offsets has to be None, as input is treated is "
-                "a mini-batch of fixed length sequences. However, found offsets of "
-                f"type {type(offsets)}"
-            )
-        offsets = factories.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
-        include_last_offset = False
-        input = VariableType.reshape(input, (-1,))
-        if per_sample_weights is not None:
-            per_sample_weights = VariableType.reshape(per_sample_weights, (-1,))
-    elif input.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-    else:
-        raise ValueError(
-            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
-        )
+    input, offsets, per_sample_weights, include_last_offset = _bags(
+        input, offsets, per_sample_weights, include_last_offset
+    )
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max" and scale_grad_by_freq:
@@ -114,16 +139,7 @@ def embedding_bag(
             f"only supported for mode='sum' (got mode='{mode}'). Please open a "
             "feature request on GitHub."
         )
-    num = weight.shape[0]
-    if padding_idx is None:
-        padding_idx = -1
-    elif not -num <= padding_idx < num:
-        raise RuntimeError(
-            f"padding_idx must be within the number of embeddings, -{num} through "
-            f"{num - 1}, but got {padding_idx}"
-        )
-    elif padding_idx < 0:
-        padding_idx += num
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
     if offsets.dtype != input.dtype:  # PyTorch's promoteIndicesAndOffsets
         wider = dtypes.int64
         input, offsets = input.to(wider), offsets.to(wider)
