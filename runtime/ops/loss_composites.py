@@ -189,7 +189,7 @@ def rms_norm_via_ops(
         raise RuntimeError(
             "Given normalized_shape="
             + _sizes(shape)
-            + ", expected input with shape [*, "
+            + ", expected input with shape [*"
             + ", ".join(str(s) for s in shape)
             + "], but got input of size"
             + _sizes(input.shape)
