@@ -164,6 +164,7 @@ from yamlgrad.runtime.ops.margin_losses import (
     multilabel_margin_loss_backward,
     soft_margin_loss_backward,
 )
+from yamlgrad.runtime.ops.masked_softmax import masked_softmax_backward
 from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
     native_group_norm_backward,
@@ -574,6 +575,8 @@ __all__ = [
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
+    "MaskedSoftmaxBackward0",
+    "SafeSoftmaxBackward0",
     "PreluKernelBackward0",
     "RreluWithNoiseBackward0",
     "RreluWithNoiseBackward1",
@@ -10938,6 +10941,73 @@ class CeluBackward1(Node):
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class MaskedSoftmaxBackward0(Node):
+    """Backward of `_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`.
+
+    self: masked_softmax_backward(grad, result, mask, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_mask",
+        "_raw_saved_result",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        mask = self._raw_saved_mask.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = masked_softmax_backward(grad, result, mask, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class SafeSoftmaxBackward0(Node):
+    """Backward of `_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
+
+    self: softmax_backward_data(grad, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:

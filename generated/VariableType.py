@@ -35,6 +35,7 @@ from yamlgrad.runtime.ops import (
     losses,
     lu_decomposition,
     margin_losses,
+    masked_softmax,
     normalization,
     pooling,
     pooling2d,
@@ -438,6 +439,8 @@ from .Functions import (
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
+    MaskedSoftmaxBackward0,
+    SafeSoftmaxBackward0,
     PreluKernelBackward0,
     RreluWithNoiseBackward0,
     RreluWithNoiseBackward1,
@@ -777,6 +780,7 @@ __all__ = [
     "softshrink",
     "threshold",
     "threshold_",
+    "_masked_softmax",
     "_prelu_kernel",
     "prelu",
     "rrelu_with_noise",
@@ -18340,6 +18344,89 @@ def hardsigmoid_(input: Any) -> Tensor:
     return result
 
 
+def _masked_softmax(
+    input: Any, mask: Any, dim: Any = None, mask_type: Any = None
+) -> Tensor:
+    """`_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask):
+        return interpose(
+            "_masked_softmax", "", _masked_softmax, self, mask, dim, mask_type
+        )
+    self_ = tensor_arg(self, "_masked_softmax", "input", 1)
+    mask_ = tensor_arg(mask, "_masked_softmax", "mask", 2)
+    dim = optional_int_arg(dim, "_masked_softmax", "dim", 3)
+    mask_type = optional_int_arg(mask_type, "_masked_softmax", "mask_type", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaskedSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    try:
+        result = Tensor._make(
+            masked_softmax.masked_softmax_kernel(self_, mask_, dim, mask_type)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_masked_softmax",
+            kernel_failure,
+            self=self_,
+            mask=mask_,
+            dim=dim,
+            mask_type=mask_type,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _masked_softmax,
+                {"input": self, "mask": mask, "dim": dim, "mask_type": mask_type},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _safe_softmax(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_safe_softmax", "dims(dim)", _safe_softmax, self, dim, dtype)
+    self_ = tensor_arg(self, "_safe_softmax", "input", 1)
+    dim = int_arg(dim, "_safe_softmax", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "_safe_softmax", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SafeSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(masked_softmax.safe_softmax_kernel(self_, dim, dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_safe_softmax", kernel_failure, self=self_, dim=dim, dtype=dtype
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _safe_softmax,
+                {"input": self, "dim": dim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def _prelu_kernel(input: Any, weight: Any) -> Tensor:
     """`_prelu_kernel(Tensor self, Tensor weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -24109,6 +24196,18 @@ OVERLOADS = {
             hardsigmoid_, "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"
         ),
     },
+    "_masked_softmax": {
+        "default": schema_names(
+            _masked_softmax,
+            "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor",
+        ),
+    },
+    "_safe_softmax": {
+        "default": schema_names(
+            _safe_softmax,
+            "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
     "_prelu_kernel": {
         "default": schema_names(
             _prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
@@ -24354,6 +24453,8 @@ NUMPY_ONLY_REASONS.update(
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
+        "_masked_softmax": "the mask's layouts (mask_type) are broadcast by numpy reshapes",
+        "_safe_softmax": "the all -inf rows are found and zeroed by numpy",
         "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",

@@ -537,3 +537,31 @@ def test_errors_match_torch() -> None:
         assert message(lambda: case(yg, F)) == message(
             lambda: case(torch, torch.nn.functional)
         ).replace("torch.Tensor", "yamlgrad.runtime.autograd.tensor.Tensor")
+
+
+def test_masked_and_safe_softmax_match_torch() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 2, 3, 3))
+    cases = [
+        (rng.random((2, 2, 3, 3)) < 0.4, 3, 2),
+        (rng.random((2, 3)) < 0.4, 3, 1),  # key padding, (B, L)
+        (rng.random((3, 3)) < 0.4, 3, 0),  # one (L, L) mask for every batch
+        (np.ones((2, 2, 3, 3), dtype=bool), 3, None),  # fully masked: NaN
+    ]
+    for mask, dim, mask_type in cases:
+        ours = yg._masked_softmax(yg.tensor(x), yg.tensor(mask), dim, mask_type)
+        theirs = torch._masked_softmax(
+            torch.tensor(x), torch.tensor(mask), dim, mask_type
+        )
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    rows = np.array([[-np.inf, -np.inf, -np.inf], [0.5, -np.inf, 1.0]])
+    t = torch.tensor(rows, requires_grad=True)
+    y = yg.tensor(rows, requires_grad=True)
+    ref = torch.ops.aten._safe_softmax.default(t, 1)
+    out = yg.ops._safe_softmax.default(y, 1)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert out.grad_fn.name() == "SafeSoftmaxBackward0"
+    cotangent = rng.standard_normal((2, 3))
+    ref.backward(torch.tensor(cotangent))
+    out.backward(yg.tensor(cotangent))
+    np.testing.assert_allclose(y.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -86,6 +86,7 @@ NO_DOUBLE_BACKWARD_IN_TORCH = (
     "multilabel_margin_loss_forward",
     "_pdist_forward",
     "_cdist_forward",
+    "_masked_softmax",
 )
 TWICE_DIFFERENTIABLE = tuple(
     i for i in DIFFERENTIABLE if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
