@@ -211,6 +211,7 @@ from yamlgrad.runtime.ops.resampling import (
     upsample_bicubic_backward,
     upsample_linear_backward,
     upsample_nearest_backward,
+    upsample_nearest_exact_backward,
 )
 from yamlgrad.runtime.ops.scatters import (
     index_of,
@@ -551,6 +552,9 @@ __all__ = [
     "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0",
     "UpsampleNearest3DBackward0",
+    "UpsampleNearestExact1DBackward0",
+    "UpsampleNearestExact2DBackward0",
+    "UpsampleNearestExact3DBackward0",
     "PixelShuffleBackward0",
     "PixelUnshuffleBackward0",
     "ChannelShuffleBackward0",
@@ -10262,6 +10266,93 @@ class UpsampleNearest3DBackward0(Node):
         self_sym_sizes = self._saved_self_sym_sizes
         if self.task_should_compute_output(0):
             grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales_d, scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleNearestExact1DBackward0(Node):
+    """Backward of `_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
+                grad, self_sym_sizes, output_size, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """Backward of `_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
+                grad, self_sym_sizes, output_size, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """Backward of `_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
                 grad, self_sym_sizes, output_size, [scales_d, scales_h, scales_w]
             )
         return grad_inputs

@@ -415,6 +415,9 @@ from .Functions import (
     UpsampleNearest1DBackward0,
     UpsampleNearest2DBackward0,
     UpsampleNearest3DBackward0,
+    UpsampleNearestExact1DBackward0,
+    UpsampleNearestExact2DBackward0,
+    UpsampleNearestExact3DBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
     ChannelShuffleBackward0,
@@ -17352,6 +17355,183 @@ def upsample_nearest3d(
     return result
 
 
+def _upsample_nearest_exact1d(
+    input: Any, output_size: Any, scales: Any = None
+) -> Tensor:
+    """`_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact1d",
+            "",
+            _upsample_nearest_exact1d,
+            self,
+            output_size,
+            scales,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact1d", "output_size", 2, size=1
+    )
+    scales = optional_float_arg(scales, "_upsample_nearest_exact1d", "scales", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(self_, output_size, [scales])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact1d(
+                input=self_t, output_size=output_size, scales=scales
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _upsample_nearest_exact2d(
+    input: Any, output_size: Any, scales_h: Any = None, scales_w: Any = None
+) -> Tensor:
+    """`_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact2d",
+            "",
+            _upsample_nearest_exact2d,
+            self,
+            output_size,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact2d", "output_size", 2, size=2
+    )
+    scales_h = optional_float_arg(scales_h, "_upsample_nearest_exact2d", "scales_h", 3)
+    scales_w = optional_float_arg(scales_w, "_upsample_nearest_exact2d", "scales_w", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(
+                self_, output_size, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact2d(
+                input=self_t,
+                output_size=output_size,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _upsample_nearest_exact3d(
+    input: Any,
+    output_size: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact3d",
+            "",
+            _upsample_nearest_exact3d,
+            self,
+            output_size,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact3d", "output_size", 2, size=3
+    )
+    scales_d = optional_float_arg(scales_d, "_upsample_nearest_exact3d", "scales_d", 3)
+    scales_h = optional_float_arg(scales_h, "_upsample_nearest_exact3d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "_upsample_nearest_exact3d", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(
+                self_, output_size, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact3d(
+                input=self_t,
+                output_size=output_size,
+                scales_d=scales_d,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def pixel_shuffle(input: Any, upscale_factor: Any) -> Tensor:
     """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -24047,6 +24227,24 @@ OVERLOADS = {
         "default": schema_names(
             upsample_nearest3d,
             "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact1d": {
+        "default": schema_names(
+            _upsample_nearest_exact1d,
+            "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact2d": {
+        "default": schema_names(
+            _upsample_nearest_exact2d,
+            "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact3d": {
+        "default": schema_names(
+            _upsample_nearest_exact3d,
+            "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
         ),
     },
     "pixel_shuffle": {

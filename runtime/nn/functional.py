@@ -111,6 +111,11 @@ _UPSAMPLE = {
         2: "upsample_nearest2d",
         3: "upsample_nearest3d",
     },
+    "nearest-exact": {
+        1: "_upsample_nearest_exact1d",
+        2: "_upsample_nearest_exact2d",
+        3: "_upsample_nearest_exact3d",
+    },
     "linear": {1: "upsample_linear1d"},
     "bilinear": {2: "upsample_bilinear2d"},
     "bicubic": {2: "upsample_bicubic2d"},
@@ -170,7 +175,7 @@ def interpolate(
     >>> interpolate(yg.randn(1, 2, 3, 4), scale_factor=2, mode="bilinear").shape
     yamlgrad.Size([1, 2, 6, 8])
     """
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
                 "align_corners option can only be set with the interpolating modes: "
@@ -178,8 +183,8 @@ def interpolate(
             )
     elif mode not in _UPSAMPLE:
         raise NotImplementedError(
-            f"interpolate: mode {mode!r} is not supported (nearest, linear, "
-            "bilinear, bicubic, trilinear)"
+            f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
+            "linear, bilinear, bicubic, trilinear)"
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
@@ -200,7 +205,7 @@ def interpolate(
     if recompute_scale_factor or scales is None:
         scales = (None,) * dim
     upsample_op = getattr(VariableType, op)
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         return upsample_op(input, output_size, *scales)
     return upsample_op(input, output_size, bool(align_corners), *scales)
 
