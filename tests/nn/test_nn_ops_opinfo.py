@@ -565,3 +565,27 @@ def test_masked_and_safe_softmax_match_torch() -> None:
     ref.backward(torch.tensor(cotangent))
     out.backward(yg.tensor(cotangent))
     np.testing.assert_allclose(y.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape, kwargs",
+    [
+        ((2, 3, 5), {"size": 7}),
+        ((2, 3, 5), {"size": 3}),
+        ((1, 2, 3, 4), {"scale_factor": 1.7}),
+        ((1, 2, 3, 4), {"size": (5, 9)}),
+        ((1, 1, 2, 3, 4), {"scale_factor": 2.3}),
+    ],
+)
+def test_interpolate_nearest_exact_matches_torch(shape: tuple, kwargs: dict) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    ours, theirs = yg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = F.interpolate(ours, mode="nearest-exact", **kwargs)
+    ref = torch.nn.functional.interpolate(theirs, mode="nearest-exact", **kwargs)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    out.backward(yg.tensor(cotangent))
+    ref.backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
