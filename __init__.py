@@ -14,17 +14,20 @@ The public API lives in yamlgrad/runtime/facade.py; this file only re-exports it
 from __future__ import annotations
 
 from yamlgrad.runtime import autograd
-from yamlgrad.runtime.errors import silence_numpy_warnings
-from yamlgrad.runtime.public_modules import publish
+from yamlgrad.runtime.errors import silence_numpy_warnings as _silence
+from yamlgrad.runtime.public_modules import _published_modules
+from yamlgrad.runtime.public_modules import publish as _publish
+from yamlgrad.runtime.public_modules import publish_layout as _publish_layout
+from yamlgrad.runtime.torch_alias import install_as_torch
 
 # numpy's log(0), 0/0 and overflow inside yamlgrad give inf and nan without a
 # warning, as PyTorch's do (see silence_numpy_warnings).
-silence_numpy_warnings("yamlgrad")
+_silence("yamlgrad")
 from yamlgrad.runtime.dtypes import bool_ as bool  # noqa: A001 - PyTorch's names
 from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
 from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001
 
-publish(__name__ + ".autograd", autograd)
+_publish(__name__ + ".autograd", autograd)
 __version__ = "0.1.0"
 
 try:
@@ -43,22 +46,13 @@ except Exception as _error:  # noqa: BLE001
         ) from _import_error
 
 else:
-    __all__ = [*_facade_all, "bool", "float", "int"]
+    __all__ = [*_facade_all, "bool", "float", "int", "install_as_torch"]
     # `import yamlgrad.nn.functional as F` works as `import torch.nn.functional`:
-    # the public submodules live in runtime/ and are registered under their
-    # public names.
-    for _public, _module in (
-        ("nn", nn),  # noqa: F405
-        ("nn.functional", nn.functional),  # noqa: F405
-        ("nn.init", nn.init),  # noqa: F405
-        ("optim", optim),  # noqa: F405
-        ("optim.lr_scheduler", optim.lr_scheduler),  # noqa: F405
-        ("utils", utils),  # noqa: F405
-        ("utils.data", utils.data),  # noqa: F405
-        ("utils.hooks", utils.hooks),  # noqa: F405
-        ("viz", viz),  # noqa: F405
-        ("testing", testing),  # noqa: F405
-        ("func", func),  # noqa: F405
-        ("autograd.functional", autograd.functional),
-    ):
-        publish(f"{__name__}.{_public}", _module)
+    # every public module (an attribute of yamlgrad, or of one of its public
+    # modules, that lives in runtime/) is registered under its public name, its
+    # later submodules and PyTorch's file layout served by finders.
+    _published_modules(__name__)
+    _publish_layout(__name__)
+
+    def __dir__() -> list[str]:
+        return sorted(__all__)

@@ -33,6 +33,7 @@ from yamlgrad.runtime.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from yamlgrad.runtime.ops.attention import scaled_dot_product_flash_attention_backward
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
 from yamlgrad.runtime.ops.convolutions import (
     conv_tbc_backward_bias,
@@ -142,6 +143,8 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     pinv_backward,
     triangular_solve_backward,
 )
+from yamlgrad.runtime.ops.linalg_solves import linalg_solve_backward, slogdet_backward
+from yamlgrad.runtime.ops.linalg_spectral import linalg_eig_backward, svd_backward
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
     binary_cross_entropy_target_backward,
@@ -180,6 +183,11 @@ from yamlgrad.runtime.ops.pooling2d import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
     max_pool2d_with_indices_backward,
+)
+from yamlgrad.runtime.ops.recurrent import (
+    pack_padded_sequence_backward,
+    thnn_fused_gru_cell_backward,
+    thnn_fused_lstm_cell_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
     cumprod_backward,
@@ -261,6 +269,11 @@ from yamlgrad.runtime.ops.statistics import (
     renorm_backward,
     std_mean_backward,
     var_mean_backward,
+)
+from yamlgrad.runtime.ops.strided import (
+    as_strided_backward,
+    as_strided_gather,
+    as_strided_scatter_backward,
 )
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
@@ -399,6 +412,7 @@ __all__ = [
     "CumprodBackward0",
     "SoftmaxBackward0",
     "LogSoftmaxBackward0",
+    "SafeSoftmaxBackward0",
     "KthvalueBackward0",
     "MedianBackward0",
     "NanmedianBackward0",
@@ -427,6 +441,10 @@ __all__ = [
     "TraceBackward0",
     "LinalgInvExBackward0",
     "LinalgDetBackward0",
+    "LinalgSlogdetBackward0",
+    "LinalgSolveExBackward0",
+    "LinalgSvdBackward0",
+    "LinalgEighBackward0",
     "CholeskyBackward0",
     "LinalgCholeskyExBackward0",
     "CholeskySolveBackward0",
@@ -445,38 +463,57 @@ __all__ = [
     "TriangularSolveBackward0",
     "LinalgSolveTriangularBackward0",
     "TBackward0",
+    "TBackward0_copy",
     "TransposeBackward0",
+    "TransposeBackward0_copy",
     "PermuteBackward0",
+    "PermuteBackward0_copy",
     "ViewBackward0",
+    "ViewBackward0_copy",
     "ExpandBackward0",
+    "ExpandBackward0_copy",
     "BlockDiagBackward0",
     "CatBackward0",
     "StackBackward0",
     "SelectBackward0",
+    "SelectBackward0_copy",
     "SelectBackwardBackward0",
     "SliceBackward0",
+    "SliceBackward0_copy",
     "SliceBackwardBackward0",
     "SplitBackward0",
+    "SplitBackward0_copy",
     "UnsafeSplitBackward0",
     "UnsafeSplitWithSizesBackward0",
     "SplitWithSizesBackward0",
+    "SplitWithSizesBackward0_copy",
     "UnbindBackward0",
+    "UnbindBackward0_copy",
     "ToCopyBackward0",
     "FlipBackward0",
     "TrilBackward0",
     "TriuBackward0",
     "DiagonalBackward0",
+    "DiagonalBackward0_copy",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
     "UnfoldBackward0",
+    "UnfoldBackward0_copy",
+    "AsStridedBackward0",
+    "AsStridedBackward0_copy",
+    "AsStridedScatterBackward0",
     "UnfoldBackwardBackward0",
     "SqueezeBackward0",
+    "SqueezeBackward0_copy",
     "SqueezeBackward1",
+    "SqueezeBackward1_copy",
     "SqueezeBackward2",
+    "SqueezeBackward2_copy",
     "SqueezeBackward3",
     "SqueezeBackward4",
     "SqueezeBackward5",
     "UnsqueezeBackward0",
+    "UnsqueezeBackward0_copy",
     "IndexBackward0",
     "Rot90Backward0",
     "TakeBackward0",
@@ -486,6 +523,7 @@ __all__ = [
     "IndexReduceBackward0",
     "IndexCopyBackward0",
     "IndexFillBackward0",
+    "IndexFillBackward1",
     "PutBackward0",
     "IndexPutBackward0",
     "IndexSelectBackward0",
@@ -507,6 +545,7 @@ __all__ = [
     "UnsafeViewBackward0",
     "ReshapeAliasBackward0",
     "AliasBackward0",
+    "AliasBackward0_copy",
     "FillBackward0",
     "FillBackward1",
     "FillBackward2",
@@ -539,6 +578,9 @@ __all__ = [
     "AffineGridGeneratorBackward0",
     "GridSampler2DBackward0",
     "GridSampler3DBackward0",
+    "ThnnFusedLstmCellBackward0",
+    "ThnnFusedGruCellBackward0",
+    "PackPaddedSequenceBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -580,7 +622,6 @@ __all__ = [
     "EluBackward1",
     "CeluBackward1",
     "MaskedSoftmaxBackward0",
-    "SafeSoftmaxBackward0",
     "PreluKernelBackward0",
     "RreluWithNoiseBackward0",
     "RreluWithNoiseBackward1",
@@ -597,6 +638,7 @@ __all__ = [
     "PdistBackward0",
     "EuclideanDistBackward0",
     "CdistBackward0",
+    "ScaledDotProductFlashAttentionForCpuBackward0",
 ]
 
 
@@ -4916,6 +4958,36 @@ class LogSoftmaxBackward0(Node):
         return self._raw_saved_result.unpack_wrapped(self)
 
 
+class SafeSoftmaxBackward0(Node):
+    """Backward of `_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
+
+    self: softmax_backward_data(grad, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = softmax_backward_data(grad, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
 class KthvalueBackward0(Node):
     """Backward of `kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
 
@@ -5954,6 +6026,196 @@ class LinalgDetBackward0(Node):
         return self._raw_saved_result.unpack_wrapped(self)
 
 
+class LinalgSlogdetBackward0(Node):
+    """Backward of `_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)`.
+
+    A: slogdet_backward(grad_logabsdet, A, LU, pivots)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_LU",
+        "_raw_saved_pivots",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        LU = self._raw_saved_LU.unpack(self, raw)
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slogdet_backward(grads[1], A, LU, pivots)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+
+class LinalgSolveExBackward0(Node):
+    """Backward of `_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)`.
+
+    A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_LU",
+        "_saved_left",
+        "_raw_saved_pivots",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_A: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        A = self._raw_saved_A.unpack(self, raw)
+        LU = self._raw_saved_LU.unpack(self, raw)
+        left = self._saved_left
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = linalg_solve_backward(
+                grad, result, A, LU, pivots, left, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of `_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`.
+
+    A: svd_backward(grads, U, S, Vh, full_matrices)
+    """
+
+    __slots__ = (
+        "_raw_saved_S",
+        "_raw_saved_U",
+        "_raw_saved_Vh",
+        "_saved_full_matrices",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        S = self._raw_saved_S.unpack(self, raw)
+        U = self._raw_saved_U.unpack(self, raw)
+        Vh = self._raw_saved_Vh.unpack(self, raw)
+        full_matrices = self._saved_full_matrices
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = svd_backward(grads, U, S, Vh, full_matrices)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_S.reset_data()
+        self._raw_saved_U.reset_data()
+        self._raw_saved_Vh.reset_data()
+
+    @property
+    def _saved_S(self) -> Any:
+        return self._raw_saved_S.unpack_wrapped(self)
+
+    @property
+    def _saved_U(self) -> Any:
+        return self._raw_saved_U.unpack_wrapped(self)
+
+    @property
+    def _saved_Vh(self) -> Any:
+        return self._raw_saved_Vh.unpack_wrapped(self)
+
+
+class LinalgEighBackward0(Node):
+    """Backward of `_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`.
+
+    A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+    """
+
+    __slots__ = (
+        "_raw_saved_eigenvalues",
+        "_raw_saved_eigenvectors",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        eigenvalues = self._raw_saved_eigenvalues.unpack(self, raw)
+        eigenvectors = self._raw_saved_eigenvectors.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_eig_backward(
+                grads[0], grads[1], eigenvalues, eigenvectors, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_eigenvalues.reset_data()
+        self._raw_saved_eigenvectors.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Any:
+        return self._raw_saved_eigenvalues.unpack_wrapped(self)
+
+    @property
+    def _saved_eigenvectors(self) -> Any:
+        return self._raw_saved_eigenvectors.unpack_wrapped(self)
+
+
 class CholeskyBackward0(Node):
     """Backward of `cholesky(Tensor self, bool upper=False) -> Tensor`.
 
@@ -6745,8 +7007,49 @@ class TBackward0(Node):
         return grad_inputs
 
 
+class TBackward0_copy(Node):
+    """Backward of `t_copy(Tensor self) -> Tensor`.
+
+    self: transpose(grad, 0, -1)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = transpose(grad, 0, -1)
+        return grad_inputs
+
+
 class TransposeBackward0(Node):
     """Backward of `transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`.
+
+    self: transpose(grad, dim0, dim1)
+    """
+
+    __slots__ = (
+        "_saved_dim0",
+        "_saved_dim1",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = transpose(grad, dim0, dim1)
+        return grad_inputs
+
+
+class TransposeBackward0_copy(Node):
+    """Backward of `transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`.
 
     self: transpose(grad, dim0, dim1)
     """
@@ -6787,6 +7090,25 @@ class PermuteBackward0(Node):
         return grad_inputs
 
 
+class PermuteBackward0_copy(Node):
+    """Backward of `permute_copy(Tensor self, int[] dims) -> Tensor`.
+
+    self: permute_backwards(grad, dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = permute_backwards(grad, dims)
+        return grad_inputs
+
+
 class ViewBackward0(Node):
     """Backward of `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`.
 
@@ -6806,8 +7128,46 @@ class ViewBackward0(Node):
         return grad_inputs
 
 
+class ViewBackward0_copy(Node):
+    """Backward of `view_copy(Tensor self, SymInt[] size) -> Tensor`.
+
+    self: reshape(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class ExpandBackward0(Node):
     """Backward of `expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`.
+
+    self: sum_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sum_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class ExpandBackward0_copy(Node):
+    """Backward of `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`.
 
     self: sum_to(grad, self.shape)
     """
@@ -6915,6 +7275,31 @@ class SelectBackward0(Node):
         return grad_inputs
 
 
+class SelectBackward0_copy(Node):
+    """Backward of `select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`.
+
+    self: select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._saved_index
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
 class SelectBackwardBackward0(Node):
     """Backward of `select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`.
 
@@ -6940,6 +7325,35 @@ class SelectBackwardBackward0(Node):
 
 class SliceBackward0(Node):
     """Backward of `slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`.
+
+    self: slice_backward(grad, self.shape, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_saved_self_sym_sizes",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        end = self._saved_end
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slice_backward(grad, self_sym_sizes, dim, start, end, step)
+        return grad_inputs
+
+
+class SliceBackward0_copy(Node):
+    """Backward of `slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
 
     self: slice_backward(grad, self.shape, dim, start, end, step)
     """
@@ -6996,6 +7410,31 @@ class SliceBackwardBackward0(Node):
 
 class SplitBackward0(Node):
     """Backward of `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`.
+
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SplitBackward0_copy(Node):
+    """Backward of `split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`.
 
     self: split_backward(grads, split_size, dim, self.shape)
     """
@@ -7094,8 +7533,52 @@ class SplitWithSizesBackward0(Node):
         return grad_inputs
 
 
+class SplitWithSizesBackward0_copy(Node):
+    """Backward of `split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
+
 class UnbindBackward0(Node):
     """Backward of `unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unbind_backward(grads, dim)
+        return grad_inputs
+
+
+class UnbindBackward0_copy(Node):
+    """Backward of `unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`.
 
     self: unbind_backward(grads, dim)
     """
@@ -7216,6 +7699,33 @@ class DiagonalBackward0(Node):
         return grad_inputs
 
 
+class DiagonalBackward0_copy(Node):
+    """Backward of `diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`.
+
+    self: diagonal_backward(grad, self.shape, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+        return grad_inputs
+
+
 class DiagEmbedBackward0(Node):
     """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
 
@@ -7295,6 +7805,137 @@ class UnfoldBackward0(Node):
         return grad_inputs
 
 
+class UnfoldBackward0_copy(Node):
+    """Backward of `unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`.
+
+    self: unfold_backward(grad, self.shape, dimension, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dimension",
+        "_saved_self_sym_sizes",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dimension = self._saved_dimension
+        self_sym_sizes = self._saved_self_sym_sizes
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold_backward(
+                grad, self_sym_sizes, dimension, size, step
+            )
+        return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """Backward of `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`.
+
+    self: as_strided_backward(grad, self, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_backward(
+                grad, self_, size, stride, storage_offset
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class AsStridedBackward0_copy(Node):
+    """Backward of `as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+
+    self: as_strided_backward(grad, self, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_backward(
+                grad, self_, size, stride, storage_offset
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of `as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`.
+
+    self: as_strided_scatter_backward(grad, size, stride, storage_offset)
+    src: as_strided_gather(grad, size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "_saved_size",
+        "_saved_storage_offset",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = as_strided_scatter_backward(
+                grad, size, stride, storage_offset
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = as_strided_gather(grad, size, stride, storage_offset)
+        return grad_inputs
+
+
 class UnfoldBackwardBackward0(Node):
     """Backward of `unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`.
 
@@ -7339,6 +7980,25 @@ class SqueezeBackward0(Node):
         return grad_inputs
 
 
+class SqueezeBackward0_copy(Node):
+    """Backward of `squeeze_copy(Tensor self) -> Tensor`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class SqueezeBackward1(Node):
     """Backward of `squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`.
 
@@ -7358,8 +8018,46 @@ class SqueezeBackward1(Node):
         return grad_inputs
 
 
+class SqueezeBackward1_copy(Node):
+    """Backward of `squeeze_copy.dim(Tensor self, int dim) -> Tensor`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class SqueezeBackward2(Node):
     """Backward of `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward2_copy(Node):
+    """Backward of `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`.
 
     self: unsqueeze_to(grad, self.shape)
     """
@@ -7436,6 +8134,25 @@ class SqueezeBackward5(Node):
 
 class UnsqueezeBackward0(Node):
     """Backward of `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`.
+
+    self: squeeze_dim(grad, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = squeeze_dim(grad, dim)
+        return grad_inputs
+
+
+class UnsqueezeBackward0_copy(Node):
+    """Backward of `unsqueeze_copy(Tensor self, int dim) -> Tensor`.
 
     self: squeeze_dim(grad, dim)
     """
@@ -7792,6 +8509,49 @@ class IndexFillBackward0(Node):
         index = self._raw_saved_index.unpack(self, raw)
         if self.task_should_compute_output(0):
             grad_inputs[0] = index_fill(grad, dim, index, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+
+class IndexFillBackward1(Node):
+    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    value: sum_to(grad * index_fill(zeros_like(grad), dim, index, 1), value.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_value_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = sum_to(
+                grad * index_fill(zeros_like(grad), dim, index, 1), value_sym_sizes
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -8471,6 +9231,24 @@ class ReshapeAliasBackward0(Node):
 
 class AliasBackward0(Node):
     """Backward of `alias(Tensor(a) self) -> Tensor(a)`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class AliasBackward0_copy(Node):
+    """Backward of `alias_copy(Tensor self) -> Tensor`.
 
     self: grad
     """
@@ -9918,6 +10696,239 @@ class GridSampler3DBackward0(Node):
         return self._raw_saved_input.unpack_wrapped(self)
 
 
+class ThnnFusedLstmCellBackward0(Node):
+    """Backward of `_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`.
+
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_fused_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1, result2)
+    """
+
+    __slots__ = (
+        "_raw_saved_cx",
+        "_raw_saved_hidden_bias",
+        "_raw_saved_hidden_gates",
+        "_raw_saved_input_bias",
+        "_raw_saved_input_gates",
+        "_raw_saved_result1",
+        "_raw_saved_result2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_cx: Any = UNDEFINED
+        self._raw_saved_hidden_bias: Any = UNDEFINED
+        self._raw_saved_hidden_gates: Any = UNDEFINED
+        self._raw_saved_input_bias: Any = UNDEFINED
+        self._raw_saved_input_gates: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 5
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        cx = self._raw_saved_cx.unpack(self, raw)
+        hidden_bias = self._raw_saved_hidden_bias.unpack(self, raw)
+        hidden_gates = self._raw_saved_hidden_gates.unpack(self, raw)
+        input_bias = self._raw_saved_input_bias.unpack(self, raw)
+        input_gates = self._raw_saved_input_gates.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        result2 = self._raw_saved_result2.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+            self.task_should_compute_output(4),
+        )
+        if any(grad_input_mask):
+            grad_result = thnn_fused_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                input_gates,
+                hidden_gates,
+                input_bias,
+                hidden_bias,
+                cx,
+                result1,
+                result2,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = grad_result[4]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_cx.reset_data()
+        self._raw_saved_hidden_bias.reset_data()
+        self._raw_saved_hidden_gates.reset_data()
+        self._raw_saved_input_bias.reset_data()
+        self._raw_saved_input_gates.reset_data()
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_result2.reset_data()
+
+    @property
+    def _saved_cx(self) -> Any:
+        return self._raw_saved_cx.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_bias(self) -> Any:
+        return self._raw_saved_hidden_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_gates(self) -> Any:
+        return self._raw_saved_hidden_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_input_bias(self) -> Any:
+        return self._raw_saved_input_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_input_gates(self) -> Any:
+        return self._raw_saved_input_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_result2(self) -> Any:
+        return self._raw_saved_result2.unpack_wrapped(self)
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """Backward of `_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`.
+
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_fused_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias, result1)
+    """
+
+    __slots__ = (
+        "_raw_saved_hidden_bias",
+        "_raw_saved_hidden_gates",
+        "_raw_saved_hx",
+        "_raw_saved_input_bias",
+        "_raw_saved_input_gates",
+        "_raw_saved_result1",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_hidden_bias: Any = UNDEFINED
+        self._raw_saved_hidden_gates: Any = UNDEFINED
+        self._raw_saved_hx: Any = UNDEFINED
+        self._raw_saved_input_bias: Any = UNDEFINED
+        self._raw_saved_input_gates: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 5
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        hidden_bias = self._raw_saved_hidden_bias.unpack(self, raw)
+        hidden_gates = self._raw_saved_hidden_gates.unpack(self, raw)
+        hx = self._raw_saved_hx.unpack(self, raw)
+        input_bias = self._raw_saved_input_bias.unpack(self, raw)
+        input_gates = self._raw_saved_input_gates.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+            self.task_should_compute_output(4),
+        )
+        if any(grad_input_mask):
+            grad_result = thnn_fused_gru_cell_backward(
+                grad, input_gates, hidden_gates, hx, input_bias, hidden_bias, result1
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = grad_result[4]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_hidden_bias.reset_data()
+        self._raw_saved_hidden_gates.reset_data()
+        self._raw_saved_hx.reset_data()
+        self._raw_saved_input_bias.reset_data()
+        self._raw_saved_input_gates.reset_data()
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_hidden_bias(self) -> Any:
+        return self._raw_saved_hidden_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_hidden_gates(self) -> Any:
+        return self._raw_saved_hidden_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_hx(self) -> Any:
+        return self._raw_saved_hx.unpack_wrapped(self)
+
+    @property
+    def _saved_input_bias(self) -> Any:
+        return self._raw_saved_input_bias.unpack_wrapped(self)
+
+    @property
+    def _saved_input_gates(self) -> Any:
+        return self._raw_saved_input_gates.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class PackPaddedSequenceBackward0(Node):
+    """Backward of `_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)`.
+
+    input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+    """
+
+    __slots__ = (
+        "_saved_batch_first",
+        "_saved_input_sym_sizes",
+        "_raw_saved_result1",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        batch_first = self._saved_batch_first
+        input_sym_sizes = self._saved_input_sym_sizes
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pack_padded_sequence_backward(
+                grad, input_sym_sizes, result1, batch_first
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
 class ReflectionPad1DBackward0(Node):
     """Backward of `reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
 
@@ -11079,36 +12090,6 @@ class MaskedSoftmaxBackward0(Node):
         return self._raw_saved_result.unpack_wrapped(self)
 
 
-class SafeSoftmaxBackward0(Node):
-    """Backward of `_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
-
-    self: softmax_backward_data(grad, result, dim)
-    """
-
-    __slots__ = (
-        "_saved_dim",
-        "_raw_saved_result",
-    )
-
-    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * 1
-        grad = grads[0]
-        if grad is None:
-            return grad_inputs
-        dim = self._saved_dim
-        result = self._raw_saved_result.unpack(self, raw)
-        if self.task_should_compute_output(0):
-            grad_inputs[0] = softmax_backward_data(grad, result, dim)
-        return grad_inputs
-
-    def release_variables(self) -> None:
-        self._raw_saved_result.reset_data()
-
-    @property
-    def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack_wrapped(self)
-
-
 class PreluKernelBackward0(Node):
     """Backward of `_prelu_kernel(Tensor self, Tensor weight) -> Tensor`.
 
@@ -11895,3 +12876,96 @@ class CdistBackward0(Node):
     @property
     def _saved_x2(self) -> Any:
         return self._raw_saved_x2.unpack_wrapped(self)
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """Backward of `_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`.
+
+    query, key, value: scaled_dot_product_flash_attention_backward(grad, query, key, value, output, dropout_p, is_causal, attn_mask, scale, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_attn_mask",
+        "_saved_dropout_p",
+        "_saved_is_causal",
+        "_raw_saved_key",
+        "_raw_saved_output",
+        "_raw_saved_query",
+        "_saved_scale",
+        "_raw_saved_value",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_attn_mask: Any = UNDEFINED
+        self._raw_saved_key: Any = UNDEFINED
+        self._raw_saved_query: Any = UNDEFINED
+        self._raw_saved_value: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        attn_mask = self._raw_saved_attn_mask.unpack(self, raw)
+        dropout_p = self._saved_dropout_p
+        is_causal = self._saved_is_causal
+        key = self._raw_saved_key.unpack(self, raw)
+        output = self._raw_saved_output.unpack(self, raw)
+        query = self._raw_saved_query.unpack(self, raw)
+        scale = self._saved_scale
+        value = self._raw_saved_value.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = scaled_dot_product_flash_attention_backward(
+                grad,
+                query,
+                key,
+                value,
+                output,
+                dropout_p,
+                is_causal,
+                attn_mask,
+                scale,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_attn_mask.reset_data()
+        self._raw_saved_key.reset_data()
+        self._raw_saved_output.reset_data()
+        self._raw_saved_query.reset_data()
+        self._raw_saved_value.reset_data()
+
+    @property
+    def _saved_attn_mask(self) -> Any:
+        return self._raw_saved_attn_mask.unpack_wrapped(self)
+
+    @property
+    def _saved_key(self) -> Any:
+        return self._raw_saved_key.unpack_wrapped(self)
+
+    @property
+    def _saved_output(self) -> Any:
+        return self._raw_saved_output.unpack_wrapped(self)
+
+    @property
+    def _saved_query(self) -> Any:
+        return self._raw_saved_query.unpack_wrapped(self)
+
+    @property
+    def _saved_value(self) -> Any:
+        return self._raw_saved_value.unpack_wrapped(self)

@@ -18,6 +18,7 @@ from yamlgrad.runtime.wrappers import numpy_namespace as np
 
 from yamlgrad.runtime.ops import (
     activations,
+    attention,
     blocks,
     composites,
     convolutions,
@@ -30,16 +31,21 @@ from yamlgrad.runtime.ops import (
     householder,
     indexing,
     linalg,
+    linalg_composites,
     linalg_decompositions,
+    linalg_solves,
+    linalg_spectral,
     loss_composites,
     losses,
     lu_decomposition,
     margin_losses,
     masked_softmax,
     normalization,
+    numeric_composites,
     pooling,
     pooling2d,
     random_draws,
+    recurrent,
     reductions,
     resampling,
     scatters,
@@ -47,7 +53,9 @@ from yamlgrad.runtime.ops import (
     sorting,
     special,
     special_polynomials,
+    stacking,
     statistics,
+    strided,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -262,6 +270,7 @@ from .Functions import (
     CumprodBackward0,
     SoftmaxBackward0,
     LogSoftmaxBackward0,
+    SafeSoftmaxBackward0,
     KthvalueBackward0,
     MedianBackward0,
     NanmedianBackward0,
@@ -290,6 +299,10 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    LinalgSlogdetBackward0,
+    LinalgSolveExBackward0,
+    LinalgSvdBackward0,
+    LinalgEighBackward0,
     CholeskyBackward0,
     LinalgCholeskyExBackward0,
     CholeskySolveBackward0,
@@ -308,38 +321,57 @@ from .Functions import (
     TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
+    TBackward0_copy,
     TransposeBackward0,
+    TransposeBackward0_copy,
     PermuteBackward0,
+    PermuteBackward0_copy,
     ViewBackward0,
+    ViewBackward0_copy,
     ExpandBackward0,
+    ExpandBackward0_copy,
     BlockDiagBackward0,
     CatBackward0,
     StackBackward0,
     SelectBackward0,
+    SelectBackward0_copy,
     SelectBackwardBackward0,
     SliceBackward0,
+    SliceBackward0_copy,
     SliceBackwardBackward0,
     SplitBackward0,
+    SplitBackward0_copy,
     UnsafeSplitBackward0,
     UnsafeSplitWithSizesBackward0,
     SplitWithSizesBackward0,
+    SplitWithSizesBackward0_copy,
     UnbindBackward0,
+    UnbindBackward0_copy,
     ToCopyBackward0,
     FlipBackward0,
     TrilBackward0,
     TriuBackward0,
     DiagonalBackward0,
+    DiagonalBackward0_copy,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
     UnfoldBackward0,
+    UnfoldBackward0_copy,
+    AsStridedBackward0,
+    AsStridedBackward0_copy,
+    AsStridedScatterBackward0,
     UnfoldBackwardBackward0,
     SqueezeBackward0,
+    SqueezeBackward0_copy,
     SqueezeBackward1,
+    SqueezeBackward1_copy,
     SqueezeBackward2,
+    SqueezeBackward2_copy,
     SqueezeBackward3,
     SqueezeBackward4,
     SqueezeBackward5,
     UnsqueezeBackward0,
+    UnsqueezeBackward0_copy,
     IndexBackward0,
     Rot90Backward0,
     TakeBackward0,
@@ -349,6 +381,7 @@ from .Functions import (
     IndexReduceBackward0,
     IndexCopyBackward0,
     IndexFillBackward0,
+    IndexFillBackward1,
     PutBackward0,
     IndexPutBackward0,
     IndexSelectBackward0,
@@ -370,6 +403,7 @@ from .Functions import (
     UnsafeViewBackward0,
     ReshapeAliasBackward0,
     AliasBackward0,
+    AliasBackward0_copy,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -402,6 +436,9 @@ from .Functions import (
     AffineGridGeneratorBackward0,
     GridSampler2DBackward0,
     GridSampler3DBackward0,
+    ThnnFusedLstmCellBackward0,
+    ThnnFusedGruCellBackward0,
+    PackPaddedSequenceBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -443,7 +480,6 @@ from .Functions import (
     EluBackward1,
     CeluBackward1,
     MaskedSoftmaxBackward0,
-    SafeSoftmaxBackward0,
     PreluKernelBackward0,
     RreluWithNoiseBackward0,
     RreluWithNoiseBackward1,
@@ -460,6 +496,7 @@ from .Functions import (
     PdistBackward0,
     EuclideanDistBackward0,
     CdistBackward0,
+    ScaledDotProductFlashAttentionForCpuBackward0,
 )
 
 __all__ = [
@@ -511,6 +548,7 @@ __all__ = [
     "bitwise_xor",
     "floor_divide",
     "pow",
+    "float_power",
     "neg",
     "reciprocal",
     "exp",
@@ -583,6 +621,7 @@ __all__ = [
     "cumprod",
     "_softmax",
     "_log_softmax",
+    "_safe_softmax",
     "softmax",
     "log_softmax",
     "count_nonzero",
@@ -599,6 +638,8 @@ __all__ = [
     "sort",
     "argsort",
     "msort",
+    "searchsorted",
+    "bucketize",
     "topk",
     "_unique2",
     "bernoulli",
@@ -621,55 +662,106 @@ __all__ = [
     "linalg_inv",
     "_linalg_det",
     "linalg_det",
+    "det",
+    "inverse",
+    "_linalg_slogdet",
+    "linalg_slogdet",
+    "slogdet",
+    "logdet",
+    "_linalg_solve_ex",
+    "linalg_solve_ex",
+    "linalg_solve",
+    "_linalg_svd",
+    "linalg_svd",
+    "linalg_svdvals",
+    "svd",
+    "_linalg_eigh",
+    "linalg_eigh",
+    "linalg_eigvalsh",
+    "linalg_matrix_norm",
+    "linalg_norm",
+    "linalg_cond",
+    "linalg_matrix_power",
+    "matrix_power",
+    "linalg_multi_dot",
+    "linalg_tensorinv",
+    "linalg_tensorsolve",
+    "vander",
+    "linalg_vander",
+    "linalg_vecdot",
+    "inner",
+    "kron",
     "cholesky",
     "linalg_cholesky_ex",
     "linalg_cholesky",
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "cross",
     "linalg_pinv",
+    "pinverse",
     "linalg_lstsq",
     "linalg_lu_factor_ex",
+    "linalg_lu_factor",
     "linalg_lu",
     "linalg_lu_solve",
+    "lu_solve",
     "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
     "linalg_householder_product",
     "ormqr",
     "linalg_qr",
+    "qr",
     "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
     "t",
+    "t_copy",
     "transpose",
+    "transpose_copy",
     "permute",
+    "permute_copy",
     "view",
+    "view_copy",
     "reshape",
+    "expand_copy",
     "cat",
     "stack",
     "select",
+    "select_copy",
+    "slice_copy",
     "split",
+    "split_copy",
     "chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "unbind",
+    "unbind_copy",
     "_to_copy",
     "flip",
     "tril",
     "triu",
     "diagonal",
+    "diagonal_copy",
     "diag_embed",
     "linalg_diagonal",
     "diag",
+    "unfold_copy",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
     "flatten",
     "unflatten",
     "movedim",
     "expand_as",
     "broadcast_to",
     "squeeze",
+    "squeeze_copy",
     "unsqueeze",
+    "unsqueeze_copy",
     "rot90",
     "take",
     "slice_scatter",
@@ -692,6 +784,30 @@ __all__ = [
     "take_along_dim",
     "hstack",
     "vstack",
+    "column_stack",
+    "dstack",
+    "combinations",
+    "fliplr",
+    "flipud",
+    "diagflat",
+    "ravel",
+    "positive",
+    "resolve_conj",
+    "resolve_neg",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "unsafe_chunk",
+    "diff",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "cov",
+    "corrcoef",
+    "nanmean",
+    "quantile",
+    "nanquantile",
     "narrow_copy",
     "narrow",
     "roll",
@@ -701,6 +817,7 @@ __all__ = [
     "clone",
     "constant_pad_nd",
     "pad",
+    "alias_copy",
     "neg_",
     "reciprocal_",
     "exp_",
@@ -762,6 +879,7 @@ __all__ = [
     "affine_grid_generator",
     "grid_sampler_2d",
     "grid_sampler_3d",
+    "_pack_padded_sequence",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -804,6 +922,7 @@ __all__ = [
     "poisson_nll_loss",
     "rms_norm",
     "instance_norm",
+    "_scaled_dot_product_flash_attention_for_cpu",
 ]
 
 
@@ -2871,6 +2990,48 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def float_power_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
+
+
+def float_power_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power_Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow(
+            numeric_composites.as_double(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power", (("exponent", "Tensor", 2, exponent),))
+        raise
 
 
 def neg(input: Any) -> Tensor:
@@ -5279,6 +5440,22 @@ def max_default(input: Any) -> Tensor:
     return result
 
 
+def max_other(input: Any, other: Any) -> Tensor:
+    """`max.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return maximum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "max",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def min_dim(input: Any, dim: Any, keepdim: Any = False) -> Any:
     """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -5372,6 +5549,22 @@ def prod_default(input: Any, *, dtype: Any = None) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def min_other(input: Any, other: Any) -> Tensor:
+    """`min.other(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return minimum(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "min",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def prod_dim_int(
@@ -6280,6 +6473,43 @@ def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
     return result
 
 
+def _safe_softmax(input: Any, dim: Any, dtype: Any = None) -> Tensor:
+    """`_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_safe_softmax", "dims(dim)", _safe_softmax, self, dim, dtype)
+    self_ = tensor_arg(self, "_safe_softmax", "input", 1)
+    dim = int_arg(dim, "_safe_softmax", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "_safe_softmax", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SafeSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(
+            shapes.c_order(attention.safe_softmax_kernel(self_, dim, dtype))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_safe_softmax", kernel_failure, self=self_, dim=dim, dtype=dtype
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _safe_softmax,
+                {"input": self, "dim": dim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def softmax_int(input: Any, dim: Any, dtype: Any = None) -> Tensor:
     """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -6893,6 +7123,166 @@ def msort(input: Any) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("msort", (("input", "Tensor", 1, self),))
         raise
+
+
+def searchsorted_Tensor(
+    sorted_sequence: Any,
+    input: Any,
+    *,
+    out_int32: Any = False,
+    right: Any = False,
+    side: Any = None,
+    sorter: Any = None,
+) -> Tensor:
+    """`searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(sorted_sequence, self, sorter):
+        return interpose(
+            "searchsorted.Tensor",
+            "",
+            searchsorted_Tensor,
+            sorted_sequence,
+            self,
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    sorted_sequence_ = tensor_arg(
+        sorted_sequence, "searchsorted.Tensor", "sorted_sequence", 1
+    )
+    self_ = tensor_arg(self, "searchsorted.Tensor", "input", 2)
+    out_int32 = bool_arg(out_int32, "searchsorted", "out_int32", 3)
+    right = bool_arg(right, "searchsorted", "right", 4)
+    side = optional_str_arg(side, "searchsorted", "side", 5)
+    sorter_ = optional_tensor_arg(sorter, "searchsorted.Tensor", "sorter", 6)
+    try:
+        result = Tensor._make(
+            sorting.searchsorted_kernel(
+                sorted_sequence_, self_, out_int32, right, side, sorter_
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "searchsorted",
+            kernel_failure,
+            sorted_sequence=sorted_sequence_,
+            self=self_,
+            out_int32=out_int32,
+            right=right,
+            side=side,
+            sorter=sorter_,
+        )
+    return result
+
+
+def searchsorted_Scalar(
+    sorted_sequence: Any,
+    input: Any,
+    *,
+    out_int32: Any = False,
+    right: Any = False,
+    side: Any = None,
+    sorter: Any = None,
+) -> Tensor:
+    """`searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(sorted_sequence, sorter):
+        return interpose(
+            "searchsorted.Scalar",
+            "",
+            searchsorted_Scalar,
+            sorted_sequence,
+            self,
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    sorted_sequence_ = tensor_arg(
+        sorted_sequence, "searchsorted.Scalar", "sorted_sequence", 1
+    )
+    self = scalar_arg(self, "searchsorted", "input", 2)
+    out_int32 = bool_arg(out_int32, "searchsorted", "out_int32", 3)
+    right = bool_arg(right, "searchsorted", "right", 4)
+    side = optional_str_arg(side, "searchsorted", "side", 5)
+    sorter_ = optional_tensor_arg(sorter, "searchsorted.Scalar", "sorter", 6)
+    try:
+        result = Tensor._make(
+            sorting.searchsorted_kernel(
+                sorted_sequence_, self, out_int32, right, side, sorter_
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "searchsorted",
+            kernel_failure,
+            sorted_sequence=sorted_sequence_,
+            self=self,
+            out_int32=out_int32,
+            right=right,
+            side=side,
+            sorter=sorter_,
+        )
+    return result
+
+
+def bucketize_Tensor(
+    input: Any, boundaries: Any, *, out_int32: Any = False, right: Any = False
+) -> Tensor:
+    """`bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, boundaries):
+        return interpose(
+            "bucketize.Tensor", "", bucketize_Tensor, self, boundaries, out_int32, right
+        )
+    self_ = tensor_arg(self, "bucketize.Tensor", "input", 1)
+    boundaries_ = tensor_arg(boundaries, "bucketize.Tensor", "boundaries", 2)
+    out_int32 = bool_arg(out_int32, "bucketize", "out_int32", 3)
+    right = bool_arg(right, "bucketize", "right", 4)
+    try:
+        result = Tensor._make(
+            sorting.bucketize_kernel(self_, boundaries_, out_int32, right)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bucketize",
+            kernel_failure,
+            self=self_,
+            boundaries=boundaries_,
+            out_int32=out_int32,
+            right=right,
+        )
+    return result
+
+
+def bucketize_Scalar(
+    input: Any, boundaries: Any, *, out_int32: Any = False, right: Any = False
+) -> Tensor:
+    """`bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(boundaries):
+        return interpose(
+            "bucketize.Scalar", "", bucketize_Scalar, self, boundaries, out_int32, right
+        )
+    self = scalar_arg(self, "bucketize", "input", 1)
+    boundaries_ = tensor_arg(boundaries, "bucketize.Scalar", "boundaries", 2)
+    out_int32 = bool_arg(out_int32, "bucketize", "out_int32", 3)
+    right = bool_arg(right, "bucketize", "right", 4)
+    try:
+        result = Tensor._make(
+            sorting.bucketize_kernel(self, boundaries_, out_int32, right)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bucketize",
+            kernel_failure,
+            self=self,
+            boundaries=boundaries_,
+            out_int32=out_int32,
+            right=right,
+        )
+    return result
 
 
 def topk(
@@ -7917,6 +8307,527 @@ def linalg_det(A: Any) -> Tensor:
         raise
 
 
+def det(input: Any) -> Tensor:
+    """`det(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_det(self)
+    except (AttributeError, TypeError):
+        check_arguments("det", (("input", "Tensor", 1, self),))
+        raise
+
+
+def inverse(input: Any) -> Tensor:
+    """`inverse(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_inv(self)
+    except (AttributeError, TypeError):
+        check_arguments("inverse", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_slogdet(A: Any) -> Any:
+    """`_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)`"""
+    if interposition.active and interposed(A):
+        return interpose("_linalg_slogdet", "leading_dims", _linalg_slogdet, A)
+    A_ = tensor_arg(A, "_linalg_slogdet", "A", 1)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSlogdetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._raw_saved_A = SavedVariable(A, False)
+    try:
+        outputs = [Tensor._make(value) for value in linalg_solves.slogdet_kernel(A_)]
+    except ValueError as kernel_failure:
+        raise kernel_error("_linalg_slogdet", kernel_failure, A=A_)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(_linalg_slogdet, {"A": A}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[3], True)
+    return return_type("_linalg_slogdet", ("sign", "logabsdet", "LU", "pivots"))(
+        *outputs
+    )
+
+
+def linalg_slogdet(A: Any) -> Any:
+    """`linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`"""
+    try:
+        return linalg_composites.slogdet_outputs(A, False)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_slogdet", (("A", "Tensor", 1, A),))
+        raise
+
+
+def slogdet(input: Any) -> Any:
+    """`slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.slogdet_outputs(self, True)
+    except (AttributeError, TypeError):
+        check_arguments("slogdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def logdet(input: Any) -> Tensor:
+    """`logdet(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.logdet_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("logdet", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)`"""
+    if interposition.active and interposed(A, B):
+        return interpose(
+            "_linalg_solve_ex", "", _linalg_solve_ex, A, B, left, check_errors
+        )
+    A_ = tensor_arg(A, "_linalg_solve_ex", "A", 1)
+    B_ = tensor_arg(B, "_linalg_solve_ex", "B", 2)
+    left = bool_arg(left, "_linalg_solve_ex", "left", 3)
+    check_errors = bool_arg(check_errors, "_linalg_solve_ex", "check_errors", 4)
+    grad_fn = None
+    if compute_requires_grad(A, B):
+        grad_fn = LinalgSolveExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A, B))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_A = SavedVariable(A, False)
+        grad_fn._saved_left = left
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_solves.solve_ex_kernel(A_, B_, left, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_solve_ex",
+            kernel_failure,
+            A=A_,
+            B=B_,
+            left=left,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A, B):
+        with formula_mode():
+            A_t = tangent_of(A)
+            B_t = tangent_of(B)
+            outputs_t = derived_jvp(
+                _linalg_solve_ex,
+                {"A": A, "B": B, "left": left, "check_errors": check_errors},
+                {"A": A_t, "B": B_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result = SavedVariable(outputs[0], True)
+    return return_type("_linalg_solve_ex", ("result", "LU", "pivots", "info"))(*outputs)
+
+
+def linalg_solve_ex(
+    A: Any, B: Any, *, left: Any = True, check_errors: Any = False
+) -> Any:
+    """`linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)`"""
+    try:
+        return linalg_composites.solve_ex_outputs(A, B, left, check_errors)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve_ex",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def linalg_solve(A: Any, B: Any, *, left: Any = True) -> Tensor:
+    """`linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`"""
+    try:
+        return linalg_composites.solve_of(A, B, left)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_solve",
+            (
+                ("A", "Tensor", 1, A),
+                ("B", "Tensor", 2, B),
+            ),
+        )
+        raise
+
+
+def _linalg_svd(
+    A: Any, full_matrices: Any = False, compute_uv: Any = True, *, driver: Any = None
+) -> Any:
+    """`_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_svd",
+            "leading_dims",
+            _linalg_svd,
+            A,
+            full_matrices,
+            compute_uv,
+            driver,
+        )
+    A_ = tensor_arg(A, "_linalg_svd", "A", 1)
+    full_matrices = bool_arg(full_matrices, "_linalg_svd", "full_matrices", 2)
+    compute_uv = bool_arg(compute_uv, "_linalg_svd", "compute_uv", 3)
+    driver = optional_str_arg(driver, "_linalg_svd", "driver", 4)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgSvdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_full_matrices = full_matrices
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.svd_kernel(
+                A_, full_matrices, compute_uv, driver
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_svd",
+            kernel_failure,
+            A=A_,
+            full_matrices=full_matrices,
+            compute_uv=compute_uv,
+            driver=driver,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                _linalg_svd,
+                {
+                    "A": A,
+                    "full_matrices": full_matrices,
+                    "compute_uv": compute_uv,
+                    "driver": driver,
+                },
+                {"A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_S = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_U = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_Vh = SavedVariable(outputs[2], True)
+    return return_type("_linalg_svd", ("U", "S", "Vh"))(*outputs)
+
+
+def linalg_svd(A: Any, full_matrices: Any = True, *, driver: Any = None) -> Any:
+    """`linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`"""
+    try:
+        return linalg_composites.svd_outputs(A, full_matrices, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svd", (("A", "Tensor", 1, A),))
+        raise
+
+
+def linalg_svdvals(A: Any, *, driver: Any = None) -> Tensor:
+    """`linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor`"""
+    try:
+        return linalg_composites.svdvals_of(A, driver)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_svdvals", (("A", "Tensor", 1, A),))
+        raise
+
+
+def svd(input: Any, some: Any = True, compute_uv: Any = True) -> Any:
+    """`svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.svd_legacy(self, some, compute_uv)
+    except (AttributeError, TypeError):
+        check_arguments("svd", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _linalg_eigh(A: Any, UPLO: Any = "L", compute_v: Any = True) -> Any:
+    """`_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    if interposition.active and interposed(A):
+        return interpose(
+            "_linalg_eigh", "leading_dims", _linalg_eigh, A, UPLO, compute_v
+        )
+    A_ = tensor_arg(A, "_linalg_eigh", "A", 1)
+    UPLO = str_arg(UPLO, "_linalg_eigh", "UPLO", 2)
+    compute_v = bool_arg(compute_v, "_linalg_eigh", "compute_v", 3)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgEighBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_spectral.eigh_kernel(A_, UPLO, compute_v)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_linalg_eigh", kernel_failure, A=A_, UPLO=UPLO, compute_v=compute_v
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            eigenvalues_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[0]
+            eigenvectors_t = linalg_spectral.linalg_eigh_jvp(
+                A_t, outputs[0], outputs[1]
+            )[1]
+        set_fw_grads(
+            outputs,
+            (
+                eigenvalues_t,
+                eigenvectors_t,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_eigenvalues = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_eigenvectors = SavedVariable(outputs[1], True)
+    return return_type("_linalg_eigh", ("eigenvalues", "eigenvectors"))(*outputs)
+
+
+def linalg_eigh(input: Any, UPLO: Any = "L") -> Any:
+    """`linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigh_outputs(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_eigvalsh(input: Any, UPLO: Any = "L") -> Tensor:
+    """`linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.eigvalsh_of(self, UPLO)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_eigvalsh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_norm_default(
+    input: Any,
+    ord: Any,
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_norm_str_ord(
+    input: Any,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_default(
+    input: Any,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_norm_ord_str(
+    input: Any, ord: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.norm_of(self, ord, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_norm", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_default(input: Any, p: Any = None) -> Tensor:
+    """`linalg_cond(Tensor self, Scalar? p=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_cond_p_str(input: Any, p: Any) -> Tensor:
+    """`linalg_cond.p_str(Tensor self, str p) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cond_of(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cond", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_matrix_power(input: Any, n: Any) -> Tensor:
+    """`linalg_matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def matrix_power(input: Any, n: Any) -> Tensor:
+    """`matrix_power(Tensor self, int n) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.matrix_power_of(self, n)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_power", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_multi_dot(tensors: Any) -> Tensor:
+    """`linalg_multi_dot(Tensor[] tensors) -> Tensor`"""
+    try:
+        return linalg_composites.multi_dot_of(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_multi_dot", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def linalg_tensorinv(input: Any, ind: Any = 2) -> Tensor:
+    """`linalg_tensorinv(Tensor self, int ind=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorinv_of(self, ind)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_tensorinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_tensorsolve(input: Any, other: Any, dims: Any = None) -> Tensor:
+    """`linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.tensorsolve_of(self, other, dims)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_tensorsolve",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def vander(x: Any, N: Any = None, increasing: Any = False) -> Tensor:
+    """`vander(Tensor x, int? N=None, bool increasing=False) -> Tensor`"""
+    try:
+        return linalg_composites.vander_of(x, N, increasing)
+    except (AttributeError, TypeError):
+        check_arguments("vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vander(x: Any, *, N: Any = None) -> Tensor:
+    """`linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor`"""
+    try:
+        return linalg_composites.linalg_vander_of(x, N)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_vander", (("x", "Tensor", 1, x),))
+        raise
+
+
+def linalg_vecdot(x: Any, y: Any, *, dim: Any = -1) -> Tensor:
+    """`linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor`"""
+    try:
+        return linalg_composites.vecdot_of(x, y, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_vecdot",
+            (
+                ("x", "Tensor", 1, x),
+                ("y", "Tensor", 2, y),
+            ),
+        )
+        raise
+
+
+def inner(input: Any, other: Any) -> Tensor:
+    """`inner(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.inner_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "inner",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def kron(input: Any, other: Any) -> Tensor:
+    """`kron(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.kron_of(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "kron",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def cholesky(input: Any, upper: Any = False) -> Tensor:
     """`cholesky(Tensor self, bool upper=False) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8118,6 +9029,22 @@ def linalg_cross(input: Any, other: Any, *, dim: Any = -1) -> Tensor:
     return result
 
 
+def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
+    """`cross(Tensor self, Tensor other, int? dim=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.cross_of(self, other, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cross",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def linalg_pinv_atol_rtol_tensor(
     input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
 ) -> Tensor:
@@ -8171,6 +9098,54 @@ def linalg_pinv_atol_rtol_tensor(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def linalg_pinv_atol_rtol_float(
+    input: Any, *, atol: Any = None, rtol: Any = None, hermitian: Any = False
+) -> Tensor:
+    """`linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, atol, rtol, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_pinv_default(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_pinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_pinv_rcond_tensor(input: Any, rcond: Any, hermitian: Any = False) -> Tensor:
+    """`linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinv_of(self, 0.0, rcond, hermitian)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linalg_pinv",
+            (
+                ("input", "Tensor", 1, self),
+                ("rcond", "Tensor", 2, rcond),
+            ),
+        )
+        raise
+
+
+def pinverse(input: Any, rcond: Any = 1e-15) -> Tensor:
+    """`pinverse(Tensor self, float rcond=1e-15) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.pinverse_of(self, rcond)
+    except (AttributeError, TypeError):
+        check_arguments("pinverse", (("input", "Tensor", 1, self),))
+        raise
 
 
 def linalg_lstsq(input: Any, b: Any, rcond: Any = None, *, driver: Any = None) -> Any:
@@ -8262,6 +9237,15 @@ def linalg_lu_factor_ex(A: Any, *, pivot: Any = True, check_errors: Any = False)
     return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
 
 
+def linalg_lu_factor(A: Any, *, pivot: Any = True) -> Any:
+    """`linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)`"""
+    try:
+        return linalg_composites.lu_factor_outputs(A, pivot)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_lu_factor", (("A", "Tensor", 1, A),))
+        raise
+
+
 def linalg_lu(A: Any, *, pivot: Any = True) -> Any:
     """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`"""
     if interposition.active and interposed(A):
@@ -8345,6 +9329,23 @@ def linalg_lu_solve(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def lu_solve(input: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
+    """`lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.lu_solve_legacy(self, LU_data, LU_pivots)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "lu_solve",
+            (
+                ("input", "Tensor", 1, self),
+                ("LU_data", "Tensor", 2, LU_data),
+                ("LU_pivots", "Tensor", 3, LU_pivots),
+            ),
+        )
+        raise
 
 
 def lu_unpack(
@@ -8577,6 +9578,16 @@ def linalg_qr(A: Any, mode: Any = "reduced") -> Any:
     return return_type("linalg_qr", ("Q", "R"))(*outputs)
 
 
+def qr(input: Any, some: Any = True) -> Any:
+    """`qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_composites.qr_legacy(self, some)
+    except (AttributeError, TypeError):
+        check_arguments("qr", (("input", "Tensor", 1, self),))
+        raise
+
+
 def triangular_solve(
     input: Any,
     A: Any,
@@ -8758,6 +9769,30 @@ def t(input: Any) -> Tensor:
     return result
 
 
+def t_copy(input: Any) -> Tensor:
+    """`t_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("t_copy", "t", t_copy, self)
+    self_ = tensor_arg(self, "t_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.transpose_2d(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("t_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = t_copy(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8791,6 +9826,45 @@ def transpose_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
     return result
 
 
+def transpose_copy_int(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "transpose_copy.int",
+            "dims(dim0, dim1)",
+            transpose_copy_int,
+            self,
+            dim0,
+            dim1,
+        )
+    self_ = tensor_arg(self, "transpose_copy", "input", 1)
+    dim0 = int_arg(dim0, "transpose_copy", "dim0", 2)
+    dim1 = int_arg(dim1, "transpose_copy", "dim1", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TransposeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.transpose_kernel(self_, dim0, dim1))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "transpose_copy", kernel_failure, self=self_, dim0=dim0, dim1=dim1
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = transpose_copy_int(input=self_t, dim0=dim0, dim1=dim1)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def permute_default(input: Any, dims: Any) -> Tensor:
     """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8819,6 +9893,33 @@ def permute_default(input: Any, dims: Any) -> Tensor:
     return result
 
 
+def permute_copy_default(input: Any, dims: Any) -> Tensor:
+    """`permute_copy(Tensor self, int[] dims) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("permute_copy", "permute", permute_copy_default, self, dims)
+    self_ = tensor_arg(self, "permute_copy", "input", 1)
+    dims = int_list_arg(dims, "permute_copy", "dims", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PermuteBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.permute_dims(self_, dims)))
+    except ValueError as kernel_failure:
+        raise kernel_error("permute_copy", kernel_failure, self=self_, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = permute_copy_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def view_default(input: Any, size: Any) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -8842,6 +9943,32 @@ def view_default(input: Any, size: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = view_default(input=self_t, size=size)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_copy_default(input: Any, size: Any) -> Tensor:
+    """`view_copy(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_copy", "reshape", view_copy_default, self, size)
+    self_ = tensor_arg(self, "view_copy", "input", 1)
+    size = int_list_arg(size, "view_copy", "size", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.view_kernel(self_, size)))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_copy", kernel_failure, self=self_, size=size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = view_copy_default(input=self_t, size=size)
         set_fw_grad(result, result_t)
     return result
 
@@ -8885,6 +10012,42 @@ def expand_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = expand_default(input=self_t, size=size, implicit=implicit)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def expand_copy_default(input: Any, size: Any, *, implicit: Any = False) -> Tensor:
+    """`expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "expand_copy", "expand", expand_copy_default, self, size, implicit
+        )
+    self_ = tensor_arg(self, "expand_copy", "input", 1)
+    size = int_list_arg(size, "expand_copy", "size", 2)
+    implicit = bool_arg(implicit, "expand_copy", "implicit", 3)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ExpandBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                xp.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "expand_copy", kernel_failure, self=self_, size=size, implicit=implicit
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = expand_copy_default(input=self_t, size=size, implicit=implicit)
         set_fw_grad(result, result_t)
     return result
 
@@ -8997,6 +10160,41 @@ def select_int(input: Any, dim: Any, index: Any) -> Tensor:
     return result
 
 
+def select_copy_int(input: Any, dim: Any, index: Any) -> Tensor:
+    """`select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "select_copy.int", "dims(dim)", select_copy_int, self, dim, index
+        )
+    self_ = tensor_arg(self, "select_copy", "input", 1)
+    dim = int_arg(dim, "select_copy", "dim", 2)
+    index = int_arg(index, "select_copy", "index", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SelectBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.select_kernel(self_, dim, index))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_copy", kernel_failure, self=self_, dim=dim, index=index
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = select_copy_int(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def select_backward(grad_output: Any, input_sizes: Any, dim: Any, index: Any) -> Tensor:
     """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`"""
     if interposition.active and interposed(grad_output):
@@ -9080,6 +10278,62 @@ def slice_Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slice_copy_Tensor(
+    input: Any, dim: Any = 0, start: Any = None, end: Any = None, step: Any = 1
+) -> Tensor:
+    """`slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "slice_copy.Tensor",
+            "dims(dim)",
+            slice_copy_Tensor,
+            self,
+            dim,
+            start,
+            end,
+            step,
+        )
+    self_ = tensor_arg(self, "slice_copy", "input", 1)
+    dim = int_arg(dim, "slice_copy", "dim", 2)
+    start = optional_int_arg(start, "slice_copy", "start", 3)
+    end = optional_int_arg(end, "slice_copy", "end", 4)
+    step = int_arg(step, "slice_copy", "step", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SliceBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(shapes.slice_kernel(self_, dim, start, end, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = slice_copy_Tensor(
                 input=self_t, dim=dim, start=start, end=end, step=step
             )
         set_fw_grad(result, result_t)
@@ -9182,6 +10436,44 @@ def split_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def split_copy_Tensor(input: Any, split_size: Any, dim: Any = 0) -> Any:
+    """`split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_copy.Tensor", "dims(dim)", split_copy_Tensor, self, split_size, dim
+        )
+    self_ = tensor_arg(self, "split_copy", "input", 1)
+    split_size = int_arg(split_size, "split_copy", "split_size", 2)
+    dim = int_arg(dim, "split_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_size = split_size
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_kernel(self_, split_size, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_copy", kernel_failure, self=self_, split_size=split_size, dim=dim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_copy_Tensor(input=self_t, split_size=split_size, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -9339,6 +10631,50 @@ def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
     return tuple(outputs)
 
 
+def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    """`split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "split_with_sizes_copy", "", split_with_sizes_copy, self, split_sizes, dim
+        )
+    self_ = tensor_arg(self, "split_with_sizes_copy", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "split_with_sizes_copy", "split_sizes", 2)
+    dim = int_arg(dim, "split_with_sizes_copy", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitWithSizesBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(
+                shapes.split_with_sizes_kernel(self_, split_sizes, dim)
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_with_sizes_copy",
+            kernel_failure,
+            self=self_,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_with_sizes_copy(
+                input=self_t, split_sizes=split_sizes, dim=dim
+            )
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
 def unbind_int(input: Any, dim: Any = 0) -> Any:
     """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9362,6 +10698,35 @@ def unbind_int(input: Any, dim: Any = 0) -> Any:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def unbind_copy_int(input: Any, dim: Any = 0) -> Any:
+    """`unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unbind_copy.int", "dims(dim)", unbind_copy_int, self, dim)
+    self_ = tensor_arg(self, "unbind_copy", "input", 1)
+    dim = int_arg(dim, "unbind_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnbindBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.copy_of_view(shapes.unbind_kernel(self_, dim))
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("unbind_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unbind_copy_int(input=self_t, dim=dim)
         set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
@@ -9506,6 +10871,48 @@ def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tenso
     return result
 
 
+def diagonal_copy(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+    """`diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "diagonal_copy", "dims(dim1, dim2)", diagonal_copy, self, offset, dim1, dim2
+        )
+    self_ = tensor_arg(self, "diagonal_copy", "input", 1)
+    offset = int_arg(offset, "diagonal_copy", "offset", 2)
+    dim1 = int_arg(dim1, "diagonal_copy", "dim1", 3)
+    dim2 = int_arg(dim2, "diagonal_copy", "dim2", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DiagonalBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(linalg.diagonal_view(self_, offset, dim1, dim2))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_copy",
+            kernel_failure,
+            self=self_,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diagonal_copy(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
     """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9622,7 +11029,7 @@ def diag(input: Any, diagonal: Any = 0) -> Tensor:
         return (
             diag_embed(self, diagonal)
             if linalg.diag_rank(self.ndim) == 1
-            else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+            else diagonal_copy(self, diagonal, 0, 1)
         )
     except (AttributeError, TypeError):
         check_arguments("diag", (("input", "Tensor", 1, self),))
@@ -9667,6 +11074,208 @@ def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
                 unfold,
                 {"input": self, "dimension": dimension, "size": size, "step": step},
                 {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unfold_copy(input: Any, dimension: Any, size: Any, step: Any) -> Tensor:
+    """`unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unfold_copy", "", unfold_copy, self, dimension, size, step)
+    self_ = tensor_arg(self, "unfold_copy", "input", 1)
+    dimension = int_arg(dimension, "unfold_copy", "dimension", 2)
+    size = int_arg(size, "unfold_copy", "size", 3)
+    step = int_arg(step, "unfold_copy", "step", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnfoldBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(resampling.unfold_kernel(self_, dimension, size, step))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold_copy",
+            kernel_failure,
+            self=self_,
+            dimension=dimension,
+            size=size,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unfold_copy,
+                {"input": self, "dimension": dimension, "size": size, "step": step},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided", "", as_strided, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided", "input", 1)
+    size = int_list_arg(size, "as_strided", "size", 2)
+    stride = int_list_arg(stride, "as_strided", "stride", 3)
+    storage_offset = optional_int_arg(storage_offset, "as_strided", "storage_offset", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_kernel(self_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_copy(
+    input: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "as_strided_copy", "", as_strided_copy, self, size, stride, storage_offset
+        )
+    self_ = tensor_arg(self, "as_strided_copy", "input", 1)
+    size = int_list_arg(size, "as_strided_copy", "size", 2)
+    stride = int_list_arg(stride, "as_strided_copy", "stride", 3)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_copy", "storage_offset", 4
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsStridedBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            shapes.copy_of_view(
+                strided.as_strided_kernel(self_, size, stride, storage_offset)
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_copy",
+            kernel_failure,
+            self=self_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = as_strided_copy(
+                input=self_t, size=size, stride=stride, storage_offset=storage_offset
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def as_strided_scatter(
+    input: Any, src: Any, size: Any, stride: Any, storage_offset: Any = None
+) -> Tensor:
+    """`as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, src):
+        return interpose(
+            "as_strided_scatter",
+            "",
+            as_strided_scatter,
+            self,
+            src,
+            size,
+            stride,
+            storage_offset,
+        )
+    self_ = tensor_arg(self, "as_strided_scatter", "input", 1)
+    src_ = tensor_arg(src, "as_strided_scatter", "src", 2)
+    size = int_list_arg(size, "as_strided_scatter", "size", 3)
+    stride = int_list_arg(stride, "as_strided_scatter", "stride", 4)
+    storage_offset = optional_int_arg(
+        storage_offset, "as_strided_scatter", "storage_offset", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = AsStridedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_size = size
+        grad_fn._saved_storage_offset = storage_offset
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            strided.as_strided_scatter_kernel(self_, src_, size, stride, storage_offset)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "as_strided_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            size=size,
+            stride=stride,
+            storage_offset=storage_offset,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = as_strided_scatter(
+                input=self_t,
+                src=src_t,
+                size=size,
+                stride=stride,
+                storage_offset=storage_offset,
             )
         set_fw_grad(result, result_t)
     return result
@@ -9837,6 +11446,31 @@ def squeeze_default(input: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_default(input: Any) -> Tensor:
+    """`squeeze_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy", "squeeze", squeeze_copy_default, self)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, None)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_default(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dim(input: Any, dim: Any) -> Tensor:
     """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9864,6 +11498,32 @@ def squeeze_dim(input: Any, dim: Any) -> Tensor:
     return result
 
 
+def squeeze_copy_dim(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dim(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dim", "dims(dim)", squeeze_copy_dim, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward1_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dim(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def squeeze_dims(input: Any, dim: Any) -> Tensor:
     """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -9887,6 +11547,32 @@ def squeeze_dims(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def squeeze_copy_dims(input: Any, dim: Any) -> Tensor:
+    """`squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("squeeze_copy.dims", "dims(dim)", squeeze_copy_dims, self, dim)
+    self_ = tensor_arg(self, "squeeze_copy", "input", 1)
+    dim = int_list_arg(dim, "squeeze_copy", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward2_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.squeeze_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_copy_dims(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -10001,6 +11687,33 @@ def unsqueeze(input: Any, dim: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = unsqueeze(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unsqueeze_copy(input: Any, dim: Any) -> Tensor:
+    """`unsqueeze_copy(Tensor self, int dim) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("unsqueeze_copy", "dims(dim)", unsqueeze_copy, self, dim)
+    self_ = tensor_arg(self, "unsqueeze_copy", "input", 1)
+    dim = int_arg(dim, "unsqueeze_copy", "dim", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsqueezeBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    try:
+        result = Tensor._make(shapes.copy_of_view(xp.expand_dims(self_, dim)))
+    except ValueError as kernel_failure:
+        raise kernel_error("unsqueeze_copy", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsqueeze_copy(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -10412,6 +12125,51 @@ def index_fill_int_Scalar(input: Any, dim: Any, index: Any, value: Any) -> Tenso
                 index_fill_int_Scalar,
                 {"input": self, "dim": dim, "index": index, "value": value},
                 {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_fill_int_Tensor(input: Any, dim: Any, index: Any, value: Any) -> Tensor:
+    """`index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, index, value):
+        return interpose(
+            "index_fill.int_Tensor", "", index_fill_int_Tensor, self, dim, index, value
+        )
+    self_ = tensor_arg(self, "index_fill", "input", 1)
+    dim = int_arg(dim, "index_fill", "dim", 2)
+    index_ = tensor_arg(index, "index_fill", "index", 3)
+    value_ = tensor_arg(value, "index_fill", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        grad_fn = IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    try:
+        result = Tensor._make(indexing.index_fill_kernel(self_, dim, index_, value_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            value=value_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = (
+                indexing.index_fill(self_t, dim, index, 0)
+                + indexing.index_fill(elementwise.zeros_like(self), dim, index, 1)
+                * value_t
             )
         set_fw_grad(result, result_t)
     return result
@@ -10977,6 +12735,519 @@ def vstack(tensors: Any) -> Tensor:
         raise
 
 
+def atleast_1d(input: Any) -> Tensor:
+    """`atleast_1d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return reshape(self, [1]) if self.ndim == 0 else self
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_1d_Sequence(tensors: Any) -> Any:
+    """`atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_1d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_1d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_2d(input: Any) -> Tensor:
+    """`atleast_2d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return composites.atleast_2d_each([self])[0]
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_2d_Sequence(tensors: Any) -> Any:
+    """`atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return composites.atleast_2d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_2d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def atleast_3d(input: Any) -> Tensor:
+    """`atleast_3d(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.at_least_3d(self)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("input", "Tensor", 1, self),))
+        raise
+
+
+def atleast_3d_Sequence(tensors: Any) -> Any:
+    """`atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.atleast_3d_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("atleast_3d", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def broadcast_tensors(tensors: Any) -> Any:
+    """`broadcast_tensors(Tensor[] tensors) -> Tensor[]`"""
+    try:
+        return stacking.broadcast_each(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("broadcast_tensors", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def cartesian_prod(tensors: Any) -> Tensor:
+    """`cartesian_prod(Tensor[] tensors) -> Tensor`"""
+    try:
+        return stacking.cartesian_prod_via_stack(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("cartesian_prod", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """`column_stack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return hstack(stacking.column_stack_inputs(tensors))
+    except (AttributeError, TypeError):
+        check_arguments("column_stack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def dstack(tensors: Any) -> Tensor:
+    """`dstack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return cat(stacking.dstack_inputs(tensors), 2)
+    except (AttributeError, TypeError):
+        check_arguments("dstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def combinations(input: Any, r: Any = 2, with_replacement: Any = False) -> Tensor:
+    """`combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.combinations_via_masks(self, r, with_replacement)
+    except (AttributeError, TypeError):
+        check_arguments("combinations", (("input", "Tensor", 1, self),))
+        raise
+
+
+def fliplr(input: Any) -> Tensor:
+    """`fliplr(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.fliplr_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("fliplr", (("input", "Tensor", 1, self),))
+        raise
+
+
+def flipud(input: Any) -> Tensor:
+    """`flipud(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return flip(self, stacking.flipud_dims(self.ndim))
+    except (AttributeError, TypeError):
+        check_arguments("flipud", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diagflat(input: Any, offset: Any = 0) -> Tensor:
+    """`diagflat(Tensor self, int offset=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return diag(view(contiguous(self), [-1]), offset)
+    except (AttributeError, TypeError):
+        check_arguments("diagflat", (("input", "Tensor", 1, self),))
+        raise
+
+
+def ravel(input: Any) -> Tensor:
+    """`ravel(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return view(contiguous(self), [-1])
+    except (AttributeError, TypeError):
+        check_arguments("ravel", (("input", "Tensor", 1, self),))
+        raise
+
+
+def positive(input: Any) -> Tensor:
+    """`positive(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.positive_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("positive", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_conj(input: Any) -> Tensor:
+    """`resolve_conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.unchanged(self)
+    except (AttributeError, TypeError):
+        check_arguments("resolve_conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def resolve_neg(input: Any) -> Tensor:
+    """`resolve_neg(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.unchanged(self)
+    except (AttributeError, TypeError):
+        check_arguments("resolve_neg", (("input", "Tensor", 1, self),))
+        raise
+
+
+def sum_to_size_default(input: Any, size: Any) -> Tensor:
+    """`sum_to_size(Tensor self, SymInt[] size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.sum_to_size_via_sum(self, size)
+    except (AttributeError, TypeError):
+        check_arguments("sum_to_size", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_sections(input: Any, sections: Any, dim: Any = 0) -> Any:
+    """`tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_sections(self, sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_indices(input: Any, indices: Any, dim: Any = 0) -> Any:
+    """`tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_indices(self, indices, dim)
+    except (AttributeError, TypeError):
+        check_arguments("tensor_split", (("input", "Tensor", 1, self),))
+        raise
+
+
+def tensor_split_tensor_indices_or_sections(
+    input: Any, tensor_indices_or_sections: Any, dim: Any = 0
+) -> Any:
+    """`tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return stacking.tensor_split_tensor(self, tensor_indices_or_sections, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "tensor_split",
+            (
+                ("input", "Tensor", 1, self),
+                ("tensor_indices_or_sections", "Tensor", 2, tensor_indices_or_sections),
+            ),
+        )
+        raise
+
+
+def hsplit_int(input: Any, sections: Any) -> Any:
+    """`hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.hsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def hsplit_array(input: Any, indices: Any) -> Any:
+    """`hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.hsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_int(input: Any, sections: Any) -> Any:
+    """`vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.vsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def vsplit_array(input: Any, indices: Any) -> Any:
+    """`vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.vsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("vsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_int(input: Any, sections: Any) -> Any:
+    """`dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_sections(
+            self, sections, stacking.dsplit_dim(self.shape, sections)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def dsplit_array(input: Any, indices: Any) -> Any:
+    """`dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return tensor_split_indices(
+            self, indices, stacking.dsplit_dim(self.shape, None)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("dsplit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def unsafe_chunk(input: Any, chunks: Any, dim: Any = 0) -> Any:
+    """`unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return (
+            unsafe_split(self, shapes.chunk_size(self.shape, chunks, dim), dim)
+            if shapes.chunk_size(self.shape, chunks, dim)
+            else unsafe_split_with_sizes(self, [0] * chunks, dim)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("unsafe_chunk", (("input", "Tensor", 1, self),))
+        raise
+
+
+def diff(
+    input: Any, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any = None
+) -> Tensor:
+    """`diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.diff_via_narrow(self, n, dim, prepend, append)
+    except (AttributeError, TypeError):
+        check_arguments("diff", (("input", "Tensor", 1, self),))
+        raise
+
+
+def trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def trapz_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "trapz",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def trapz_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("trapz", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cumulative_trapezoid_x(y: Any, x: Any, *, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_x(y, x, dim)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cumulative_trapezoid",
+            (
+                ("y", "Tensor", 1, y),
+                ("x", "Tensor", 2, x),
+            ),
+        )
+        raise
+
+
+def cumulative_trapezoid_dx(y: Any, *, dx: Any = 1, dim: Any = -1) -> Tensor:
+    """`cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`"""
+    try:
+        return numeric_composites.cumulative_trapezoid_over_dx(y, dx, dim)
+    except (AttributeError, TypeError):
+        check_arguments("cumulative_trapezoid", (("y", "Tensor", 1, y),))
+        raise
+
+
+def cov(
+    input: Any, *, correction: Any = 1, fweights: Any = None, aweights: Any = None
+) -> Tensor:
+    """`cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.cov_via_mm(self, correction, fweights, aweights)
+    except (AttributeError, TypeError):
+        check_arguments("cov", (("input", "Tensor", 1, self),))
+        raise
+
+
+def corrcoef(input: Any) -> Tensor:
+    """`corrcoef(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.corrcoef_via_cov(self)
+    except (AttributeError, TypeError):
+        check_arguments("corrcoef", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanmean(
+    input: Any, dim: Any = None, keepdim: Any = False, *, dtype: Any = None
+) -> Tensor:
+    """`nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.nanmean_via_nansum(self, dim, keepdim, dtype)
+    except (AttributeError, TypeError):
+        check_arguments("nanmean", (("input", "Tensor", 1, self),))
+        raise
+
+
+def quantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "quantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def quantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, False
+        )
+    except (AttributeError, TypeError):
+        check_arguments("quantile", (("input", "Tensor", 1, self),))
+        raise
+
+
+def nanquantile_default(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nanquantile",
+            (
+                ("input", "Tensor", 1, self),
+                ("q", "Tensor", 2, q),
+            ),
+        )
+        raise
+
+
+def nanquantile_scalar(
+    input: Any,
+    q: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    interpolation: Any = "linear",
+) -> Tensor:
+    """`nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return numeric_composites.quantile_via_sort(
+            self, q, dim, keepdim, interpolation, True
+        )
+    except (AttributeError, TypeError):
+        check_arguments("nanquantile", (("input", "Tensor", 1, self),))
+        raise
+
+
 def narrow_copy(input: Any, dim: Any, start: Any, length: Any) -> Tensor:
     """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -11364,6 +13635,30 @@ def alias(input: Any) -> Tensor:
     return result
 
 
+def alias_copy(input: Any) -> Tensor:
+    """`alias_copy(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("alias_copy", "leading_dims", alias_copy, self)
+    self_ = tensor_arg(self, "alias_copy", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AliasBackward0_copy()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(shapes.copy_of_view(shapes.alias_kernel(self_)))
+    except ValueError as kernel_failure:
+        raise kernel_error("alias_copy", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = alias_copy(input=self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -11601,6 +13896,36 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def float_power__Scalar(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("float_power_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def float_power__Tensor(input: Any, exponent: Any) -> Tensor:
+    """`float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(
+            numeric_composites.double_base(self), numeric_composites.as_double(exponent)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "float_power_",
+            (
+                ("input", "Tensor", 1, self),
+                ("exponent", "Tensor", 2, exponent),
+            ),
+        )
+        raise
 
 
 def neg_(input: Any) -> Tensor:
@@ -16700,6 +19025,312 @@ def grid_sampler_3d(
     return result
 
 
+def _thnn_fused_lstm_cell(
+    input_gates: Any,
+    hidden_gates: Any,
+    cx: Any,
+    input_bias: Any = None,
+    hidden_bias: Any = None,
+) -> Any:
+    """`_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    ):
+        return interpose(
+            "_thnn_fused_lstm_cell",
+            "",
+            _thnn_fused_lstm_cell,
+            input_gates,
+            hidden_gates,
+            cx,
+            input_bias,
+            hidden_bias,
+        )
+    input_gates_ = tensor_arg(input_gates, "_thnn_fused_lstm_cell", "input_gates", 1)
+    hidden_gates_ = tensor_arg(hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2)
+    cx_ = tensor_arg(cx, "_thnn_fused_lstm_cell", "cx", 3)
+    input_bias_ = optional_tensor_arg(
+        input_bias, "_thnn_fused_lstm_cell", "input_bias", 4
+    )
+    hidden_bias_ = optional_tensor_arg(
+        hidden_bias, "_thnn_fused_lstm_cell", "hidden_bias", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(input_gates, hidden_gates, cx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedLstmCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        )
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_cx = SavedVariable(cx, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_bias = SavedVariable(hidden_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_gates = SavedVariable(hidden_gates, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_bias = SavedVariable(input_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_gates = SavedVariable(input_gates, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.thnn_fused_lstm_cell_kernel(
+                input_gates_, hidden_gates_, cx_, input_bias_, hidden_bias_
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_thnn_fused_lstm_cell",
+            kernel_failure,
+            input_gates=input_gates_,
+            hidden_gates=hidden_gates_,
+            cx=cx_,
+            input_bias=input_bias_,
+            hidden_bias=hidden_bias_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False))
+    if forward_ad_state.active and any_has_forward_grad(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    ):
+        with formula_mode():
+            input_gates_t = tangent_of(input_gates)
+            hidden_gates_t = tangent_of(hidden_gates)
+            cx_t = tangent_of(cx)
+            input_bias_t = tangent_of(input_bias)
+            hidden_bias_t = tangent_of(hidden_bias)
+            outputs_t = derived_jvp(
+                _thnn_fused_lstm_cell,
+                {
+                    "input_gates": input_gates,
+                    "hidden_gates": hidden_gates,
+                    "cx": cx,
+                    "input_bias": input_bias,
+                    "hidden_bias": hidden_bias,
+                },
+                {
+                    "input_gates": input_gates_t,
+                    "hidden_gates": hidden_gates_t,
+                    "cx": cx_t,
+                    "input_bias": input_bias_t,
+                    "hidden_bias": hidden_bias_t,
+                },
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_result2 = SavedVariable(outputs[2], True)
+    return tuple(outputs)
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Any,
+    hidden_gates: Any,
+    hx: Any,
+    input_bias: Any = None,
+    hidden_bias: Any = None,
+) -> Any:
+    """`_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    ):
+        return interpose(
+            "_thnn_fused_gru_cell",
+            "",
+            _thnn_fused_gru_cell,
+            input_gates,
+            hidden_gates,
+            hx,
+            input_bias,
+            hidden_bias,
+        )
+    input_gates_ = tensor_arg(input_gates, "_thnn_fused_gru_cell", "input_gates", 1)
+    hidden_gates_ = tensor_arg(hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2)
+    hx_ = tensor_arg(hx, "_thnn_fused_gru_cell", "hx", 3)
+    input_bias_ = optional_tensor_arg(
+        input_bias, "_thnn_fused_gru_cell", "input_bias", 4
+    )
+    hidden_bias_ = optional_tensor_arg(
+        hidden_bias, "_thnn_fused_gru_cell", "hidden_bias", 5
+    )
+    grad_fn = None
+    if compute_requires_grad(input_gates, hidden_gates, hx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedGruCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        )
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_bias = SavedVariable(hidden_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hidden_gates = SavedVariable(hidden_gates, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_hx = SavedVariable(hx, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_bias = SavedVariable(input_bias, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+            or grad_fn.should_compute_output(3)
+            or grad_fn.should_compute_output(4)
+        ):
+            grad_fn._raw_saved_input_gates = SavedVariable(input_gates, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.thnn_fused_gru_cell_kernel(
+                input_gates_, hidden_gates_, hx_, input_bias_, hidden_bias_
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_thnn_fused_gru_cell",
+            kernel_failure,
+            input_gates=input_gates_,
+            hidden_gates=hidden_gates_,
+            hx=hx_,
+            input_bias=input_bias_,
+            hidden_bias=hidden_bias_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    ):
+        with formula_mode():
+            input_gates_t = tangent_of(input_gates)
+            hidden_gates_t = tangent_of(hidden_gates)
+            hx_t = tangent_of(hx)
+            input_bias_t = tangent_of(input_bias)
+            hidden_bias_t = tangent_of(hidden_bias)
+            outputs_t = derived_jvp(
+                _thnn_fused_gru_cell,
+                {
+                    "input_gates": input_gates,
+                    "hidden_gates": hidden_gates,
+                    "hx": hx,
+                    "input_bias": input_bias,
+                    "hidden_bias": hidden_bias,
+                },
+                {
+                    "input_gates": input_gates_t,
+                    "hidden_gates": hidden_gates_t,
+                    "hx": hx_t,
+                    "input_bias": input_bias_t,
+                    "hidden_bias": hidden_bias_t,
+                },
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def _pack_padded_sequence(input: Any, lengths: Any, batch_first: Any) -> Any:
+    """`_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)`"""
+    if interposition.active and interposed(input, lengths):
+        return interpose(
+            "_pack_padded_sequence",
+            "",
+            _pack_padded_sequence,
+            input,
+            lengths,
+            batch_first,
+        )
+    input_ = tensor_arg(input, "_pack_padded_sequence", "input", 1)
+    lengths_ = tensor_arg(lengths, "_pack_padded_sequence", "lengths", 2)
+    batch_first = bool_arg(batch_first, "_pack_padded_sequence", "batch_first", 3)
+    grad_fn = None
+    if compute_requires_grad(input):
+        grad_fn = PackPaddedSequenceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input))
+        grad_fn._saved_batch_first = batch_first
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in recurrent.pack_padded_sequence_kernel(
+                input_, lengths_, batch_first
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_pack_padded_sequence",
+            kernel_failure,
+            input=input_,
+            lengths=lengths_,
+            batch_first=batch_first,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(input):
+        with formula_mode():
+            input_t = tangent_of(input)
+            outputs_t = derived_jvp(
+                _pack_padded_sequence,
+                {"input": input, "lengths": lengths, "batch_first": batch_first},
+                {"input": input_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
 def reflection_pad1d(input: Any, padding: Any) -> Tensor:
     """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -18572,41 +21203,6 @@ def _masked_softmax(
     return result
 
 
-def _safe_softmax(input: Any, dim: Any, dtype: Any = None) -> Tensor:
-    """`_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
-    self = input  # PyTorch's Python name for the schema's `self`
-    if interposition.active and interposed(self):
-        return interpose("_safe_softmax", "dims(dim)", _safe_softmax, self, dim, dtype)
-    self_ = tensor_arg(self, "_safe_softmax", "input", 1)
-    dim = int_arg(dim, "_safe_softmax", "dim", 2)
-    dtype = optional_scalar_type_arg(dtype, "_safe_softmax", "dtype", 3)
-    grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SafeSoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._saved_dim = dim
-    try:
-        result = Tensor._make(masked_softmax.safe_softmax_kernel(self_, dim, dtype))
-    except ValueError as kernel_failure:
-        raise kernel_error(
-            "_safe_softmax", kernel_failure, self=self_, dim=dim, dtype=dtype
-        )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if forward_ad_state.active and any_has_forward_grad(self):
-        with formula_mode():
-            self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _safe_softmax,
-                {"input": self, "dim": dim, "dtype": dtype},
-                {"input": self_t},
-            )
-        set_fw_grad(result, result_t)
-    if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    return result
-
-
 def _prelu_kernel(input: Any, weight: Any) -> Tensor:
     """`_prelu_kernel(Tensor self, Tensor weight) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -19734,6 +22330,130 @@ def instance_norm(
         raise
 
 
+def _scaled_dot_product_flash_attention_for_cpu(
+    query: Any,
+    key: Any,
+    value: Any,
+    dropout_p: Any = 0.0,
+    is_causal: Any = False,
+    *,
+    attn_mask: Any = None,
+    scale: Any = None,
+) -> Any:
+    """`_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)`"""
+    if interposition.active and interposed(query, key, value, attn_mask):
+        return interpose(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "",
+            _scaled_dot_product_flash_attention_for_cpu,
+            query,
+            key,
+            value,
+            dropout_p,
+            is_causal,
+            attn_mask,
+            scale,
+        )
+    query_ = tensor_arg(
+        query, "_scaled_dot_product_flash_attention_for_cpu", "query", 1
+    )
+    key_ = tensor_arg(key, "_scaled_dot_product_flash_attention_for_cpu", "key", 2)
+    value_ = tensor_arg(
+        value, "_scaled_dot_product_flash_attention_for_cpu", "value", 3
+    )
+    dropout_p = float_arg(
+        dropout_p, "_scaled_dot_product_flash_attention_for_cpu", "dropout_p", 4
+    )
+    is_causal = bool_arg(
+        is_causal, "_scaled_dot_product_flash_attention_for_cpu", "is_causal", 5
+    )
+    attn_mask_ = optional_tensor_arg(
+        attn_mask, "_scaled_dot_product_flash_attention_for_cpu", "attn_mask", 6
+    )
+    scale = optional_float_arg(
+        scale, "_scaled_dot_product_flash_attention_for_cpu", "scale", 7
+    )
+    check_no_requires_grad(
+        attn_mask, "attn_mask", "_scaled_dot_product_flash_attention_for_cpu"
+    )
+    grad_fn = None
+    if compute_requires_grad(query, key, value):
+        grad_fn = ScaledDotProductFlashAttentionForCpuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(query, key, value))
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_attn_mask = SavedVariable(attn_mask, False)
+        grad_fn._saved_dropout_p = dropout_p
+        grad_fn._saved_is_causal = is_causal
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_key = SavedVariable(key, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_query = SavedVariable(query, False)
+        grad_fn._saved_scale = scale
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_value = SavedVariable(value, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in attention.scaled_dot_product_flash_attention_kernel(
+                query_, key_, value_, dropout_p, is_causal, attn_mask_, scale
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            kernel_failure,
+            query=query_,
+            key=key_,
+            value=value_,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            attn_mask=attn_mask_,
+            scale=scale,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(query, key, value):
+        with formula_mode():
+            query_t = tangent_of(query)
+            key_t = tangent_of(key)
+            value_t = tangent_of(value)
+            outputs_t = derived_jvp(
+                _scaled_dot_product_flash_attention_for_cpu,
+                {
+                    "query": query,
+                    "key": key,
+                    "value": value,
+                    "dropout_p": dropout_p,
+                    "is_causal": is_causal,
+                    "attn_mask": attn_mask,
+                    "scale": scale,
+                },
+                {"query": query_t, "key": key_t, "value": value_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_output = SavedVariable(outputs[0], True)
+    return return_type(
+        "_scaled_dot_product_flash_attention_for_cpu", ("output", "logsumexp")
+    )(*outputs)
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -20324,6 +23044,41 @@ def pow(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("pow", _POW_OVERLOADS, args, kwargs)
 
 
+_FLOAT_POWER_OVERLOADS = (
+    Overload(
+        float_power_Tensor_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Tensor_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power_Scalar,
+        (
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+    `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+    `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+    """
+    return dispatch("float_power", _FLOAT_POWER_OVERLOADS, args, kwargs)
+
+
 _ROUND_OVERLOADS = (
     Overload(
         round_default,
@@ -20419,6 +23174,13 @@ _MAX_OVERLOADS = (
         max_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        max_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -20427,6 +23189,7 @@ def max(*args: Any, **kwargs: Any) -> Tensor:
 
     `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `max(Tensor self) -> Tensor`
+    `max.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("max", _MAX_OVERLOADS, args, kwargs)
 
@@ -20444,6 +23207,13 @@ _MIN_OVERLOADS = (
         min_default,
         (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
+    Overload(
+        min_other,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
 )
 
 
@@ -20452,6 +23222,7 @@ def min(*args: Any, **kwargs: Any) -> Tensor:
 
     `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
     `min(Tensor self) -> Tensor`
+    `min.other(Tensor self, Tensor other) -> Tensor`
     """
     return dispatch("min", _MIN_OVERLOADS, args, kwargs)
 
@@ -20803,6 +23574,86 @@ def argsort(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("argsort", _ARGSORT_OVERLOADS, args, kwargs)
 
 
+_SEARCHSORTED_OVERLOADS = (
+    Overload(
+        searchsorted_Tensor,
+        (
+            Param(
+                "sorted_sequence",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor sorted_sequence",
+            ),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+            Param("side", "str", True, None, True, "str? side=None"),
+            Param("sorter", "Tensor", True, None, True, "Tensor? sorter=None"),
+        ),
+    ),
+    Overload(
+        searchsorted_Scalar,
+        (
+            Param(
+                "sorted_sequence",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor sorted_sequence",
+            ),
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+            Param("side", "str", True, None, True, "str? side=None"),
+            Param("sorter", "Tensor", True, None, True, "Tensor? sorter=None"),
+        ),
+    ),
+)
+
+
+def searchsorted(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    `searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    """
+    return dispatch("searchsorted", _SEARCHSORTED_OVERLOADS, args, kwargs)
+
+
+_BUCKETIZE_OVERLOADS = (
+    Overload(
+        bucketize_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("boundaries", "Tensor", False, REQUIRED, False, "Tensor boundaries"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+        ),
+    ),
+    Overload(
+        bucketize_Scalar,
+        (
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
+            Param("boundaries", "Tensor", False, REQUIRED, False, "Tensor boundaries"),
+            Param("out_int32", "bool", False, False, True, "bool out_int32=False"),
+            Param("right", "bool", False, False, True, "bool right=False"),
+        ),
+    ),
+)
+
+
+def bucketize(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    `bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    """
+    return dispatch("bucketize", _BUCKETIZE_OVERLOADS, args, kwargs)
+
+
 _BERNOULLI_OVERLOADS = (
     Overload(
         bernoulli_default,
@@ -20835,6 +23686,148 @@ def bernoulli(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("bernoulli", _BERNOULLI_OVERLOADS, args, kwargs)
 
 
+_LINALG_MATRIX_NORM_OVERLOADS = (
+    Overload(
+        linalg_matrix_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", False, REQUIRED, False, "Scalar ord"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_matrix_norm_str_ord,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, "fro", False, "str ord='fro'"),
+            Param("dim", "int[]", False, (-2, -1), False, "int[] dim=[-2,-1]"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_matrix_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_matrix_norm", _LINALG_MATRIX_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_NORM_OVERLOADS = (
+    Overload(
+        linalg_norm_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "Scalar", True, None, False, "Scalar? ord=None"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        linalg_norm_ord_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("ord", "str", False, REQUIRED, False, "str ord"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def linalg_norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("linalg_norm", _LINALG_NORM_OVERLOADS, args, kwargs)
+
+
+_LINALG_COND_OVERLOADS = (
+    Overload(
+        linalg_cond_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "Scalar", True, None, False, "Scalar? p=None"),
+        ),
+    ),
+    Overload(
+        linalg_cond_p_str,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "str", False, REQUIRED, False, "str p"),
+        ),
+    ),
+)
+
+
+def linalg_cond(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+    `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+    """
+    return dispatch("linalg_cond", _LINALG_COND_OVERLOADS, args, kwargs)
+
+
+_LINALG_PINV_OVERLOADS = (
+    Overload(
+        linalg_pinv_atol_rtol_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "Tensor", True, None, True, "Tensor? atol=None"),
+            Param("rtol", "Tensor", True, None, True, "Tensor? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_atol_rtol_float,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("atol", "float", True, None, True, "float? atol=None"),
+            Param("rtol", "float", True, None, True, "float? rtol=None"),
+            Param("hermitian", "bool", False, False, True, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "float", False, REQUIRED, False, "float rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
+    Overload(
+        linalg_pinv_rcond_tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("rcond", "Tensor", False, REQUIRED, False, "Tensor rcond"),
+            Param("hermitian", "bool", False, False, False, "bool hermitian=False"),
+        ),
+    ),
+)
+
+
+def linalg_pinv(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+    `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+    `linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor`
+    """
+    return dispatch("linalg_pinv", _LINALG_PINV_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -20854,6 +23847,25 @@ def permute(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("permute", _PERMUTE_OVERLOADS, args, kwargs)
 
 
+_PERMUTE_COPY_OVERLOADS = (
+    Overload(
+        permute_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
+        ),
+    ),
+)
+
+
+def permute_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `permute_copy(Tensor self, int[] dims) -> Tensor`
+    """
+    return dispatch("permute_copy", _PERMUTE_COPY_OVERLOADS, args, kwargs)
+
+
 _VIEW_OVERLOADS = (
     Overload(
         view_default,
@@ -20871,6 +23883,25 @@ def view(*args: Any, **kwargs: Any) -> Tensor:
     `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     """
     return dispatch("view", _VIEW_OVERLOADS, args, kwargs)
+
+
+_VIEW_COPY_OVERLOADS = (
+    Overload(
+        view_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def view_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `view_copy(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("view_copy", _VIEW_COPY_OVERLOADS, args, kwargs)
 
 
 _RESHAPE_OVERLOADS = (
@@ -20910,6 +23941,26 @@ def expand(*args: Any, **kwargs: Any) -> Tensor:
     `expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)`
     """
     return dispatch("expand", _EXPAND_OVERLOADS, args, kwargs)
+
+
+_EXPAND_COPY_OVERLOADS = (
+    Overload(
+        expand_copy_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+            Param("implicit", "bool", False, False, True, "bool implicit=False"),
+        ),
+    ),
+)
+
+
+def expand_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+    """
+    return dispatch("expand_copy", _EXPAND_COPY_OVERLOADS, args, kwargs)
 
 
 _SPLIT_OVERLOADS = (
@@ -21040,6 +24091,38 @@ def squeeze(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("squeeze", _SQUEEZE_OVERLOADS, args, kwargs)
 
 
+_SQUEEZE_COPY_OVERLOADS = (
+    Overload(
+        squeeze_copy_default,
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
+    ),
+    Overload(
+        squeeze_copy_dim,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+        ),
+    ),
+    Overload(
+        squeeze_copy_dims,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+)
+
+
+def squeeze_copy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `squeeze_copy(Tensor self) -> Tensor`
+    `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+    `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+    """
+    return dispatch("squeeze_copy", _SQUEEZE_COPY_OVERLOADS, args, kwargs)
+
+
 _SQUEEZE__OVERLOADS = (
     Overload(
         squeeze__default,
@@ -21070,6 +24153,37 @@ def squeeze_(*args: Any, **kwargs: Any) -> Tensor:
     `squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
     """
     return dispatch("squeeze_", _SQUEEZE__OVERLOADS, args, kwargs)
+
+
+_INDEX_FILL_OVERLOADS = (
+    Overload(
+        index_fill_int_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        index_fill_int_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def index_fill(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+    `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+    """
+    return dispatch("index_fill", _INDEX_FILL_OVERLOADS, args, kwargs)
 
 
 _SCATTER_OVERLOADS = (
@@ -21130,6 +24244,334 @@ def masked_fill(*args: Any, **kwargs: Any) -> Tensor:
     `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
     """
     return dispatch("masked_fill", _MASKED_FILL_OVERLOADS, args, kwargs)
+
+
+_SUM_TO_SIZE_OVERLOADS = (
+    Overload(
+        sum_to_size_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def sum_to_size(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+    """
+    return dispatch("sum_to_size", _SUM_TO_SIZE_OVERLOADS, args, kwargs)
+
+
+_TENSOR_SPLIT_OVERLOADS = (
+    Overload(
+        tensor_split_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "SymInt sections"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_indices,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "SymInt[] indices"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        tensor_split_tensor_indices_or_sections,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param(
+                "tensor_indices_or_sections",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor tensor_indices_or_sections",
+            ),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+)
+
+
+def tensor_split(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+    `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+    `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+    """
+    return dispatch("tensor_split", _TENSOR_SPLIT_OVERLOADS, args, kwargs)
+
+
+_HSPLIT_OVERLOADS = (
+    Overload(
+        hsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        hsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def hsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("hsplit", _HSPLIT_OVERLOADS, args, kwargs)
+
+
+_VSPLIT_OVERLOADS = (
+    Overload(
+        vsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        vsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def vsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("vsplit", _VSPLIT_OVERLOADS, args, kwargs)
+
+
+_DSPLIT_OVERLOADS = (
+    Overload(
+        dsplit_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("sections", "int", False, REQUIRED, False, "int sections"),
+        ),
+    ),
+    Overload(
+        dsplit_array,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("indices", "int[]", False, REQUIRED, False, "int[] indices"),
+        ),
+    ),
+)
+
+
+def dsplit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+    `dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+    """
+    return dispatch("dsplit", _DSPLIT_OVERLOADS, args, kwargs)
+
+
+_TRAPEZOID_OVERLOADS = (
+    Overload(
+        trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapezoid", _TRAPEZOID_OVERLOADS, args, kwargs)
+
+
+_TRAPZ_OVERLOADS = (
+    Overload(
+        trapz_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        trapz_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "float", False, 1, True, "float dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def trapz(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch("trapz", _TRAPZ_OVERLOADS, args, kwargs)
+
+
+_CUMULATIVE_TRAPEZOID_OVERLOADS = (
+    Overload(
+        cumulative_trapezoid_x,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("x", "Tensor", False, REQUIRED, False, "Tensor x"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+    Overload(
+        cumulative_trapezoid_dx,
+        (
+            Param("y", "Tensor", False, REQUIRED, False, "Tensor y"),
+            Param("dx", "Scalar", False, 1, True, "Scalar dx=1"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+        ),
+    ),
+)
+
+
+def cumulative_trapezoid(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+    `cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+    """
+    return dispatch(
+        "cumulative_trapezoid", _CUMULATIVE_TRAPEZOID_OVERLOADS, args, kwargs
+    )
+
+
+_QUANTILE_OVERLOADS = (
+    Overload(
+        quantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        quantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def quantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("quantile", _QUANTILE_OVERLOADS, args, kwargs)
+
+
+_NANQUANTILE_OVERLOADS = (
+    Overload(
+        nanquantile_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "Tensor", False, REQUIRED, False, "Tensor q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+    Overload(
+        nanquantile_scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("q", "float", False, REQUIRED, False, "float q"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param(
+                "interpolation",
+                "str",
+                False,
+                "linear",
+                True,
+                'str interpolation="linear"',
+            ),
+        ),
+    ),
+)
+
+
+def nanquantile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    `nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor`
+    """
+    return dispatch("nanquantile", _NANQUANTILE_OVERLOADS, args, kwargs)
 
 
 _REPEAT_OVERLOADS = (
@@ -21262,6 +24704,33 @@ def pow_(*args: Any, **kwargs: Any) -> Tensor:
     `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
     """
     return dispatch("pow_", _POW__OVERLOADS, args, kwargs)
+
+
+_FLOAT_POWER__OVERLOADS = (
+    Overload(
+        float_power__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        float_power__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def float_power_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+    `float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+    """
+    return dispatch("float_power_", _FLOAT_POWER__OVERLOADS, args, kwargs)
 
 
 _CLAMP_MIN__OVERLOADS = (
@@ -21675,17 +25144,29 @@ log_softmax = log_softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 log_softmax.__qualname__ = "log_softmax"
 
-linalg_pinv = linalg_pinv_atol_rtol_tensor
-# Python's own argument errors then name the op as it is called: "add() got ...".
-linalg_pinv.__qualname__ = "linalg_pinv"
-
 transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
 
+transpose_copy = transpose_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+transpose_copy.__qualname__ = "transpose_copy"
+
 select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
+
+select_copy = select_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+select_copy.__qualname__ = "select_copy"
+
+slice_copy = slice_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+slice_copy.__qualname__ = "slice_copy"
+
+split_copy = split_copy_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+split_copy.__qualname__ = "split_copy"
 
 unsafe_split = unsafe_split_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -21695,6 +25176,10 @@ unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unbind.__qualname__ = "unbind"
 
+unbind_copy = unbind_copy_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unbind_copy.__qualname__ = "unbind_copy"
+
 flatten = flatten_using_ints
 # Python's own argument errors then name the op as it is called: "add() got ...".
 flatten.__qualname__ = "flatten"
@@ -21702,10 +25187,6 @@ flatten.__qualname__ = "flatten"
 unflatten = unflatten_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unflatten.__qualname__ = "unflatten"
-
-index_fill = index_fill_int_Scalar
-# Python's own argument errors then name the op as it is called: "add() got ...".
-index_fill.__qualname__ = "index_fill"
 
 scatter_reduce = scatter_reduce_two
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -21788,6 +25269,7 @@ METHODS = {
     "bitwise_xor": bitwise_xor,
     "floor_divide": floor_divide,
     "pow": pow,
+    "float_power": float_power,
     "neg": neg,
     "reciprocal": reciprocal,
     "exp": exp,
@@ -21870,6 +25352,7 @@ METHODS = {
     "sort": sort,
     "argsort": argsort,
     "msort": msort,
+    "bucketize": bucketize,
     "topk": topk,
     "bernoulli": bernoulli,
     "multinomial": multinomial,
@@ -21887,17 +25370,29 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "det": det,
+    "inverse": inverse,
+    "slogdet": slogdet,
+    "logdet": logdet,
+    "svd": svd,
+    "matrix_power": matrix_power,
+    "inner": inner,
+    "kron": kron,
     "cholesky": cholesky,
     "linalg_cholesky_ex": linalg_cholesky_ex,
     "linalg_cholesky": linalg_cholesky,
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
+    "cross": cross,
     "linalg_pinv": linalg_pinv,
+    "pinverse": pinverse,
     "linalg_lstsq": linalg_lstsq,
+    "lu_solve": lu_solve,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
     "ormqr": ormqr,
+    "qr": qr,
     "triangular_solve": triangular_solve,
     "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
@@ -21920,6 +25415,8 @@ METHODS = {
     "diag_embed": diag_embed,
     "diag": diag,
     "unfold": unfold,
+    "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter,
     "flatten": flatten,
     "unflatten": unflatten,
     "movedim": movedim,
@@ -21948,6 +25445,26 @@ METHODS = {
     "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
+    "combinations": combinations,
+    "fliplr": fliplr,
+    "flipud": flipud,
+    "diagflat": diagflat,
+    "ravel": ravel,
+    "positive": positive,
+    "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg,
+    "sum_to_size": sum_to_size,
+    "tensor_split": tensor_split,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "unsafe_chunk": unsafe_chunk,
+    "diff": diff,
+    "cov": cov,
+    "corrcoef": corrcoef,
+    "nanmean": nanmean,
+    "quantile": quantile,
+    "nanquantile": nanquantile,
     "narrow_copy": narrow_copy,
     "narrow": narrow,
     "roll": roll,
@@ -21962,6 +25479,7 @@ METHODS = {
     "mul_": mul_,
     "div_": div_,
     "pow_": pow_,
+    "float_power_": float_power_,
     "neg_": neg_,
     "reciprocal_": reciprocal_,
     "exp_": exp_,
@@ -22387,6 +25905,20 @@ OVERLOADS = {
             pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor"
         ),
     },
+    "float_power": {
+        "Tensor_Tensor": schema_names(
+            float_power_Tensor_Tensor,
+            "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        ),
+        "Tensor_Scalar": schema_names(
+            float_power_Tensor_Scalar,
+            "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            float_power_Scalar,
+            "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
+        ),
+    },
     "neg": {
         "default": schema_names(neg, "neg(Tensor self) -> Tensor"),
     },
@@ -22748,6 +26280,9 @@ OVERLOADS = {
             "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(max_default, "max(Tensor self) -> Tensor"),
+        "other": schema_names(
+            max_other, "max.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "min": {
         "dim": schema_names(
@@ -22755,6 +26290,9 @@ OVERLOADS = {
             "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         ),
         "default": schema_names(min_default, "min(Tensor self) -> Tensor"),
+        "other": schema_names(
+            min_other, "min.other(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "prod": {
         "default": schema_names(
@@ -22879,6 +26417,12 @@ OVERLOADS = {
             "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         ),
     },
+    "_safe_softmax": {
+        "default": schema_names(
+            _safe_softmax,
+            "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
     "softmax": {
         "int": schema_names(
             softmax_int,
@@ -22992,6 +26536,26 @@ OVERLOADS = {
     },
     "msort": {
         "default": schema_names(msort, "msort(Tensor self) -> Tensor"),
+    },
+    "searchsorted": {
+        "Tensor": schema_names(
+            searchsorted_Tensor,
+            "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            searchsorted_Scalar,
+            "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+        ),
+    },
+    "bucketize": {
+        "Tensor": schema_names(
+            bucketize_Tensor,
+            "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            bucketize_Scalar,
+            "bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+        ),
     },
     "topk": {
         "default": schema_names(
@@ -23121,6 +26685,131 @@ OVERLOADS = {
     "linalg_det": {
         "default": linalg_det,
     },
+    "det": {
+        "default": schema_names(det, "det(Tensor self) -> Tensor"),
+    },
+    "inverse": {
+        "default": schema_names(inverse, "inverse(Tensor self) -> Tensor"),
+    },
+    "_linalg_slogdet": {
+        "default": _linalg_slogdet,
+    },
+    "linalg_slogdet": {
+        "default": linalg_slogdet,
+    },
+    "slogdet": {
+        "default": schema_names(
+            slogdet, "slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)"
+        ),
+    },
+    "logdet": {
+        "default": schema_names(logdet, "logdet(Tensor self) -> Tensor"),
+    },
+    "_linalg_solve_ex": {
+        "default": _linalg_solve_ex,
+    },
+    "linalg_solve_ex": {
+        "default": linalg_solve_ex,
+    },
+    "linalg_solve": {
+        "default": linalg_solve,
+    },
+    "_linalg_svd": {
+        "default": _linalg_svd,
+    },
+    "linalg_svd": {
+        "default": linalg_svd,
+    },
+    "linalg_svdvals": {
+        "default": linalg_svdvals,
+    },
+    "svd": {
+        "default": schema_names(
+            svd,
+            "svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)",
+        ),
+    },
+    "_linalg_eigh": {
+        "default": _linalg_eigh,
+    },
+    "linalg_eigh": {
+        "default": schema_names(
+            linalg_eigh,
+            'linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)',
+        ),
+    },
+    "linalg_eigvalsh": {
+        "default": schema_names(
+            linalg_eigvalsh, 'linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor'
+        ),
+    },
+    "linalg_matrix_norm": {
+        "default": schema_names(
+            linalg_matrix_norm_default,
+            "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "str_ord": schema_names(
+            linalg_matrix_norm_str_ord,
+            "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_norm": {
+        "default": schema_names(
+            linalg_norm_default,
+            "linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+        "ord_str": schema_names(
+            linalg_norm_ord_str,
+            "linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "linalg_cond": {
+        "default": schema_names(
+            linalg_cond_default, "linalg_cond(Tensor self, Scalar? p=None) -> Tensor"
+        ),
+        "p_str": schema_names(
+            linalg_cond_p_str, "linalg_cond.p_str(Tensor self, str p) -> Tensor"
+        ),
+    },
+    "linalg_matrix_power": {
+        "default": schema_names(
+            linalg_matrix_power, "linalg_matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "matrix_power": {
+        "default": schema_names(
+            matrix_power, "matrix_power(Tensor self, int n) -> Tensor"
+        ),
+    },
+    "linalg_multi_dot": {
+        "default": linalg_multi_dot,
+    },
+    "linalg_tensorinv": {
+        "default": schema_names(
+            linalg_tensorinv, "linalg_tensorinv(Tensor self, int ind=2) -> Tensor"
+        ),
+    },
+    "linalg_tensorsolve": {
+        "default": schema_names(
+            linalg_tensorsolve,
+            "linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor",
+        ),
+    },
+    "vander": {
+        "default": vander,
+    },
+    "linalg_vander": {
+        "default": linalg_vander,
+    },
+    "linalg_vecdot": {
+        "default": linalg_vecdot,
+    },
+    "inner": {
+        "default": schema_names(inner, "inner(Tensor self, Tensor other) -> Tensor"),
+    },
+    "kron": {
+        "default": schema_names(kron, "kron(Tensor self, Tensor other) -> Tensor"),
+    },
     "cholesky": {
         "default": schema_names(
             cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
@@ -23156,10 +26845,32 @@ OVERLOADS = {
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
         ),
     },
+    "cross": {
+        "default": schema_names(
+            cross, "cross(Tensor self, Tensor other, int? dim=None) -> Tensor"
+        ),
+    },
     "linalg_pinv": {
         "atol_rtol_tensor": schema_names(
             linalg_pinv_atol_rtol_tensor,
             "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "atol_rtol_float": schema_names(
+            linalg_pinv_atol_rtol_float,
+            "linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+        "default": schema_names(
+            linalg_pinv_default,
+            "linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor",
+        ),
+        "rcond_tensor": schema_names(
+            linalg_pinv_rcond_tensor,
+            "linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor",
+        ),
+    },
+    "pinverse": {
+        "default": schema_names(
+            pinverse, "pinverse(Tensor self, float rcond=1e-15) -> Tensor"
         ),
     },
     "linalg_lstsq": {
@@ -23171,11 +26882,20 @@ OVERLOADS = {
     "linalg_lu_factor_ex": {
         "default": linalg_lu_factor_ex,
     },
+    "linalg_lu_factor": {
+        "default": linalg_lu_factor,
+    },
     "linalg_lu": {
         "default": linalg_lu,
     },
     "linalg_lu_solve": {
         "default": linalg_lu_solve,
+    },
+    "lu_solve": {
+        "default": schema_names(
+            lu_solve,
+            "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor",
+        ),
     },
     "lu_unpack": {
         "default": lu_unpack,
@@ -23200,6 +26920,11 @@ OVERLOADS = {
     "linalg_qr": {
         "default": linalg_qr,
     },
+    "qr": {
+        "default": schema_names(
+            qr, "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)"
+        ),
+    },
     "triangular_solve": {
         "default": schema_names(
             triangular_solve,
@@ -23218,10 +26943,19 @@ OVERLOADS = {
     "t": {
         "default": schema_names(t, "t(Tensor(a) self) -> Tensor(a)"),
     },
+    "t_copy": {
+        "default": schema_names(t_copy, "t_copy(Tensor self) -> Tensor"),
+    },
     "transpose": {
         "int": schema_names(
             transpose_int,
             "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        ),
+    },
+    "transpose_copy": {
+        "int": schema_names(
+            transpose_copy_int,
+            "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor",
         ),
     },
     "permute": {
@@ -23229,9 +26963,19 @@ OVERLOADS = {
             permute_default, "permute(Tensor(a) self, int[] dims) -> Tensor(a)"
         ),
     },
+    "permute_copy": {
+        "default": schema_names(
+            permute_copy_default, "permute_copy(Tensor self, int[] dims) -> Tensor"
+        ),
+    },
     "view": {
         "default": schema_names(
             view_default, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"
+        ),
+    },
+    "view_copy": {
+        "default": schema_names(
+            view_copy_default, "view_copy(Tensor self, SymInt[] size) -> Tensor"
         ),
     },
     "reshape": {
@@ -23243,6 +26987,12 @@ OVERLOADS = {
         "default": schema_names(
             expand_default,
             "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        ),
+    },
+    "expand_copy": {
+        "default": schema_names(
+            expand_copy_default,
+            "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor",
         ),
     },
     "block_diag": {
@@ -23259,6 +27009,12 @@ OVERLOADS = {
             select_int, "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"
         ),
     },
+    "select_copy": {
+        "int": schema_names(
+            select_copy_int,
+            "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor",
+        ),
+    },
     "select_backward": {
         "default": select_backward,
     },
@@ -23266,6 +27022,12 @@ OVERLOADS = {
         "Tensor": schema_names(
             slice_Tensor,
             "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        ),
+    },
+    "slice_copy": {
+        "Tensor": schema_names(
+            slice_copy_Tensor,
+            "slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
         ),
     },
     "slice_backward": {
@@ -23279,6 +27041,12 @@ OVERLOADS = {
         "sizes": schema_names(
             split_sizes,
             "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "split_copy": {
+        "Tensor": schema_names(
+            split_copy_Tensor,
+            "split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
         ),
     },
     "chunk": {
@@ -23304,9 +27072,20 @@ OVERLOADS = {
             "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
         ),
     },
+    "split_with_sizes_copy": {
+        "default": schema_names(
+            split_with_sizes_copy,
+            "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+        ),
+    },
     "unbind": {
         "int": schema_names(
             unbind_int, "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "unbind_copy": {
+        "int": schema_names(
+            unbind_copy_int, "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]"
         ),
     },
     "_to_copy": {
@@ -23331,6 +27110,12 @@ OVERLOADS = {
             "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
         ),
     },
+    "diagonal_copy": {
+        "default": schema_names(
+            diagonal_copy,
+            "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+        ),
+    },
     "diag_embed": {
         "default": schema_names(
             diag_embed,
@@ -23350,6 +27135,30 @@ OVERLOADS = {
         "default": schema_names(
             unfold,
             "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        ),
+    },
+    "unfold_copy": {
+        "default": schema_names(
+            unfold_copy,
+            "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor",
+        ),
+    },
+    "as_strided": {
+        "default": schema_names(
+            as_strided,
+            "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        ),
+    },
+    "as_strided_copy": {
+        "default": schema_names(
+            as_strided_copy,
+            "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+        ),
+    },
+    "as_strided_scatter": {
+        "default": schema_names(
+            as_strided_scatter,
+            "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
         ),
     },
     "unfold_backward": {
@@ -23399,6 +27208,17 @@ OVERLOADS = {
             squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"
         ),
     },
+    "squeeze_copy": {
+        "default": schema_names(
+            squeeze_copy_default, "squeeze_copy(Tensor self) -> Tensor"
+        ),
+        "dim": schema_names(
+            squeeze_copy_dim, "squeeze_copy.dim(Tensor self, int dim) -> Tensor"
+        ),
+        "dims": schema_names(
+            squeeze_copy_dims, "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor"
+        ),
+    },
     "squeeze_": {
         "default": schema_names(
             squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)"
@@ -23413,6 +27233,11 @@ OVERLOADS = {
     "unsqueeze": {
         "default": schema_names(
             unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"
+        ),
+    },
+    "unsqueeze_copy": {
+        "default": schema_names(
+            unsqueeze_copy, "unsqueeze_copy(Tensor self, int dim) -> Tensor"
         ),
     },
     "index": {
@@ -23462,6 +27287,10 @@ OVERLOADS = {
         "int_Scalar": schema_names(
             index_fill_int_Scalar,
             "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
+        "int_Tensor": schema_names(
+            index_fill_int_Tensor,
+            "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
         ),
     },
     "put": {
@@ -23548,6 +27377,167 @@ OVERLOADS = {
     "vstack": {
         "default": vstack,
     },
+    "atleast_1d": {
+        "default": schema_names(atleast_1d, "atleast_1d(Tensor self) -> Tensor"),
+        "Sequence": atleast_1d_Sequence,
+    },
+    "atleast_2d": {
+        "default": schema_names(atleast_2d, "atleast_2d(Tensor self) -> Tensor"),
+        "Sequence": atleast_2d_Sequence,
+    },
+    "atleast_3d": {
+        "default": schema_names(atleast_3d, "atleast_3d(Tensor self) -> Tensor"),
+        "Sequence": atleast_3d_Sequence,
+    },
+    "broadcast_tensors": {
+        "default": broadcast_tensors,
+    },
+    "cartesian_prod": {
+        "default": cartesian_prod,
+    },
+    "column_stack": {
+        "default": column_stack,
+    },
+    "dstack": {
+        "default": dstack,
+    },
+    "combinations": {
+        "default": schema_names(
+            combinations,
+            "combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",
+        ),
+    },
+    "fliplr": {
+        "default": schema_names(fliplr, "fliplr(Tensor self) -> Tensor"),
+    },
+    "flipud": {
+        "default": schema_names(flipud, "flipud(Tensor self) -> Tensor"),
+    },
+    "diagflat": {
+        "default": schema_names(
+            diagflat, "diagflat(Tensor self, int offset=0) -> Tensor"
+        ),
+    },
+    "ravel": {
+        "default": schema_names(ravel, "ravel(Tensor(a) self) -> Tensor(a)"),
+    },
+    "positive": {
+        "default": schema_names(positive, "positive(Tensor(a) self) -> Tensor(a)"),
+    },
+    "resolve_conj": {
+        "default": schema_names(
+            resolve_conj, "resolve_conj(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "resolve_neg": {
+        "default": schema_names(
+            resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "sum_to_size": {
+        "default": schema_names(
+            sum_to_size_default, "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
+        ),
+    },
+    "tensor_split": {
+        "sections": schema_names(
+            tensor_split_sections,
+            "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+        ),
+        "indices": schema_names(
+            tensor_split_indices,
+            "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+        ),
+        "tensor_indices_or_sections": schema_names(
+            tensor_split_tensor_indices_or_sections,
+            "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",
+        ),
+    },
+    "hsplit": {
+        "int": schema_names(
+            hsplit_int, "hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            hsplit_array,
+            "hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "vsplit": {
+        "int": schema_names(
+            vsplit_int, "vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            vsplit_array,
+            "vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "dsplit": {
+        "int": schema_names(
+            dsplit_int, "dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]"
+        ),
+        "array": schema_names(
+            dsplit_array,
+            "dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+        ),
+    },
+    "unsafe_chunk": {
+        "default": schema_names(
+            unsafe_chunk, "unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"
+        ),
+    },
+    "diff": {
+        "default": schema_names(
+            diff,
+            "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
+        ),
+    },
+    "trapezoid": {
+        "x": trapezoid_x,
+        "dx": trapezoid_dx,
+    },
+    "trapz": {
+        "x": trapz_x,
+        "dx": trapz_dx,
+    },
+    "cumulative_trapezoid": {
+        "x": cumulative_trapezoid_x,
+        "dx": cumulative_trapezoid_dx,
+    },
+    "cov": {
+        "default": schema_names(
+            cov,
+            "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor",
+        ),
+    },
+    "corrcoef": {
+        "default": schema_names(corrcoef, "corrcoef(Tensor self) -> Tensor"),
+    },
+    "nanmean": {
+        "default": schema_names(
+            nanmean,
+            "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "quantile": {
+        "default": schema_names(
+            quantile_default,
+            'quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            quantile_scalar,
+            'quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+    },
+    "nanquantile": {
+        "default": schema_names(
+            nanquantile_default,
+            'nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+        "scalar": schema_names(
+            nanquantile_scalar,
+            'nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor',
+        ),
+    },
     "narrow_copy": {
         "default": schema_names(
             narrow_copy,
@@ -23629,6 +27619,9 @@ OVERLOADS = {
     "alias": {
         "default": schema_names(alias, "alias(Tensor(a) self) -> Tensor(a)"),
     },
+    "alias_copy": {
+        "default": schema_names(alias_copy, "alias_copy(Tensor self) -> Tensor"),
+    },
     "add_": {
         "Tensor": schema_names(
             add__Tensor,
@@ -23661,6 +27654,16 @@ OVERLOADS = {
         ),
         "Tensor": schema_names(
             pow__Tensor, "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+        ),
+    },
+    "float_power_": {
+        "Scalar": schema_names(
+            float_power__Scalar,
+            "float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            float_power__Tensor,
+            "float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         ),
     },
     "neg_": {
@@ -24151,6 +28154,15 @@ OVERLOADS = {
     "grid_sampler_3d": {
         "default": grid_sampler_3d,
     },
+    "_thnn_fused_lstm_cell": {
+        "default": _thnn_fused_lstm_cell,
+    },
+    "_thnn_fused_gru_cell": {
+        "default": _thnn_fused_gru_cell,
+    },
+    "_pack_padded_sequence": {
+        "default": _pack_padded_sequence,
+    },
     "reflection_pad1d": {
         "default": schema_names(
             reflection_pad1d,
@@ -24400,12 +28412,6 @@ OVERLOADS = {
             "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor",
         ),
     },
-    "_safe_softmax": {
-        "default": schema_names(
-            _safe_softmax,
-            "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-        ),
-    },
     "_prelu_kernel": {
         "default": schema_names(
             _prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
@@ -24544,6 +28550,9 @@ OVERLOADS = {
     "instance_norm": {
         "default": instance_norm,
     },
+    "_scaled_dot_product_flash_attention_for_cpu": {
+        "default": _scaled_dot_product_flash_attention_for_cpu,
+    },
 }
 
 # Why each overload marked `backends: [numpy]` runs on numpy only: the reason
@@ -24592,17 +28601,30 @@ NUMPY_ONLY_REASONS.update(
         "special_shifted_chebyshev_polynomial_v": "a recurrence run to the data's largest degree with numpy's masked writes",
         "special_shifted_chebyshev_polynomial_w": "a recurrence run to the data's largest degree with numpy's masked writes",
         "cumprod": "the backward picks its formula for inputs with zeros by reading the data",
+        "_safe_softmax": "a fused kernel written for numpy's arrays",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
+        "searchsorted.Tensor": "a binary search per row, which the array API has not",
+        "searchsorted.Scalar": "a binary search per row, which the array API has not",
+        "bucketize.Tensor": "a binary search per row, which the array API has not",
+        "bucketize.Scalar": "a binary search per row, which the array API has not",
         "unique_dim": "output shape depends on the data",
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",
         "_unique2": "output shape depends on the data",
         "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_slogdet": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_solve_ex": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
+        "_linalg_svd": "batched SVDs with LAPACK's conventions (gesdd) come from numpy.linalg",
+        "_linalg_eigh": "batched symmetric eigendecompositions (LAPACK's syevd) come from numpy.linalg",
         "cholesky": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "linalg_cholesky_ex": "the backward solves triangular systems (LAPACK's trtrs), which the array API lacks",
         "cholesky_solve": "solves with a triangular factor (LAPACK's potrs), which the array API lacks",
         "cholesky_inverse": "inverts from a triangular factor (LAPACK's potri), which the array API lacks",
+        "linalg_pinv.atol_rtol_float": "its cutoff of the singular values is a host array",
+        "linalg_pinv": "its cutoff of the singular values is a host array",
+        "linalg_pinv.rcond_tensor": "its cutoff of the singular values is a host array",
+        "pinverse": "goes through linalg_pinv, whose cutoff is a host array",
         "linalg_lstsq": "least squares (LAPACK's gelsd) is not in the array API linalg extension",
         "linalg_lu_factor_ex": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
         "linalg_lu": "needs LAPACK's LU (getrf), which the array API linalg extension lacks",
@@ -24615,15 +28637,27 @@ NUMPY_ONLY_REASONS.update(
         "triangular_solve": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "linalg_solve_triangular": "a triangular solve (LAPACK's trtrs) has no array API counterpart",
         "diagonal": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
+        "diagonal_copy": "a writeable view of a diagonal (in-place writes reach the base) has no array API counterpart",
         "diag_embed": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "diagonal_backward": "writes into a strided diagonal view of zeros, which the array API has no counterpart for",
         "unfold": "strided windows (as_strided) have no array API counterpart",
+        "unfold_copy": "strided windows (as_strided) have no array API counterpart",
+        "as_strided": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_copy": "a view by explicit strides into the base's memory (numpy's as_strided) has no array API counterpart",
+        "as_strided_scatter": "writes through a view by explicit strides (numpy's as_strided), which the array API has no counterpart for",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_select": "output shape depends on the data",
+        "tensor_split.tensor_indices_or_sections": "reads its split points from the tensor's values",
+        "cov": "builds its weights and its mean from the data's values on the host",
+        "corrcoef": "goes through cov, which builds its weights from the data's values on the host",
+        "quantile": "checks q's values and gathers at ranks made from them on the host",
+        "quantile.scalar": "checks q's values and gathers at ranks made from them on the host",
+        "nanquantile": "checks q's values and gathers at ranks made from them on the host",
+        "nanquantile.scalar": "checks q's values and gathers at ranks made from them on the host",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
         "erf_": "scipy.special function with no array API counterpart",
         "erfc_": "scipy.special function with no array API counterpart",
@@ -24648,16 +28682,17 @@ NUMPY_ONLY_REASONS.update(
         "_embedding_bag": "bags of value-dependent sizes, summed with np.add.at; the array API has no scatter-add",
         "grid_sampler_2d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "grid_sampler_3d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
+        "_pack_padded_sequence": "the output's shape and the rows it takes come from the lengths' values, which are checked first (value-dependent errors)",
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
         "_masked_softmax": "the mask's layouts (mask_type) are broadcast by numpy reshapes",
-        "_safe_softmax": "the all -inf rows are found and zeroed by numpy",
         "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",
         "_euclidean_dist": "the squared norms are numpy einsums",
         "_cdist_forward": "one broadcast difference of every pair of rows, reduced by numpy",
+        "_scaled_dot_product_flash_attention_for_cpu": "a fused kernel written for numpy's arrays",
     }
 )
 

@@ -176,9 +176,26 @@ cuda = SimpleNamespace(
 
 backends = SimpleNamespace(
     mps=SimpleNamespace(is_available=lambda: False, is_built=lambda: False),
-    cuda=SimpleNamespace(is_built=lambda: False),
+    cuda=SimpleNamespace(
+        is_built=lambda: False,
+        matmul=SimpleNamespace(
+            allow_tf32=False, allow_fp16_reduced_precision_reduction=True
+        ),
+    ),
+    # Flags a program sets (`cudnn.deterministic = True`) and may read back.
+    cudnn=SimpleNamespace(
+        enabled=True,
+        benchmark=False,
+        deterministic=False,
+        allow_tf32=True,
+        is_available=lambda: False,
+        version=lambda: None,
+    ),
+    mkldnn=SimpleNamespace(is_available=lambda: False, enabled=True),
+    openmp=SimpleNamespace(is_available=lambda: False),
 )
-"""`torch.backends.mps.is_available()` and `torch.backends.cuda.is_built()`: False."""
+"""`torch.backends`: no CUDA, cuDNN or MPS (`is_available()` False), the flags
+settable as in PyTorch."""
 
 accelerator = SimpleNamespace(
     is_available=lambda: False,

@@ -6,6 +6,7 @@ makes a float32 tensor, as in PyTorch (`get_default_dtype`); an int makes int64.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -113,3 +114,73 @@ def to_numpy(value: object) -> np.dtype:
     np_dtype = np.dtype(value)  # type: ignore[call-overload]
     from_numpy(np_dtype)  # refuse what yamlgrad cannot represent
     return np_dtype
+
+
+# -- finfo, iinfo, promote_types, can_cast ----------------------------------------
+
+
+# (`float` and `int` are dtypes in this module: the builtins are spelled out.)
+
+
+class finfo:
+    """`torch.finfo(dtype)`: the limits of a floating dtype (numpy's finfo, with
+    PyTorch's attribute names and repr)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        type = DEFAULT_FLOAT if type is None else type
+        if not type.is_floating_point:
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo "
+                "to handle 'torch.finfo'"
+            )
+        info = np.finfo(type.np)
+        self.bits = info.bits
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, "
+            f"max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """`torch.iinfo(dtype)`: the limits of an integer dtype."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        if type.np.kind not in "iu":
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to "
+                "handle 'torch.iinfo'"
+            )
+        info = np.iinfo(type.np)
+        self.bits = info.bits
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _category(d: dtype) -> int:
+    return {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[d.np.kind]
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both cast to without loss (a float beats any integer)."""
+    if (type1.np.kind == "f") != (type2.np.kind == "f"):
+        return type1 if type1.np.kind == "f" else type2
+    return from_numpy(np.promote_types(type1.np, type2.np))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """PyTorch's casting rule: never to a lower kind (float to int, int to bool)."""
+    return _category(from_) <= _category(to)

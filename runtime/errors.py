@@ -105,6 +105,15 @@ def invalid_gradient_shape(name: str, index: int, got: tuple, expected: tuple) -
     )
 
 
+ERR_MEAN_DTYPE = (
+    "mean(): could not infer output dtype. Input dtype must be either a floating "
+    "point or complex dtype. Got: {}"
+)
+ERR_POST_ACCUMULATE_HOOK_RESULT = (
+    "Tensor post accumulate grad hooks should return None."
+)
+
+
 def modified_by_inplace(
     type_name: str,
     sizes: tuple,
@@ -112,15 +121,28 @@ def modified_by_inplace(
     op: str | None,
     current: int,
     saved: int,
+    anomaly: bool = False,
 ) -> str:
-    """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None."""
+    """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None.
+    Its hint depends on `anomaly` mode, which, when on, has printed the forward
+    traceback of the failing node."""
     which = f", which is output {output_nr} of {op}," if op is not None else ""
+    if anomaly:
+        hint = (
+            "Hint: the backtrace further above shows the operation that failed to "
+            "compute its gradient. The variable in question was changed in there or "
+            "anywhere later. Good luck!"
+        )
+    else:
+        hint = (
+            "Hint: enable anomaly detection to find the operation that failed to "
+            "compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{type_name} {list(sizes)}]{which} is at version {current}; "
-        f"expected version {saved} instead. Hint: enable anomaly detection to find the "
-        "operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        f"expected version {saved} instead. {hint}"
     )
 
 
@@ -279,8 +301,22 @@ def silence_numpy_warnings(package: str) -> None:
     warnings attributed to that package's modules are filtered, so a user's own
     numpy code still warns; a user's `warnings.simplefilter(...)` comes first and
     wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
+    _SILENCED_PACKAGES.add(package)
     pattern = re.escape(package) + r"(\.|$)"
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)
+
+
+# The packages silence_numpy_warnings was called for (yamlgrad, op packs), so the
+# filters can be installed again where a `warnings.catch_warnings()` that was
+# active at import dropped them (runtime/pytest_plugin.py: pytest's per-test one).
+_SILENCED_PACKAGES: set[str] = set()
+
+
+def resilence_numpy_warnings() -> None:
+    """silence_numpy_warnings again for every package it was called for, in front
+    of the current filters."""
+    for package in sorted(_SILENCED_PACKAGES):
+        silence_numpy_warnings(package)
 
 
 # Forward-mode AD (torch.autograd.forward_ad and the forward-grad paths of the ops).
@@ -562,3 +598,8 @@ ERR_INDEX_ZERO_DIM = (
     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
 )
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (PyTorch's class is `torch._C._LinAlgError`, a
+    RuntimeError): a linear algebra function whose input is singular."""

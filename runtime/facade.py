@@ -12,22 +12,28 @@ do), binds the Tensor side of the formula helpers, and re-exports the factories
 
 from __future__ import annotations
 
+import builtins
+import functools
+import math
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime.errors import warn_at_caller
+from yamlgrad.runtime.errors import _LinAlgError
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
-from yamlgrad.runtime import func
+from yamlgrad.runtime import func, masked
 from yamlgrad.runtime.func import autograd_functional
 
 # torch.autograd.functional lives above the autograd core (it needs vmap), so the
 # facade attaches it: `yg.autograd.functional`.
 autograd.functional = autograd_functional
+autograd.__all__.append("functional")
 from yamlgrad.runtime import devices, sampling, tensor_methods
 from yamlgrad.runtime.devices import (
     accelerator,
@@ -38,6 +44,12 @@ from yamlgrad.runtime.devices import (
     set_default_device,
 )
 from yamlgrad.runtime.sampling import normal
+from yamlgrad.runtime import amp as _amp, settings, overrides, types
+from yamlgrad.runtime.amp import autocast, is_autocast_enabled
+from yamlgrad.runtime.settings import *  # noqa: F403 - set_num_threads, ...
+from yamlgrad.runtime.dtypes import can_cast, finfo, iinfo, promote_types
+from yamlgrad.runtime.func import vmap
+from yamlgrad.runtime.wrappers import variable_type_utils as _vtu
 from yamlgrad.runtime.tensor_methods import (
     BoolTensor,
     ByteTensor,
@@ -87,7 +99,10 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime.functional import cdist, unique, unique_consecutive
+from yamlgrad.runtime import linalg_functional
+from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
+from yamlgrad.runtime import functional
+from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -111,19 +126,36 @@ __all__ = [
     *sampling.__all__,
     *tensor_methods.__all__,
     *array_backends.__all__,
+    *settings.__all__,
+    "inf",
+    "nan",
+    "pi",
+    "e",
+    "newaxis",
+    "finfo",
+    "iinfo",
+    "promote_types",
+    "result_type",
+    "can_cast",
+    "autocast",
+    "is_autocast_enabled",
+    "amp",
+    "vmap",
+    "types",
+    "overrides",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",
     "tensordot",
     "block_diag",
-    "unique",
-    "cdist",
-    "unique_consecutive",
+    *functional.__all__,
+    *linalg_functional.__all__,
     "Tensor",
     "Size",
     "set_printoptions",
     "autograd",
     "func",
+    "masked",
     "linalg",
     "special",
     "nn",
@@ -161,6 +193,24 @@ __all__ = [
 ]
 
 
+# PyTorch's constants (`torch.inf`, `x[:, torch.newaxis]`).
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
+
+amp = _amp.amp
+cuda.amp = _amp.cuda_amp  # type: ignore[attr-defined] - `torch.cuda.amp.autocast`
+
+
+def result_type(tensor: Any, other: Any) -> dtype:
+    """The dtype `tensor op other` computes in (PyTorch's promotion: dimensioned
+    tensors first, then 0-d tensors, then Python numbers)."""
+    values = [v._data if isinstance(v, Tensor) else v for v in (tensor, other)]
+    return dtypes.from_numpy(_vtu.result_type(*values))
+
+
 # -- Tensor methods and operators ----------------------------------------------------
 
 
@@ -183,30 +233,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     """`torch.block_diag(*tensors)`: the tensors (at most 2-d) along the diagonal
     of one matrix, e.g. `block_diag(a, b)` is [[a, 0], [0, b]]."""
     return VariableType.block_diag(list(tensors))
-
-
-def norm(
-    input: Tensor,
-    p: Any = "fro",
-    dim: Any = None,
-    keepdim: bool = False,
-    dtype: Any = None,
-) -> Tensor:
-    """`torch.norm` and `Tensor.norm`, Python functions in PyTorch too: the
-    vector norm of `p` (2 for "fro" or None) over `dim`, every dim by default
-    (LinalgVectorNormBackward0). The matrix norms ("nuc", or "fro" over more
-    than two dims, which PyTorch sends to linalg.matrix_norm) are not here."""
-    dims = [dim] if isinstance(dim, int) else dim
-    if isinstance(p, str):
-        if p != "fro" or (dims is not None and len(dims) > 2):
-            raise RuntimeError(
-                f"norm: p={p!r} over dims {dims} is a matrix norm "
-                "(linalg.matrix_norm), which yamlgrad does not have"
-            )
-        p = 2
-    elif p is None:
-        p = 2.0
-    return VariableType.linalg_vector_norm(input, p, dims, keepdim, dtype=dtype)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
@@ -250,9 +276,52 @@ def _invert(self: Tensor) -> Tensor:
     return VariableType.bitwise_not(self)
 
 
+def _comparable(other: Any) -> bool:
+    return isinstance(other, (Tensor, int, float, complex, np.ndarray, np.generic))
+
+
+def _eq(self: Tensor, other: Any) -> Any:
+    """`x == y`; with None, a string, a list or any other object it is Python's
+    identity comparison (False), as in PyTorch: `x == None`, `x in [None]`."""
+    if not _comparable(other):
+        return NotImplemented
+    return VariableType.eq(self, other)
+
+
+def _ne(self: Tensor, other: Any) -> Any:
+    if not _comparable(other):
+        return NotImplemented
+    return VariableType.ne(self, other)
+
+
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
     return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+def _matrix_transposed(name: str, batches: bool) -> Any:
+    """`x.mT`, `x.mH` (batches of matrices) and `x.H` (a matrix): the last two
+    dims swapped (TransposeBackward0; the conjugation is free on real dtypes)."""
+
+    def transposed(self: Tensor) -> Tensor:
+        if self.ndim < 2 or (not batches and self.ndim != 2):
+            what = (
+                "matrices or batches of matrices"
+                if batches
+                else "matrices (2-D tensors)"
+            )
+            hint = (
+                "."
+                if batches or self.ndim < 2
+                else ". For batches of matrices, consider using tensor.mH"
+            )
+            raise RuntimeError(
+                f"tensor.{name} is only supported on {what}. Got {self.ndim}-D "
+                f"tensor{hint}"
+            )
+        return VariableType.transpose(self, -2, -1)
+
+    return property(transposed)
 
 
 _OPERATORS = {
@@ -264,6 +333,7 @@ _OPERATORS = {
     "__rmul__": VariableType.mul,
     "__truediv__": VariableType.div,
     "__rtruediv__": _rtruediv,
+    "__rdiv__": _rtruediv,
     "__mod__": VariableType.remainder,
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,
@@ -286,8 +356,8 @@ _OPERATORS = {
     "__imul__": VariableType.mul_,
     "__itruediv__": VariableType.div_,
     "__ipow__": VariableType.pow_,
-    "__eq__": VariableType.eq,
-    "__ne__": VariableType.ne,
+    "__eq__": _eq,
+    "__ne__": _ne,
     "__lt__": VariableType.lt,
     "__le__": VariableType.le,
     "__gt__": VariableType.gt,
@@ -307,6 +377,10 @@ def _install_tensor_methods() -> None:
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
+    Tensor.lu = lu  # type: ignore[attr-defined]
+    Tensor.mT = _matrix_transposed("mT", True)  # type: ignore[attr-defined]
+    Tensor.mH = _matrix_transposed("mH", True)  # type: ignore[attr-defined]
+    Tensor.H = _matrix_transposed("H", False)  # type: ignore[attr-defined]
     Tensor.unique = unique  # type: ignore[attr-defined]
     Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
@@ -342,11 +416,67 @@ def _accept_numpy_keywords() -> None:
 
 _accept_numpy_keywords()
 
+
+def _deprecated_overloads() -> None:
+    """PyTorch's deprecated overloads with the number first, as old code calls
+    them (`p.data.add_(-lr, p.grad.data)`, `addcmul_(value, t1, t2)`): each
+    warns once, as PyTorch does, and calls the current signature."""
+    public = globals()
+    for name, keyword, arity in (
+        ("add", "alpha", 1),
+        ("sub", "alpha", 1),
+        ("addcmul", "value", 2),
+        ("addcdiv", "value", 2),
+    ):
+        for variant in (name, name + "_"):
+            method = getattr(Tensor, variant, None)
+            if method is not None:
+                setattr(Tensor, variant, _number_first(variant, method, keyword, arity))
+        if name in public:
+            public[name] = _number_first(name, public[name], keyword, arity, 1)
+
+
+def _number_first(
+    name: str, fn: Any, keyword: str, arity: int, leading: int = 1
+) -> Any:
+    tensors = ", ".join(
+        ["Tensor other"] if arity == 1 else ["Tensor tensor1", "Tensor tensor2"]
+    )
+    number = "Number alpha" if keyword == "alpha" else "Number value"
+    current = f"{name}({tensors}, *, {number} = 1)"
+    message = (
+        f"This overload of {name} is deprecated:\n\t{name}({number}, {tensors})\n"
+        f"Consider using one of the following signatures instead:\n\t{current}"
+    )
+    warned = [False]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        head, rest = args[:leading], args[leading:]
+        if (
+            len(rest) == arity + 1
+            and isinstance(rest[0], (int, float))
+            and not isinstance(rest[0], bool)
+            and builtins.all(isinstance(t, Tensor) for t in rest[1:])
+        ):
+            if not warned[0]:
+                warned[0] = True
+                warn_at_caller(message)
+            return fn(*head, *rest[1:], **{keyword: rest[0]}, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+_deprecated_overloads()
+
 # PyTorch's Python-level signatures over the generated ops: einsum's operands as
-# varargs, std's and var's `unbiased`.
+# varargs, the `unbiased` of std, var, std_mean and var_mean.
 einsum = tensor_methods.einsum
 std = tensor_methods.with_unbiased(std)  # noqa: F405
 var = tensor_methods.with_unbiased(var)  # noqa: F405
+std_mean = tensor_methods.with_unbiased(std_mean)  # noqa: F405
+var_mean = tensor_methods.with_unbiased(var_mean)  # noqa: F405
 Tensor.std = std  # type: ignore[attr-defined]
 Tensor.var = var  # type: ignore[attr-defined]
 
@@ -384,8 +514,14 @@ linalg = SimpleNamespace(
         name.removeprefix("linalg_"): getattr(VariableType, name)
         for name in VariableType.OVERLOADS
         if name.startswith("linalg_") and hasattr(VariableType, name)
-    }
+    },
+    **{name: getattr(linalg_functional, name) for name in linalg_functional.LINALG},
+    matmul=matmul,  # noqa: F405
+    LinAlgError=_LinAlgError,
 )
 """`torch.linalg`'s spelling: every `linalg_*` op of derivatives.yaml without its
 prefix (`yg.linalg.vector_norm(x, 2, dim=1)` is `linalg_vector_norm`,
-LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.cholesky`, `yg.linalg.inv`)."""
+LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.svd`, `yg.linalg.inv`), the
+Python-level ones of runtime/linalg_functional.py (matrix_rank, eig, eigvals),
+`linalg.matmul`, which is `matmul`, and `linalg.LinAlgError`, the RuntimeError
+of a singular input."""

@@ -1,6 +1,11 @@
-"""`yg.save` / `yg.load`: state dicts in a numpy `.npz`, never a pickle.
+"""`yg.save` / `yg.load`: PyTorch's checkpoint format, or a numpy `.npz`.
 
-The file holds one array per tensor (`a0`, `a1`, ...) and `structure`, a JSON text
+`save` writes `torch.save`'s zip (runtime/torch_format.py), which real torch
+loads, unless the path ends in `.npz` or the object holds numpy arrays (which
+PyTorch's format keeps only as a pickle of numpy's own): then the `.npz`
+below. `load` reads both, and neither way runs code from the file.
+
+The `.npz` holds one array per tensor (`a0`, `a1`, ...) and `structure`, a JSON text
 that describes the nesting: dicts (their keys, strings or integers), lists, tuples,
 numbers, strings, booleans and None, with tensors and arrays as references to the
 arrays. Loading reads the arrays with `allow_pickle=False` and parses the JSON:
@@ -21,7 +26,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from yamlgrad.runtime import backend
+from yamlgrad.runtime import backend, torch_format
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["save", "load"]
@@ -67,9 +72,33 @@ def _encode(obj: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
     )
 
 
-def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
+def save(
+    obj: Any,
+    f: str | os.PathLike | IO[bytes],
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Write `obj` (a state dict, or any nesting of tensors, numbers and strings)
-    to `f`, a path or a binary file object."""
+    to `f`, a path or a binary file object, in PyTorch's format (see above)."""
+    if _holds_arrays(obj) or str(f).endswith(".npz"):
+        _save_npz(obj, f)
+    else:
+        torch_format.save_zip(obj, f)
+
+
+def _holds_arrays(obj: Any) -> bool:
+    if isinstance(obj, np.ndarray):
+        return True
+    if isinstance(obj, dict):
+        return any(_holds_arrays(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_arrays(v) for v in obj)
+    return False
+
+
+def _save_npz(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
     arrays: dict[str, np.ndarray] = {}
     structure = _encode(obj, "obj", arrays)
     header = json.dumps({"format": _FORMAT, "root": structure})
@@ -104,11 +133,30 @@ def _decode(node: Any, arrays: Any) -> Any:
     raise ValueError(f"yg.load: unknown node kind {kind!r}")
 
 
-def load(f: str | os.PathLike | IO[bytes]) -> Any:
-    """Read what `save` wrote; tensors come back as yamlgrad Tensors."""
+def load(
+    f: str | os.PathLike | IO[bytes],
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """Read a file of `torch.save` or of `save`; tensors come back as yamlgrad
+    Tensors, on the CPU whatever `map_location` says (the only device here).
+    Only what PyTorch's `weights_only=True` allows is ever built, whatever
+    `weights_only` says: a file that needs more is refused, its code unrun."""
     source = f
     if not isinstance(f, (str, os.PathLike)):
         source = io.BytesIO(f.read())
+    try:
+        with zipfile.ZipFile(source) as archive:
+            if torch_format.is_torch_zip(archive.namelist()):
+                return torch_format.load_zip(archive)
+    except zipfile.BadZipFile:
+        pass
+    if hasattr(source, "seek"):
+        source.seek(0)
     try:
         with np.load(source, allow_pickle=False) as arrays:
             if "structure" not in arrays.files:

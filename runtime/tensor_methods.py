@@ -203,7 +203,9 @@ def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     dtype, or such a name with PyTorch's prefix or this package's) casts."""
     if dtype is None:
         return f"yamlgrad.{_TYPE_NAMES[self.dtype.name]}"
-    if isinstance(dtype, str):
+    if isinstance(dtype, tensortype):
+        dtype = dtype.dtype
+    elif isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         by_name = {v: k for k, v in _TYPE_NAMES.items()}
         if prefix not in ("torch", "yamlgrad") or name not in by_name:
@@ -367,33 +369,84 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(out)
 
 
-def _legacy_constructor(dtype: dtypes.dtype) -> Callable[..., Tensor]:
-    def make(*args: Any) -> Tensor:
+class tensortype(type):
+    """The type of PyTorch's legacy tensor types (`torch.FloatTensor`, ...):
+    each is a constructor (`FloatTensor(2, 3)`, `FloatTensor([1, 2])`), a
+    dtype for `x.type(FloatTensor)`, and a type for `isinstance(x,
+    FloatTensor)`, true of a Tensor of its dtype."""
+
+    dtype: dtypes.dtype
+
+    def __call__(cls, *args: Any) -> Tensor:  # type: ignore[override]
         if len(args) == 1 and isinstance(args[0], np.ndarray):
-            return Tensor._make(args[0].astype(dtype.np))
-        return Tensor._make(Tensor(*args)._data.astype(dtype.np, copy=False))
+            return Tensor._make(args[0].astype(cls.dtype.np))
+        return Tensor._make(Tensor(*args)._data.astype(cls.dtype.np, copy=False))
 
-    make.__name__ = make.__qualname__ = _TYPE_NAMES[dtype.name]
-    make.__doc__ = f"PyTorch's legacy constructor: `Tensor(...)` in {dtype.name}."
-    return make
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype
 
-
-FloatTensor = _legacy_constructor(dtypes.float32)
-DoubleTensor = _legacy_constructor(dtypes.float64)
-HalfTensor = _legacy_constructor(dtypes.float16)
-LongTensor = _legacy_constructor(dtypes.int64)
-IntTensor = _legacy_constructor(dtypes.int32)
-ShortTensor = _legacy_constructor(dtypes.int16)
-CharTensor = _legacy_constructor(dtypes.int8)
-ByteTensor = _legacy_constructor(dtypes.uint8)
-BoolTensor = _legacy_constructor(dtypes.bool_)
+    def __repr__(cls) -> str:
+        return f"<class 'yamlgrad.{cls.__name__}'>"
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """`einsum("ij,jk->ik", a, b)`, or with the operands as one list."""
+def _legacy_type(dtype: dtypes.dtype) -> tensortype:
+    name = _TYPE_NAMES[dtype.name]
+    doc = f"PyTorch's legacy tensor type: `Tensor(...)` in {dtype.name}."
+    return tensortype(name, (), {"dtype": dtype, "__doc__": doc})
+
+
+FloatTensor = _legacy_type(dtypes.float32)
+DoubleTensor = _legacy_type(dtypes.float64)
+HalfTensor = _legacy_type(dtypes.float16)
+LongTensor = _legacy_type(dtypes.int64)
+IntTensor = _legacy_type(dtypes.int32)
+ShortTensor = _legacy_type(dtypes.int16)
+CharTensor = _legacy_type(dtypes.int8)
+ByteTensor = _legacy_type(dtypes.uint8)
+BoolTensor = _legacy_type(dtypes.bool_)
+
+
+def einsum(*args: Any) -> Tensor:
+    """`einsum("ij,jk->ik", a, b)`, with the operands as one list too, or in the
+    sublist form: `einsum(a, [0, 1], b, [1, 2], [0, 2])` (`...` as Ellipsis)."""
+    if len(args) < 1:
+        raise TypeError(
+            "einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return VariableType.einsum(equation, list(operands))
+
+
+def _sublist_equation(args: tuple[Any, ...]) -> tuple[str, tuple[Tensor, ...]]:
+    """The sublist form as an equation: subscript i is the i-th letter of A-Z
+    then a-z (so an implicit output sorts as the numbers do)."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+    def spell(sublist: Any) -> str:
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < len(letters):
+                out.append(letters[s])
+            else:
+                raise ValueError(
+                    "einsum(): expected subscript to be within the range [0, 52), "
+                    f"but got {s}"
+                )
+        return "".join(out)
+
+    pairs = args[: len(args) - len(args) % 2]
+    operands = tuple(pairs[0::2])
+    equation = ",".join(spell(sub) for sub in pairs[1::2])
+    if len(args) % 2:
+        equation += "->" + spell(args[-1])
+    return equation, operands
 
 
 def with_unbiased(fn: Callable[..., Any]) -> Callable[..., Any]:

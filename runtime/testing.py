@@ -37,11 +37,13 @@ from yamlgrad.runtime import autograd
 from yamlgrad.runtime.factories import tensor
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
+from yamlgrad.runtime.testing_close import assert_close
 
 if TYPE_CHECKING:
     from yamlgrad.tools.model import DifferentiabilityInfo, Sample
 
 __all__ = [
+    "assert_close",
     "OpCheckError",
     "Report",
     "check_backward",
@@ -241,6 +243,23 @@ def split_arguments(
 def overload_name(info: DifferentiabilityInfo) -> str:
     """The overload's name as `torch.ops.aten.<name>` spells it."""
     return info.func.overload or "default"
+
+
+def torch_lacks(torch: types.ModuleType, info: DifferentiabilityInfo) -> str | None:
+    """Why PyTorch cannot be the reference for this overload, or None when it can:
+    an op of yamlgrad's own (or an op pack's) that torch does not have, which its
+    finite-difference checks alone cover."""
+    name = info.func.name
+    if info.python_binding and (hasattr(torch, name) or hasattr(torch.Tensor, name)):
+        return None
+    try:
+        getattr(getattr(torch.ops.aten, name), overload_name(info))
+    except AttributeError:
+        spelled = f"aten::{name}" + (
+            f".{info.func.overload}" if info.func.overload else ""
+        )
+        return f"torch has no {spelled}; checked by finite differences only"
+    return None
 
 
 def call_torch(

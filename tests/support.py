@@ -27,7 +27,6 @@ from yamlgrad.generated import VariableType
 from yamlgrad import testing
 from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the tests
     build_args,
-    call_torch,
     float_outputs,
     inplace_safe,
     overload_name,
@@ -38,11 +37,29 @@ from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the test
 )
 from yamlgrad.tools.load import load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo
+import torch_cpu_kernels
 
 #: The repository root (this file is tests/support.py).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INFOS = load_derivatives(REPO_ROOT / "derivatives.yaml")
 DIFFERENTIABLE = tuple(i for i in INFOS if i.op is not None)
+
+
+def call_torch(
+    torch: ModuleType,
+    info: DifferentiabilityInfo,
+    values: dict,
+    leaf_safe: bool = True,
+) -> Any:
+    """yamlgrad.testing.call_torch, with CPU kernels for PyTorch's CUDA-only ops
+    registered first (tests/torch_cpu_kernels.py), or a skip naming the op when
+    torch has none (an entry of yamlgrad's own: its finite-difference checks
+    still run)."""
+    torch_cpu_kernels.install(torch)
+    reason = testing.torch_lacks(torch, info)
+    if reason is not None:
+        pytest.skip(reason)
+    return testing.call_torch(torch, info, values, leaf_safe)
 
 
 def op_id(info: DifferentiabilityInfo) -> str:
@@ -92,6 +109,51 @@ def call_yamlgrad(
         info, inplace_safe(info, values) if leaf_safe else values
     )
     return fn(*args, **kwargs)
+
+
+# Outputs that are bases of vectors, each determined only up to its sign
+# (singular vectors, eigenvectors): numpy's LAPACK and PyTorch's MKL may pick
+# either. Named by the schema's returns.
+GAUGE_COLUMNS = ("U", "V", "eigenvectors")
+GAUGE_ROWS = ("Vh",)
+
+
+def gauge_factors(
+    info: DifferentiabilityInfo, ours: list[np.ndarray], theirs: list[np.ndarray]
+) -> list[np.ndarray | None]:
+    """Per output, the +-1 factor (broadcastable to it) that flips each of
+    torch's vectors to yamlgrad's sign; None for an output without a gauge."""
+    names = [r.name for r in info.func.returns]
+    factors: list[np.ndarray | None] = [None] * len(theirs)
+    if len(names) != len(theirs):
+        return factors
+    for i, name in enumerate(names):
+        if name not in GAUGE_COLUMNS + GAUGE_ROWS or np.ndim(theirs[i]) < 2:
+            continue
+        axis = -2 if name in GAUGE_COLUMNS else -1  # the axis along one vector
+        dot = np.sum(ours[i] * theirs[i], axis=axis, keepdims=True)
+        factors[i] = np.where(dot < 0, -1.0, 1.0)
+    return factors
+
+
+def align_gauge(info: DifferentiabilityInfo, ours: Any, theirs: Any) -> Any:
+    """torch's outputs with each vector's sign flipped to yamlgrad's, by a
+    constant factor (so gradients flow through it), where the entry returns
+    sign-ambiguous vectors; `theirs` as it is otherwise."""
+    if not {r.name for r in info.func.returns} & set(GAUGE_COLUMNS + GAUGE_ROWS):
+        return theirs
+    import torch
+
+    outs = list(theirs)
+    factors = gauge_factors(
+        info,
+        [o.detach().numpy() for o in as_outputs(ours)],
+        [o.detach().numpy() for o in outs],
+    )
+    for i, factor in enumerate(factors):
+        if factor is not None:
+            outs[i] = outs[i] * torch.tensor(factor, dtype=outs[i].dtype)
+    return tuple(outs)
 
 
 # -- one program in both libraries ------------------------------------------------

@@ -153,8 +153,18 @@ def _check_shape(
     tree: ast.Expression, text: str, what: str, messages: set[int] | None = None
 ) -> None:
     """Refuse every node type and form outside the allowed set (`messages`: the
-    string constants allowed, by id)."""
-    for node in ast.walk(tree):
+    string constants allowed, by id). A dunder name or a private attribute is
+    reported before anything else in the expression: `__import__('os').system('ls')`
+    is refused for `__import__`, not its string."""
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise ExpressionError(f"{what} uses the name {node.id!r}: {text!r}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ExpressionError(
+                f"{what} reads the private attribute {node.attr!r}: {text!r}"
+            )
+    for node in nodes:
         if not isinstance(node, _STRUCTURAL):
             kind = type(node).__name__
             raise ExpressionError(
@@ -170,12 +180,6 @@ def _check_shape(
             )
         if isinstance(node, ast.keyword) and node.arg is None:
             raise ExpressionError(f"{what} uses '**' in a call: {text!r}")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            raise ExpressionError(
-                f"{what} reads the private attribute {node.attr!r}: {text!r}"
-            )
-        if isinstance(node, ast.Name) and node.id.startswith("__"):
-            raise ExpressionError(f"{what} uses the name {node.id!r}: {text!r}")
 
 
 def _attribute_chain(node: ast.Attribute) -> list[str] | None:

@@ -29,10 +29,20 @@ import os
 import sys
 from pathlib import Path
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from yamlgrad.tools import journal
 from yamlgrad.tools.expressions import helper_names
+from yamlgrad.tools.formatting import (
+    UnitCache,
+    cache_dir,
+    format_in_units,
+    format_source,
+    formatter_id,
+    split_units,
+    unit_digest,
+)
 from yamlgrad.tools.catalog import (
     BACKWARD_HELPERS,
     KERNELS,
@@ -44,6 +54,7 @@ from yamlgrad.tools.catalog import (
 from yamlgrad.tools.load import helper_catalog, load_derivatives, not_covered_for
 from yamlgrad.tools.model import DifferentiabilityInfo, NotCovered, python_bindings
 from yamlgrad.tools.reserved import check_names
+from yamlgrad.tools.yaml_loader import MAX_YAML_BYTES
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -54,7 +65,6 @@ TEMPLATES = {
 }
 INIT_FILE = "__init__.py"
 MANIFEST_FILE = "MANIFEST.json"
-BLACK_MODE = {"line_length": 88}
 # An op pack's own helper module (`--helpers`), copied in; generated code reaches
 # it as `helpers` (tools/catalog.py's PACK_MODULE).
 PACK_HELPERS_FILE = "helpers.py"
@@ -217,28 +227,20 @@ def load_pack_helpers(path: Path) -> tuple[Declared, str]:
     return declared, text
 
 
-def format_code(text: str, name: str) -> str:
-    """black, at the pinned version, so the bytes are the same on every machine."""
-    import black
-
-    try:
-        return black.format_str(text, mode=black.Mode(**BLACK_MODE))
-    except black.InvalidInput as e:  # a template bug, never bad YAML (that is checked)
-        raise RuntimeError(f"generated {name} is not valid Python: {e}") from None
+def format_code(text: str, name: str, cache: UnitCache | None = None) -> str:
+    """black, at the pinned version, so the bytes are the same on every machine:
+    one cached unit at a time with `cache`, else the whole module at once."""
+    if cache is None:
+        return format_source(text, name)
+    return format_in_units(text, name, cache)
 
 
-def formatter_id() -> str:
-    """What, besides the render, decides the formatted bytes: black's version, mode."""
-    from importlib.metadata import version
-
-    return f"black {version('black')} {json.dumps(BLACK_MODE, sort_keys=True)}"
-
-
-def render_files(
+def render_entries(
     yaml_path: Path, display: str | None = None, helpers: Path | None = None
-) -> dict[str, str]:
-    """Load, check and render: every output file's text before formatting. With
-    `helpers` (an op pack's own helper module) it is copied in as helpers.py."""
+) -> tuple[tuple[DifferentiabilityInfo, ...], dict[str, str]]:
+    """Load, check and render: the entries, and every output file's text before
+    formatting. With `helpers` (an op pack's own helper module) it is copied in as
+    helpers.py."""
     display = display or yaml_path.name
     names, helpers_text = (None, "") if helpers is None else load_pack_helpers(helpers)
     infos = load_derivatives(yaml_path, display, names)
@@ -248,7 +250,14 @@ def render_files(
     check_names(rendered, infos, python_bindings(infos), pack, helpers)
     if helpers is not None:
         rendered[PACK_HELPERS_FILE] = helpers_text
-    return rendered
+    return infos, rendered
+
+
+def render_files(
+    yaml_path: Path, display: str | None = None, helpers: Path | None = None
+) -> dict[str, str]:
+    """Every output file's text before formatting (see render_entries)."""
+    return render_entries(yaml_path, display, helpers)[1]
 
 
 def _sha256(text: str | bytes) -> str:
@@ -256,26 +265,77 @@ def _sha256(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _formatted_in_units(name: str) -> bool:
+    return name.endswith(".py") and name != PACK_HELPERS_FILE
+
+
 def manifest(rendered: dict[str, str], files: dict[str, str]) -> str:
-    """MANIFEST.json's text: deterministic, the same bytes on every machine."""
+    """MANIFEST.json's text: deterministic, the same bytes on every machine. Its
+    `unit_digests` name each Python module's rendered units, in order, so the
+    module on disk can stand in for the formatting cache (UnitCache.seed)."""
     record = {
         "formatter": formatter_id(),
         "rendered_sha256": {name: _sha256(t) for name, t in sorted(rendered.items())},
         "files_sha256": {name: _sha256(t) for name, t in sorted(files.items())},
+        "unit_digests": {
+            name: [unit_digest(u) for u in split_units(t)]
+            for name, t in sorted(rendered.items())
+            if _formatted_in_units(name)
+        },
     }
     return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
 
-def format_files(rendered: dict[str, str]) -> dict[str, str]:
-    """The final files: the Python ones through black, plus MANIFEST.json."""
-    files = {
-        name: (
-            format_code(text, name)
-            if name.endswith(".py") and name != PACK_HELPERS_FILE
-            else text
-        )
-        for name, text in rendered.items()
-    }
+@dataclass
+class Formatting:
+    """How many top-level units black formatted, and how many came from the cache."""
+
+    formatted: int = 0
+    cached: int = 0
+
+
+def _on_disk_units(out_dir: Path) -> dict[str, tuple[str, list[str]]]:
+    """Each module of `out_dir` that its MANIFEST.json vouches for (same formatter,
+    the bytes it records), with the digests of the rendered units it came from."""
+    try:
+        record = json.loads((out_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        if record.get("formatter") != formatter_id():
+            return {}
+        found = {}
+        for name, digests in record["unit_digests"].items():
+            text = _on_disk(out_dir / name)
+            if text is not None and _sha256(text) == record["files_sha256"][name]:
+                found[name] = (text, list(digests))
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def format_files(
+    rendered: dict[str, str],
+    cache: Path | None = None,
+    counts: Formatting | None = None,
+    out_dir: Path | None = None,
+) -> dict[str, str]:
+    """The final files: the Python ones through black, plus MANIFEST.json. With
+    `cache` (a folder), formatted units are reused from and kept there, and from
+    `out_dir`'s modules as its manifest names them (tools/formatting.py);
+    `counts`, if given, is told how many were."""
+    files = {}
+    on_disk = {} if cache is None or out_dir is None else _on_disk_units(out_dir)
+    for name, text in rendered.items():
+        if not _formatted_in_units(name):
+            files[name] = text
+            continue
+        units = None if cache is None else UnitCache(cache, name)
+        if units is not None and name in on_disk:
+            units.seed(*on_disk[name])
+        files[name] = format_code(text, name, units)
+        if units is not None:
+            units.save()
+            if counts is not None:
+                counts.formatted += units.misses
+                counts.cached += len(units.used) - units.misses
     files[MANIFEST_FILE] = manifest(rendered, files)
     return files
 
@@ -382,6 +442,118 @@ def report_stale(files: dict[str, str], out_dir: Path, stream: TextIO) -> int:
     return stale
 
 
+@dataclass
+class Outcome:
+    """What one run did, for the CLI's summary line."""
+
+    status: int  # 0, or 1 when --check found the folder stale
+    entries: int  # entries in the YAML (as the last run counted, if it is unchanged)
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    formatting: Formatting = field(default_factory=Formatting)
+
+
+def _input_paths(yaml_path: Path, helpers: Path | None) -> list[Path]:
+    """Every file whose bytes can change what is generated: the YAML, an op pack's
+    helpers, the templates, the generator, and the runtime it reads with ast."""
+    roots = [TEMPLATES_DIR, PACKAGE_DIR / "tools", PACKAGE_DIR / "runtime"]
+    found = [p for root in roots for p in sorted(root.rglob("*")) if p.is_file()]
+    found = [p for p in found if "__pycache__" not in p.parts]
+    return [yaml_path, *([helpers] if helpers else []), *found]
+
+
+def inputs_digest(yaml_path: Path, helpers: Path | None) -> str | None:
+    """sha256 over the generation's inputs (names and bytes) and the formatter;
+    None when one cannot be read (the loader then says which, and why)."""
+    digest = hashlib.sha256(formatter_id().encode("utf-8"))
+    digest.update(yaml_path.name.encode("utf-8"))
+    try:
+        if yaml_path.stat().st_size > MAX_YAML_BYTES:
+            return None  # refused by the loader, before it reads a byte
+        for path in _input_paths(yaml_path, helpers):
+            data = path.read_bytes()
+            digest.update(str(path).encode("utf-8") + b"\0" + data + b"\0")
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _run_record(cache: Path, out_dir: Path) -> Path:
+    key = hashlib.sha256(str(out_dir.resolve()).encode("utf-8")).hexdigest()[:16]
+    return cache / f"run-{key}.json"
+
+
+def _known_current(
+    cache: Path, out_dir: Path, digest: str
+) -> tuple[int, list[str]] | None:
+    """The entry count and file names of the last run that wrote `out_dir` from
+    these very inputs, if every file it wrote is still on disk with its bytes."""
+    try:
+        record = json.loads(_run_record(cache, out_dir).read_text(encoding="utf-8"))
+        if record["inputs"] != digest or (out_dir / journal.COMMIT_DIR).exists():
+            return None
+        for name, sha in record["files"].items():
+            if _sha256((out_dir / name).read_bytes()) != sha:
+                return None
+        return int(record["entries"]), sorted(record["files"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _remember(
+    cache: Path, out_dir: Path, digest: str, files: dict[str, str], entries: int
+) -> None:
+    record = {
+        "inputs": digest,
+        "entries": entries,
+        "files": {name: _sha256(text) for name, text in sorted(files.items())},
+    }
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        _run_record(cache, out_dir).write_text(json.dumps(record), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def regenerate(
+    yaml_path: Path,
+    out_dir: Path,
+    *,
+    check: bool,
+    stream: TextIO | None = None,
+    helpers: Path | None = None,
+    cache: bool = True,
+) -> Outcome:
+    """Write `out_dir` from `yaml_path`, or with `check`, print a diff to `stream`
+    (default: sys.stdout at call time) and report status 1 if it is stale. With
+    `cache`, formatted units and the last run's inputs are kept in
+    formatting.cache_dir(), so an unchanged YAML is recognised without loading it
+    and a changed one formats only its changed units."""
+    folder = cache_dir() if cache else None
+    digest = None
+    if folder is not None:
+        digest = inputs_digest(yaml_path, helpers)
+        known = None if digest is None else _known_current(folder, out_dir, digest)
+        if known is not None:
+            return Outcome(0, known[0], unchanged=known[1])
+    infos, rendered = render_entries(yaml_path, helpers=helpers)
+    outcome = Outcome(0, len(infos))
+    if check:
+        if not is_current(rendered, out_dir):
+            files = format_files(rendered, folder, outcome.formatting, out_dir)
+            outcome.status = report_stale(
+                files, out_dir, sys.stdout if stream is None else stream
+            )
+        outcome.unchanged = sorted([*rendered, MANIFEST_FILE])
+        return outcome
+    files = format_files(rendered, folder, outcome.formatting, out_dir)
+    outcome.written = write_atomically(files, out_dir)
+    outcome.unchanged = sorted(set(files) - set(outcome.written))
+    if folder is not None and digest is not None:
+        _remember(folder, out_dir, digest, files, len(infos))
+    return outcome
+
+
 def generate(
     yaml_path: Path,
     out_dir: Path,
@@ -389,14 +561,10 @@ def generate(
     check: bool,
     stream: TextIO | None = None,
     helpers: Path | None = None,
+    cache: bool = True,
 ) -> int:
-    """Write `out_dir` from `yaml_path`, or with `check`, print a diff to `stream`
-    (default: sys.stdout at call time) and return 1 if it is stale."""
-    rendered = render_files(yaml_path, helpers=helpers)
-    if check:
-        if is_current(rendered, out_dir):
-            return 0
-        files = format_files(rendered)
-        return report_stale(files, out_dir, sys.stdout if stream is None else stream)
-    write_atomically(format_files(rendered), out_dir)
-    return 0
+    """regenerate()'s status: 0, or 1 when `check` finds `out_dir` stale."""
+    outcome = regenerate(
+        yaml_path, out_dir, check=check, stream=stream, helpers=helpers, cache=cache
+    )
+    return outcome.status

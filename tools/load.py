@@ -9,6 +9,8 @@ them (`sum` -> SumBackward0, `sum.dim_IntList` -> SumBackward1).
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 import builtins
 import dataclasses
 from collections import Counter
@@ -59,8 +61,10 @@ NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
     | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
-    | {"backends", "numpy_only_reason"}
+    | {"backends", "numpy_only_reason", "view_copy"}
 )
+# The kernel that turns a view entry's forward into its `_copy` twin's.
+VIEW_COPY_KERNEL = "copy_of_view"
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # An argument's sampling intervals, and how a sample check reports a problem.
 Domains = dict[str, tuple[tuple[float, float], ...]]
@@ -236,20 +240,35 @@ def load_derivatives(
                 Location(display, line), "(entry)", "an entry must be a mapping"
             )
         if _reuses_functional(entry):
-            info = _load_inplace(entry, display, infos)
+            loaded = [_load_inplace(entry, display, infos)]
         else:
             info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
-        problem = public_name_problem(info, public, tensor_attributes)
-        if problem is not None:
-            raise GenError(info.loc, str(info.func), problem)
-        key = f"{info.func.name}.{info.func.overload}"
-        if key in seen:
-            message = (
-                f"duplicate op {key.rstrip('.')!r} (first defined at line {seen[key]})"
-            )
-            raise GenError(info.loc, str(info.func), message)
-        seen[key] = info.loc.line
-        infos.append(info)
+            loaded = [info]
+            if _has_view_copy(entry, display, info):
+                twin = _view_copy_entry(entry)
+                loaded.append(
+                    _load_entry(
+                        twin,
+                        display,
+                        formula_helpers,
+                        kernel_helpers,
+                        counter,
+                        op=f"{info.op}_copy",
+                    )
+                )
+        for info in loaded:
+            problem = public_name_problem(info, public, tensor_attributes)
+            if problem is not None:
+                raise GenError(info.loc, str(info.func), problem)
+            key = f"{info.func.name}.{info.func.overload}"
+            if key in seen:
+                message = (
+                    f"duplicate op {key.rstrip('.')!r} "
+                    f"(first defined at line {seen[key]})"
+                )
+                raise GenError(info.loc, str(info.func), message)
+            seen[key] = info.loc.line
+            infos.append(info)
     # A composite calls public names (`view`) or, for an overload or an op
     # without one, its wrapper (`slice_Tensor`, `alias`).
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
@@ -263,6 +282,41 @@ def load_derivatives(
     return _postprocess_forward_derivatives(
         _name_wrappers(tuple(infos)), catalog.backward_helpers
     )
+
+
+def _has_view_copy(entry: YamlMap, display: str, info: DifferentiabilityInfo) -> bool:
+    """Whether a view entry asks for its `_copy` twin (`view_copy: true`)."""
+    value = entry.get("view_copy", False)
+    e = _Entry(entry, display, str(info.func))
+    if not isinstance(value, bool):
+        raise e.error("view_copy", "'view_copy' must be true or false")
+    if value and (info.op is None or "forward" not in entry or not info.is_view):
+        message = "'view_copy' needs a view entry (a `Tensor(a)` output) with formulas"
+        raise e.error("view_copy", message)
+    return value
+
+
+def _view_copy_entry(entry: YamlMap) -> YamlMap:
+    """The `_copy` twin of a view entry, as torchgen derives view_copy ops: the
+    schema without its alias annotations and named `<op>_copy`, a forward that
+    copies the view, the same formulas and samples, a function only and always
+    bound (alias_copy is public although alias is not)."""
+    name, _, rest = entry["name"].partition("(")
+    base, dot, overload = name.partition(".")
+    schema = (
+        f"{base}_copy{dot}{overload}({re.sub(r'Tensor[(][^)]*[)]', 'Tensor', rest)}"
+    )
+    twin = YamlMap(
+        (key, value)
+        for key, value in entry.items()
+        if key not in ("view_copy", "variants", "python_binding")
+    )
+    twin["name"] = schema
+    twin["forward"] = f"{VIEW_COPY_KERNEL}({entry['forward']})"
+    twin["variants"] = "function"
+    twin.line = entry.line
+    twin.lines = dict(entry.lines)
+    return twin
 
 
 def _name_wrappers(
@@ -480,6 +534,18 @@ def _tensor_inputs(func: FunctionSchema) -> dict[str, Argument]:
     return {a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list}
 
 
+def _unknown_key(key: str, name: str, func: FunctionSchema) -> str:
+    """What is wrong with a key that is neither an entry key nor an argument:
+    the entry key it misspells (`smaples`), else the argument or output it does."""
+    close = difflib.get_close_matches(key, sorted(ENTRY_KEYS), n=1, cutoff=0.75)
+    if close:
+        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    names = [a.name for a in func.arguments] + sorted(output_names(func))
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"formula for {name!r}, which is not an argument{hint}"
+
+
 def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
     """Each tensor input that has a formula key, and that key (`self, other`)."""
     args = {a.name for a in func.arguments}
@@ -489,7 +555,7 @@ def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
     for key in (k for k in e.entry if k not in ENTRY_KEYS and k not in forward_keys):
         for name in (n.strip() for n in key.split(",")):
             if name not in args:
-                raise e.error(key, f"formula for {name!r}, which is not an argument")
+                raise e.error(key, _unknown_key(key, name, func))
             if name not in tensor_inputs:
                 raise e.error(key, f"formula for {name!r}, which is not a Tensor")
             if name in covered:
@@ -745,6 +811,7 @@ def _load_entry(
     formula_helpers: frozenset[str],
     kernel_helpers: Mapping[str, str],
     counter: Counter[str],
+    op: str | None = None,
 ) -> DifferentiabilityInfo:
     func = _load_schema(_Entry(entry, display), formula_helpers, kernel_helpers)
     e = _Entry(entry, display, str(func))
@@ -760,8 +827,7 @@ def _load_entry(
         for n in _tensor_inputs(func)
         if composite is None and n not in covered and n != "output"
     )
-    op = None
-    if derivatives:
+    if op is None and derivatives:
         prefix = create_op_prefix(func.name)
         op = f"{prefix}{counter[prefix]}"
         counter[prefix] += 1

@@ -88,10 +88,23 @@ def _unpacks(statement: ast.stmt, sources: frozenset[str]) -> bool:
     )
 
 
+def _statements(function: ast.FunctionDef) -> list[ast.AST]:
+    """Every statement and except handler inside `function`, nested ones too: an
+    assignment is a statement, so the expressions need not be walked."""
+    found: list[ast.AST] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(getattr(node, name, ()))
+    return found
+
+
 def _local_names(function: ast.FunctionDef, sources: frozenset[str]) -> set[str]:
     """The names a function assigns, other than by unpacking `sources`."""
     names: set[str] = set()
-    for statement in ast.walk(function):
+    for statement in _statements(function):
         if isinstance(statement, ast.ExceptHandler) and statement.name:
             names.add(statement.name)
         if isinstance(statement, ast.AnnAssign):
@@ -130,7 +143,8 @@ def template_names(
         if isinstance(node, ast.FunctionDef) and node.name in yaml_made:
             wrapper_locals |= _local_names(node, arguments)
     apply_locals: set[str] = set()
-    for node in ast.walk(nodes):
+    methods = (n for c in nodes.body if isinstance(c, ast.ClassDef) for n in c.body)
+    for node in methods:
         if isinstance(node, ast.FunctionDef) and node.name == "apply":
             apply_locals |= _local_names(node, frozenset())
             apply_locals.update(a.arg for a in node.args.args)

@@ -230,9 +230,10 @@ def grad(
             allow_unused,
             materialize_grads,
         )
-    input_edges = [_input_edge(t) for t in ins]
-    roots = _root_edges(outs)
+    # PyTorch's order of checks: the gradients, the outputs, then the inputs.
     seeds = _make_grads(outs, grads, create_graph)
+    roots = _root_edges(outs)
+    input_edges = [_input_edge(t) for t in ins]
     captured = engine.execute(
         roots,
         seeds,
@@ -245,9 +246,8 @@ def grad(
     for index, (t, g) in enumerate(zip(ins, captured)):
         if g is None:
             if materialize_grads:
-                result.append(
-                    Tensor._make(backend.namespace_of(t._data).zeros_like(t._data))
-                )
+                zeros = Tensor._make(backend.namespace_of(t._data).zeros_like(t._data))
+                result.append(zeros.requires_grad_(create_graph))
                 continue
             if not allow_unused:
                 raise RuntimeError(ERR_UNUSED_INPUT.format(index=index))
@@ -327,4 +327,7 @@ from yamlgrad.runtime.autograd.grad_mode import inference_mode  # noqa: E402
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 __all__ += ["detect_anomaly", "set_detect_anomaly", "graph", "grad_mode"]
-__all__ += ["anomaly_mode", "inference_mode"]
+from yamlgrad.runtime.autograd import variable  # noqa: E402
+from yamlgrad.runtime.autograd.variable import Variable  # noqa: E402
+
+__all__ += ["anomaly_mode", "inference_mode", "variable", "Variable"]

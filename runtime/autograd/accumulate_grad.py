@@ -29,6 +29,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd import anomaly_mode
+from yamlgrad.runtime.errors import ERR_POST_ACCUMULATE_HOOK_RESULT
 from yamlgrad.runtime.autograd.node import (
     INVALID_EDGE,
     UINT64_MAX,
@@ -78,7 +79,8 @@ class AccumulateGrad(Node):
             self._accumulate(variable, new_grad, raw)
         if variable._post_accumulate_hooks:
             for hook in list(variable._post_accumulate_hooks.values()):
-                hook(variable)
+                if hook(variable) is not None:
+                    raise RuntimeError(ERR_POST_ACCUMULATE_HOOK_RESULT)
         return []
 
     @staticmethod
@@ -86,7 +88,7 @@ class AccumulateGrad(Node):
         old = variable._grad
         if raw:
             if old is None:
-                variable._grad = Tensor._make(_owned_or_copy(new_grad))
+                variable._grad = Tensor._make(_owned_or_copy(new_grad, variable._data))
             elif type(old._data) is np.ndarray and old._data.flags.writeable:
                 old._data += new_grad
             else:
@@ -100,7 +102,7 @@ class AccumulateGrad(Node):
             if backend.is_foreign(new_grad._data):  # immutable: a recorded clone
                 variable._grad = new_grad.clone()
                 return
-            copy = Tensor._make(np.empty_like(new_grad._data))
+            copy = Tensor._make(_like(new_grad._data, variable._data))
             variable._grad = copy.copy_(new_grad)
         else:
             variable._grad = old + new_grad
@@ -114,11 +116,11 @@ def _references_of_an_engines_gradient() -> int:
     borrows references on its stack (CPython 3.14) counts fewer, and a constant
     there would take a gradient someone else holds as the leaf's own."""
 
-    def owned_or_copy(new_grad: np.ndarray) -> int:
+    def owned_or_copy(new_grad: np.ndarray, like: np.ndarray) -> int:
         return sys.getrefcount(new_grad)
 
     def accumulate(variable: None, new_grad: np.ndarray, raw: bool) -> int:
-        return owned_or_copy(new_grad)
+        return owned_or_copy(new_grad, _LAYOUT_PROBE)
 
     def apply(grads: list[np.ndarray]) -> int:
         new_grad = grads[0]
@@ -127,28 +129,47 @@ def _references_of_an_engines_gradient() -> int:
     return apply([np.empty(0)])
 
 
+_LAYOUT_PROBE = np.empty(0)  # the leaf's data in the probe: another array
 _ONLY_THE_ENGINES = _references_of_an_engines_gradient()
 
 
-def _owned_or_copy(new_grad: Grad) -> np.ndarray:
+def _owned_or_copy(new_grad: Grad, like: Any) -> np.ndarray:
     """The first gradient of a leaf: the array itself when nothing else can see it
     (PyTorch's AccumulateGrad steals a gradient whose use_count is 1), else a
     copy. Taken only if it owns its memory (not a view of something else's, nor a
-    broadcast), is writeable and C-contiguous, and no reference to it exists but
-    the engine's buffer: a formula's fresh result, such as mm's, is not copied
-    again; a gradient that also flows elsewhere (add's `grad`), a user's seed or
-    a saved value is."""
+    broadcast), is writeable, is laid out as the leaf (`like`) is, and no
+    reference to it exists but the engine's buffer: a formula's fresh result, such
+    as mm's, is not copied again; a gradient that also flows elsewhere (add's
+    `grad`), a user's seed or a saved value is. The copy has the leaf's layout
+    (PyTorch's gradient layout contract): the weight gradient of `x @ W.T`,
+    Fortran-ordered as mm makes it, is stored row-major as W is, so an update
+    `W -= lr * W.grad` walks both arrays in one order."""
     if (
         type(new_grad) is np.ndarray
         and new_grad.base is None
         and new_grad.flags.writeable
-        and new_grad.flags.c_contiguous
+        and new_grad.strides == getattr(like, "strides", None)
         and sys.getrefcount(new_grad) <= _ONLY_THE_ENGINES
     ):
         return new_grad
     if backend.is_foreign(new_grad):  # immutable (Dask's) or never shared here
         return new_grad
-    return np.array(new_grad, copy=True)
+    return _copy_like(new_grad, like)
+
+
+def _copy_like(new_grad: np.ndarray, like: Any) -> np.ndarray:
+    copy = _like(new_grad, like)
+    np.copyto(copy, new_grad)
+    return copy
+
+
+def _like(new_grad: np.ndarray, like: Any) -> np.ndarray:
+    """An empty array for a leaf's gradient: the leaf's layout (its strides'
+    order, made dense), or row-major when the leaf is not a numpy array of the
+    gradient's shape."""
+    if type(like) is np.ndarray and like.shape == new_grad.shape:
+        return np.empty_like(like, dtype=new_grad.dtype)
+    return np.empty(new_grad.shape, dtype=new_grad.dtype)
 
 
 def accumulated_now(
@@ -202,20 +223,19 @@ def accumulate_leaves(batch: list[Any], raw: bool) -> None:
             if type(grad) is _ndarray and leaf._grad is None:
                 # The reference count first: a gradient that flows to several
                 # leaves (most of a scalar graph's) is copied without its flags.
-                # (An array of at most one element is C-contiguous.)
+                # A gradient is kept only in the leaf's layout (_owned_or_copy).
+                like = leaf._data
                 if getrefcount(grad) > _ONLY_THE_BUFFERS:
-                    grad = np.array(grad, copy=True)
+                    grad = _copy_like(grad, like)
                 elif grad.base is not None:
                     if bases is None:
                         bases = _sole_bases(batch) if len(batch) > 2 else _NONE
                     if id(grad.base) not in bases or (
-                        grad.size > 1 and not grad.flags.c_contiguous
+                        grad.size > 1 and grad.strides != like.strides
                     ):
-                        grad = np.array(grad, copy=True)
-                else:
-                    flags = grad.flags
-                    if not (flags.writeable and flags.c_contiguous):
-                        grad = np.array(grad, copy=True)
+                        grad = _copy_like(grad, like)
+                elif not grad.flags.writeable or grad.strides != like.strides:
+                    grad = _copy_like(grad, like)
                 leaf._grad = make(grad)
             else:
                 AccumulateGrad._accumulate(leaf, grad, raw)

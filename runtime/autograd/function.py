@@ -38,6 +38,11 @@ from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
+# How `Function.apply` reaches the function transforms, which live above this
+# core (runtime/func/ installs it): called with (cls, args, kwargs), it returns
+# the result when an argument is batched by a vmap, else NotImplemented.
+transform_hook: list[Callable[..., Any] | None] = [None]
+
 
 class FunctionCtx:
     """What `forward` and `backward` may call on `ctx`."""
@@ -146,8 +151,36 @@ class Function(metaclass=_FunctionMeta):
             "autograd.Function to use it with backward mode AD."
         )
 
+    # `vmap` over this Function: True runs it once per sample (its forward and
+    # backward are then vmapped ops); or override the `vmap` staticmethod.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """Override together with a `forward(*args)` without ctx: it saves what
+        backward needs, from the inputs and the output."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[int | None, ...], *args: Any) -> Any:
+        """`info` (batch_size, randomness), each arg's batch dim or None, the
+        args: returns the batched output and its out_dims."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the "
+            "vmap staticmethod or set generate_vmap_rule=True."
+        )
+
+    @classmethod
+    def _is_setup_context_defined(cls) -> bool:
+        return cls.setup_context is not Function.setup_context
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        hook = transform_hook[0]
+        if hook is not None:
+            result = hook(cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         ctx = cls._backward_cls()
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx._input_tensor_positions = positions
@@ -156,7 +189,11 @@ class Function(metaclass=_FunctionMeta):
         )
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
         with grad_mode.no_grad():
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if cls._is_setup_context_defined():  # forward(*args), then setup_context
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(outputs, tuple)
         results = (outputs,) if single else outputs
         if record:

@@ -42,6 +42,10 @@ def _set_inference(mode: bool) -> None:
         return
     with _inference_lock:
         inference_threads[0] += 1 if mode else -1
+    with _disabled_lock:
+        # Inside inference mode nothing records, whatever grad mode says
+        # (`enable_grad()` in an inference block): see disabled_threads.
+        disabled_threads[0] += 1 if mode else -1
     _state.inference = mode
 
 
@@ -49,10 +53,10 @@ def is_grad_enabled() -> bool:
     return _state.enabled
 
 
-# How many threads have grad mode off now (a thread that ends with it off stays
-# counted, which only costs it the fast path). While none has, grad mode is on
-# in every thread, and compute_requires_grad knows it without the thread-local
-# lookup, which costs more than the rest of its common case.
+# How many threads have grad mode off or inference mode on now (a thread that
+# ends with either stays counted, which only costs it the fast path). While none
+# has, every thread records, and compute_requires_grad knows it without the
+# thread-local lookup, which costs more than the rest of its common case.
 disabled_threads = [0]
 _disabled_lock = threading.Lock()
 
@@ -142,6 +146,12 @@ class set_grad_enabled(_GradModeContext):
         self.mode = bool(mode)
         self._prev = _set(self.mode)
 
+    def __call__(self, fn: F) -> F:
+        """As a decorator the mode applies inside `fn` only: the switch made at
+        construction is undone, as PyTorch's is."""
+        _set(self._prev)
+        return super().__call__(fn)
+
     def __enter__(self) -> None:
         pass
 
@@ -166,8 +176,7 @@ class inference_mode:
 
     def __enter__(self) -> None:
         self._prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _set(False)
+        _set(not self.mode)  # inference_mode(False) turns grad mode back on
         _set_inference(self.mode)
 
     def __exit__(self, *exc: object) -> None:

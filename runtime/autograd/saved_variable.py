@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from yamlgrad.runtime.autograd import anomaly_mode
 from yamlgrad.runtime.errors import (
     ERR_BACKWARD_TWICE,
     ERR_INFERENCE_SAVED,
@@ -175,6 +176,7 @@ class SavedVariable:
             op,
             self._version_counter.value,  # type: ignore[union-attr]
             self._saved_version,
+            anomaly_mode.is_anomaly_enabled(),
         )
 
     def reset_data(self) -> None:

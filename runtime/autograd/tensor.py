@@ -439,6 +439,7 @@ class Tensor:
         return int(self._data.size)
 
     nelement = numel
+    ndimension = dim
 
     def is_floating_point(self) -> bool:
         return backend.dtype_kind(self._data.dtype) == "f"
@@ -521,10 +522,18 @@ class Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
+    def __array_wrap__(
+        self, array: np.ndarray, context: Any = None, return_scalar: bool = False
+    ) -> Tensor:
+        """A numpy ufunc of a tensor is a tensor, as in PyTorch (`np.exp(x)`:
+        computed by numpy on the data, without autograd history)."""
+        return Tensor._make(np.asarray(array))
+
     __hash__ = object.__hash__
     # numpy defers to the Tensor's reflected operators (`array * x` is
-    # `x.__rmul__(array)`) instead of making an object array of Tensors.
-    __array_ufunc__ = None
+    # `x.__rmul__(array)`) instead of making an object array of Tensors, as it
+    # does for PyTorch's tensors, by this priority.
+    __array_priority__ = 1000
 
     def __repr__(self) -> str:
         return format_tensor(self)

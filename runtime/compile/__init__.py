@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -193,8 +194,13 @@ class CompiledFunction:
             raise RuntimeError("yamlgrad.compile: the function has not been called yet")
         return self._last.code.source
 
-    def explain(self) -> str:
-        """Every compiled graph: its guards, its calls, its source."""
+    def explain(self, file: TextIO | None = None) -> None:
+        """Print every compiled graph: its guards, its calls, its source (to
+        `file`, default sys.stdout); explanation() returns the same text."""
+        print(self.explanation(), file=sys.stdout if file is None else file)
+
+    def explanation(self) -> str:
+        """What explain() prints."""
         parts = []
         for key, graphs in self.graphs.items():
             if graphs is _EAGER:
@@ -268,8 +274,10 @@ class CompiledFunction:
         }
         tracing.start(tracer)
         try:
-            with no_grad():
-                result = self.fn(*traced_args, **traced_kwargs)
+            # In the caller's grad mode, recording history as eager mode does, so
+            # that a no_grad() block or a detach inside the function gives values
+            # that do not require grad (Tracer.output reads it off each result).
+            result = self.fn(*traced_args, **traced_kwargs)
             out_spec = tracer.output_spec(result)
         except BaseException:
             tracer.restore()  # a failed trace leaves the externals as they were

@@ -25,6 +25,7 @@ from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.compiler import CompiledCode
 from yamlgrad.runtime.compile.graph import Graph, Value
+from yamlgrad.runtime.autograd import anomaly_mode
 from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
 from yamlgrad.runtime.autograd.accumulate_grad import leaf_edges, resolved_edges
 from yamlgrad.runtime.autograd.node import pruned_tasks
@@ -233,7 +234,13 @@ def _modified(t: Tensor, version: int) -> str:
         dtype.name, f"{dtype.name}Tensor"
     )
     return modified_by_inplace(
-        type_name, t._data.shape, t.output_nr, op, _version(t), version
+        type_name,
+        t._data.shape,
+        t.output_nr,
+        op,
+        _version(t),
+        version,
+        anomaly_mode.is_anomaly_enabled(),
     )
 
 

@@ -107,7 +107,9 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
         from yamlgrad.tools.gen import format_code
 
         source = format_code(source, TEMPLATE)
-    module = dict(namespace.values)
+    # A module of this package to the warnings machinery, so numpy's log(0) in a
+    # compiled graph is silenced as in the eager kernels (silence_numpy_warnings).
+    module = {**namespace.values, "__name__": __name__}
     exec(compile(source, f"<yamlgrad.compile {origin}>", "exec"), module)  # noqa: S102
     return CompiledCode(
         source=source,

@@ -81,8 +81,9 @@ def _renamed(arg: Any, same: dict[Value, Value]) -> Any:
 def _call_key(call: Call) -> tuple[Any, ...] | None:
     """What makes two calls the same computation; None: never merged (in-place
     calls, whose replay differs, and calls with an output the graph does not
-    follow)."""
-    if call.info.inplace or None in call.outputs:
+    follow). A detach step has no entry (`info` is None): two detaches of one
+    value are one value."""
+    if (not call.detach and call.info.inplace) or None in call.outputs:
         return None
     try:
         args = tuple((k, _arg_key(a)) for k, a in call.args.items())

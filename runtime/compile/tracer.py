@@ -1,6 +1,6 @@
 """Tracing: run a function once and record the derivatives.yaml entries it calls.
 
-The function runs eagerly, under no_grad, on copies of its tensor arguments
+The function runs eagerly, in the caller's grad mode, on copies of its tensor arguments
 (`TracerTensor`s, so an in-place op on an argument changes nothing yet). Each
 generated wrapper hands its call to `Tracer.record` (runtime/wrappers/interposition.py),
 which runs it and notes the entry, a graph Value for each tensor argument, the
@@ -41,6 +41,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.backend import dtype_kind
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.compile.graph import (
     CONSTANT,
@@ -118,7 +119,8 @@ def entries() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 class TracerTensor(Tensor):
-    """A Tensor of a function being traced: its `detach()` is recorded. (Reading
+    """A Tensor of a function being traced: its `detach()` and `detach_()` are
+    recorded. (Reading
     any tensor's value into Python raises while the trace runs: the graph would
     depend on this one call's data; see Tensor's `active_tracing`.)"""
 
@@ -129,6 +131,12 @@ class TracerTensor(Tensor):
         if tracing.active and tracing.is_recording():
             tracing._local.recorder.record_detach(self, out)  # type: ignore[union-attr]
         return out
+
+    def detach_(self) -> Tensor:
+        Tensor.detach_(self)
+        if tracing.active and tracing.is_recording():
+            tracing._local.recorder.record_detach_(self)  # type: ignore[union-attr]
+        return self
 
     @property
     def data(self) -> Tensor:
@@ -250,6 +258,13 @@ class Tracer:
         specs = {a.name: self.arg_spec(a, v) for a, v in zip(arguments, args)}
         if info.inplace:
             self.check_inplace(info, args[0], specs["self"])
+            if not _grad_mode.enabled and _requires_grad(specs["self"]):
+                # Eager mode changes the value and keeps the tensor's history:
+                # a value whose gradient is not its own op's, which the graph
+                # has no step for.
+                self.unsupported(
+                    f"{info.func.name} under no_grad on a tensor that requires grad"
+                )
         kwargs = {a.python_name: _rewrapped(a, v) for a, v in zip(arguments, args)}
         was = tracing.pause()
         try:
@@ -286,8 +301,22 @@ class Tracer:
         call.outputs.append(self.output(out, "detach", False))
         self.graph.calls.append(call)
 
+    def record_detach_(self, tensor: Tensor) -> None:
+        """`t.detach_()`: from here on `t` is a detached value. Of an input or
+        external it would change the caller's tensor, which a replay cannot."""
+        value = self.by_id[id(tensor)]
+        if value.kind in (INPUT, EXTERNAL):
+            self.unsupported("detach_ of an input or a tensor from outside")
+        call = Call(None, None, None, {"self": value}, [], {}, user_line(), True)
+        call.outputs.append(self.output(tensor, "detach", False))
+        self.graph.calls.append(call)
+
     def output(self, tensor: Tensor, base: str, needs: bool) -> Value:
+        """The graph value of a recorded call's result. It requires grad when the
+        call's inputs do and the op ran recording history (as eager did: a
+        `no_grad()` block inside the function gives values that do not)."""
         data = tensor._data
+        needs = needs and tensor._requires_grad
         requires_grad = needs and dtype_kind(data.dtype) in "fc"
         value = self.new_value(base, OP, data, requires_grad)
         if type(tensor) is Tensor:

@@ -21,7 +21,7 @@ from yamlgrad.runtime.func.eager_transforms import (
     jacrev,
     vjp,
 )
-from yamlgrad.runtime.func.functional_call import functional_call
+from yamlgrad.runtime.func.functional_call import functional_call, stack_module_state
 from yamlgrad.runtime.func.jvp_transforms import hessian, jacfwd, jvp
 from yamlgrad.runtime.func.vmap import vmap
 
@@ -35,4 +35,5 @@ __all__ = [
     "hessian",
     "vmap",
     "functional_call",
+    "stack_module_state",
 ]

@@ -8,9 +8,11 @@ grad and vmap differentiate and batch a model over its parameters.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_REPARAMETRIZE
 from yamlgrad.runtime.nn.module import Module
 
@@ -119,3 +121,37 @@ def functional_call(
     finally:
         for table, leaf, original in reversed(saved):
             table[leaf] = original
+
+
+def stack_module_state(
+    models: Sequence[Module],
+) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of same-class models, each stacked along a new
+    first dim (new leaves, with no history to the models'), for `vmap` over
+    `functional_call`: an ensemble run as one model."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval "
+            "mode."
+        )
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to be of the same class."
+        )
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers
+
+
+def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
+    requires = [t.requires_grad for t in tensors]
+    if any(requires) and not all(requires):
+        raise RuntimeError(
+            f"Expected {name} from each model to have the same .requires_grad"
+        )
+    result = ops.stack(tensors)
+    return result.detach().requires_grad_() if all(requires) else result

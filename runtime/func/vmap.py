@@ -28,6 +28,7 @@ from yamlgrad.runtime.errors import (
     ERR_VMAP_RANDOMNESS,
     ERR_VMAP_SIZES,
 )
+from yamlgrad.runtime.func import autograd_function  # noqa: F401 - installs its hook
 from yamlgrad.runtime.func import batching_rules
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten

@@ -9,6 +9,8 @@ them; `yg.nn.init` fills parameters as PyTorch's initialisers do.
 from __future__ import annotations
 
 from yamlgrad.runtime.nn import functional, init, utils
+from yamlgrad.runtime.nn import attention  # after functional, which exports it
+from yamlgrad.runtime.nn.attention import MultiheadAttention
 from yamlgrad.runtime.nn.activation import *  # noqa: F403
 from yamlgrad.runtime.nn.activation import __all__ as _activations
 from yamlgrad.runtime.nn.distance import *  # noqa: F403
@@ -29,8 +31,13 @@ from yamlgrad.runtime.nn.resampling import *  # noqa: F403
 from yamlgrad.runtime.nn.resampling import __all__ as _resampling
 from yamlgrad.runtime.nn.sparse import *  # noqa: F403
 from yamlgrad.runtime.nn.sparse import __all__ as _sparse
+from yamlgrad.runtime.nn.transformer import *  # noqa: F403
+from yamlgrad.runtime.nn.transformer import __all__ as _transformer
+from yamlgrad.runtime.nn.rnn import *  # noqa: F403
+from yamlgrad.runtime.nn.rnn import __all__ as _rnn
 
 __all__ = [
+    "attention",
     "functional",
     "init",
     "utils",
@@ -39,6 +46,7 @@ __all__ = [
     "Sequential",
     "ModuleList",
     "ModuleDict",
+    "MultiheadAttention",
     *_layers,
     *_activations,
     *_losses,
@@ -48,4 +56,6 @@ __all__ = [
     *_dropouts,
     *_sparse,
     *_distances,
+    *_transformer,
+    *_rnn,
 ]

@@ -8,7 +8,7 @@ dict (keys `_orig_mod.weight`, ...), `train()` / `eval()`, `to()` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TextIO
 
 from yamlgrad.runtime.nn.module import Module
 
@@ -25,6 +25,14 @@ class OptimizedModule(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.__dict__["_compiled_call_impl"](*args, **kwargs)
+
+    def explain(self, file: TextIO | None = None) -> None:
+        """Print the module's compiled graphs, their guards and their source."""
+        self.__dict__["_compiled_call_impl"].explain(file)
+
+    def explanation(self) -> str:
+        """What explain() prints."""
+        return self.__dict__["_compiled_call_impl"].explanation()
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -22,6 +22,7 @@ from yamlgrad.runtime.nn.ntuple import (
     MAX_POOL1D,
     ntuple,
     pooling,
+    stride_arg,
 )
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
 from yamlgrad.runtime.nn.functional_convolutions import *  # noqa: F403
@@ -94,6 +95,8 @@ __all__ = [
     "soft_margin_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
 ]
 
 pad = VariableType.pad
@@ -308,7 +311,7 @@ def max_pool2d(
     """
     errors = _MAX_POOL2D
     kernel = ntuple(kernel_size, 2, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
+    stride = stride_arg(stride, 2, errors)
     args = (
         kernel,
         stride,
@@ -370,7 +373,7 @@ def avg_pool2d(
     """
     errors = _AVG_POOL2D
     kernel = ntuple(kernel_size, 2, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 2, "stride", errors)
+    stride = stride_arg(stride, 2, errors)
     return VariableType.avg_pool2d(
         input,
         kernel,
@@ -787,3 +790,9 @@ from yamlgrad.runtime.nn.functional_activations import (  # noqa: E402
 )
 
 __all__ += _layers + _activations
+
+# Attention lives in attention.py (also PyTorch's torch.nn.attention).
+from yamlgrad.runtime.nn.attention import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)

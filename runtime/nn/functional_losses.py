@@ -18,6 +18,7 @@ import numpy as np
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.wrappers.variable_type_utils import result_type
 
 
 def _sizes(shape: Any) -> str:
@@ -72,7 +73,12 @@ def _warn_if_sizes_differ(input: Tensor, target: Tensor) -> None:
 
 
 def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    """torch.broadcast_tensors: an operand already of the common shape is kept."""
+    """torch.broadcast_tensors: an operand already of the common shape is kept;
+    both in their promoted dtype (a float32 input and an integer target: float32)."""
+    if a._data.dtype != b._data.dtype:
+        common = result_type(a._data, b._data)
+        a = a if a._data.dtype == common else VariableType._to_copy(a, dtype=common)
+        b = b if b._data.dtype == common else VariableType._to_copy(b, dtype=common)
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     if tuple(a.shape) != shape:
         a = VariableType.expand(a, shape)
@@ -449,10 +455,10 @@ def cross_entropy(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
     if tuple(input.shape) == tuple(target.shape):
-        if not np.issubdtype(target.numpy().dtype, np.floating):
+        if not np.issubdtype(target._data.dtype, np.floating):
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, "
-                f"got {_SCALAR_TYPE_NAMES.get(str(target.numpy().dtype), 'Long')}"
+                f"got {_SCALAR_TYPE_NAMES.get(str(target._data.dtype), 'Long')}"
             )
         if ignore_index >= 0:
             raise RuntimeError(

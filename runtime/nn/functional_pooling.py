@@ -22,7 +22,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.nn import functional as F
-from yamlgrad.runtime.nn.ntuple import fractional, ntuple, pooling
+from yamlgrad.runtime.nn.ntuple import fractional, ntuple, pooling, stride_arg
 
 __all__ = [
     "max_pool3d",
@@ -67,7 +67,7 @@ def max_pool3d(
     size); with `return_indices`, also its flat position in the input volume."""
     errors = _MAX_POOL3D
     kernel = ntuple(kernel_size, 3, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 3, "stride", errors)
+    stride = stride_arg(stride, 3, errors)
     values, indices = VariableType.max_pool3d_with_indices(
         input,
         kernel,
@@ -91,7 +91,7 @@ def avg_pool3d(
     """The mean of each 3-d window (stride defaults to the kernel size)."""
     errors = _AVG_POOL3D
     kernel = ntuple(kernel_size, 3, "kernel_size", errors)
-    stride = () if stride is None else ntuple(stride, 3, "stride", errors)
+    stride = stride_arg(stride, 3, errors)
     return VariableType.avg_pool3d(
         input,
         kernel,

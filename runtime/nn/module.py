@@ -26,8 +26,10 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.backend import dtype_kind
-from yamlgrad.runtime.autograd.grad_mode import no_grad
-from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle, add_hook
+from yamlgrad.runtime.autograd.grad_mode import is_grad_enabled, no_grad
+from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle
+from yamlgrad.runtime.nn.backward_hooks import BackwardHook, attach_non_full_hooks
+from yamlgrad.runtime.nn.module_hooks import ModuleHooks, _add
 from yamlgrad.runtime.nn.parameter import Parameter
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -64,7 +66,7 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([first, *(pad + line for line in rest)])
 
 
-class Module:
+class Module(ModuleHooks):
     """The base class of every layer and model; subclasses define `forward`."""
 
     training: bool
@@ -78,6 +80,13 @@ class Module:
         setattr_("_modules", OrderedDict())
         setattr_("_forward_pre_hooks", HookDict())
         setattr_("_forward_hooks", HookDict())
+        setattr_("_backward_pre_hooks", HookDict())
+        setattr_("_backward_hooks", HookDict())
+        setattr_("_is_full_backward_hook", None)
+        setattr_("_state_dict_pre_hooks", HookDict())
+        setattr_("_state_dict_hooks", HookDict())
+        setattr_("_load_state_dict_pre_hooks", HookDict())
+        setattr_("_load_state_dict_post_hooks", HookDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -93,16 +102,32 @@ class Module:
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """A call: the forward pre-hooks, `forward`, the forward hooks."""
+        """A call: the forward pre-hooks, `forward`, the forward hooks, and the
+        backward hooks' identity nodes around it (runtime/nn/backward_hooks.py)."""
         for hook in tuple(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        full = self._is_full_backward_hook and (
+            self._backward_hooks or self._backward_pre_hooks
+        )
+        if full and is_grad_enabled():
+            bw_hook = BackwardHook(
+                self,
+                list(self._backward_hooks.values()),
+                list(self._backward_pre_hooks.values()),
+            )
+            args = bw_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook in tuple(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if full and is_grad_enabled():
+            output = bw_hook.setup_output_hook(output)
+        elif self._backward_hooks and self._is_full_backward_hook is False:
+            hooks = list(self._backward_hooks.values())
+            attach_non_full_hooks(self, hooks, args, output)
         return output
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
@@ -465,6 +490,8 @@ class Module:
         """Parameters and persistent buffers by dotted name (detached unless
         `keep_vars`)."""
         destination = OrderedDict() if destination is None else destination
+        for hook in tuple(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -478,6 +505,10 @@ class Module:
                     prefix=prefix + name + ".",
                     keep_vars=keep_vars,
                 )
+        for hook in tuple(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
         return destination
 
     def load_state_dict(
@@ -489,10 +520,16 @@ class Module:
             raise TypeError(
                 f"Expected state_dict to be dict-like, got {type(state_dict)}."
             )
-        own = self.state_dict(keep_vars=True)
-        missing = [key for key in own if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own]
-        errors = []
+        own = self._own_state()
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        if any(m._load_state_dict_pre_hooks for m in self.modules()):
+            state_dict = self._run_load_pre_hooks(
+                OrderedDict(state_dict), strict, missing, unexpected, errors
+            )
+        missing += [key for key in own if key not in state_dict]
+        unexpected += [key for key in state_dict if key not in own]
         copies = []
         for key, target in own.items():
             if key not in state_dict:
@@ -507,6 +544,14 @@ class Module:
                 )
                 continue
             copies.append((target, array))
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        for module in self.modules():
+            for hook in tuple(module._load_state_dict_post_hooks.values()):
+                if hook(module, incompatible) is not None:
+                    raise RuntimeError(
+                        "load_state_dict post hooks should return None, but got "
+                        "a value"
+                    )
         if strict:
             if unexpected:
                 keys = ", ".join(f'"{k}"' for k in unexpected)
@@ -526,7 +571,7 @@ class Module:
                     continue
                 target._data[...] = array
                 target.version_counter.bump()
-        return _IncompatibleKeys(missing, unexpected)
+        return incompatible
 
     # -- repr ----------------------------------------------------------------------------
 
@@ -556,16 +601,6 @@ class Module:
 
 def _size(shape: tuple[int, ...]) -> str:
     return f"yamlgrad.Size({list(shape)})"
-
-
-def _add(hooks: HookDict, hook: Callable[..., Any], prepend: bool) -> RemovableHandle:
-    handle = add_hook(hooks, hook)
-    if prepend:
-        items = list(hooks.items())
-        hooks.clear()
-        hooks[items[-1][0]] = items[-1][1]
-        hooks.update(items[:-1])
-    return handle
 
 
 def _check_name(module: Module, name: str, kind: str, table: dict) -> None:

@@ -90,3 +90,11 @@ def ntuple(
         fields = {"name": name, "n": n, "values": list(values), "size": len(values)}
         raise RuntimeError(text.format(**fields))
     return values
+
+
+def stride_arg(stride: Any, n: int, error: str | dict[str, str] | None) -> tuple:
+    """A pooling op's `stride`: None or an empty sequence is omitted (`()`: the
+    kernel size, as PyTorch takes both), anything else `ntuple`'s."""
+    if stride is None or (isinstance(stride, (tuple, list)) and not stride):
+        return ()
+    return ntuple(stride, n, "stride", error)

@@ -8,7 +8,10 @@ special_polynomials (torch.special's orthogonal polynomials), scatters (index_pu
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
 std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,
 unsafe_split, block_diag, nonzero, one_hot), gamma (mvlgamma), householder
-(householder_product, ormqr), and common (private helpers several
+(householder_product, ormqr), attention (the fused CPU attention and
+_safe_softmax), linalg_spectral (svd, eigh), linalg_solves (slogdet, solve),
+linalg_composites (the bodies of torch.linalg's composites: norms, cond,
+multi_dot, ...), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order

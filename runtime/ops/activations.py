@@ -563,7 +563,8 @@ def softplus_backward(grad: Any, self: Any, beta: float, threshold: float) -> An
     # 17 (exp(-17) is below half an ulp of 1); otherwise a mask, when any
     # element is above the threshold (one reduction, no mask in the usual case).
     exact = derivative.dtype == np.float32 and beta > 0 and threshold >= 17
-    linear = None if exact or not np.max(scaled) > threshold else scaled > threshold
+    unmasked = exact or not scaled.size or not np.max(scaled) > threshold
+    linear = None if unmasked else scaled > threshold
     _sigmoid_into(scaled, derivative)
     if linear is not None:
         np.maximum(derivative, linear, out=derivative)  # as 0 <= s <= 1

@@ -90,13 +90,23 @@ def tensordot_via_mm(
     return ops.reshape(ops.mm(a, b), out_shape)
 
 
+def _wrapped(indices: Tensor, size: int) -> Tensor:
+    """Negative indices counted from the end, as take_along_dim counts them
+    (gather itself refuses them)."""
+    data = indices._data
+    if type(data) is not np.ndarray or not (data < 0).any():
+        return indices
+    return Tensor._make(np.where(data < 0, data + size, data))
+
+
 def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) -> Any:
     """PyTorch's take_along_dim: with a dim, self and indices broadcast to each
     other except along it (ExpandBackward0 under GatherBackward0, expanded even
     when nothing changes); without, both flattened."""
     ops = dispatch.ops
     if dim is None:
-        return ops.gather(ops.view(self, [-1]), 0, ops.view(indices, [-1]))
+        flat = _wrapped(ops.view(indices, [-1]), math.prod(self.shape))
+        return ops.gather(ops.view(self, [-1]), 0, flat)
     if self.ndim != indices.ndim:
         raise RuntimeError(
             "torch.take_along_dim(): input and indices should have the same number "
@@ -109,6 +119,7 @@ def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) ->
             f"{scalar_type_name(indices._data.dtype)}"
         )
     d = _dim(dim, self.ndim, "take_along_dim")
+    indices = _wrapped(indices, self.shape[d] if self.ndim else 1)
     sizes = list(self.shape)
     sizes[d] = indices.shape[d]
     index = ops.expand(indices, broadcast_pair(tuple(sizes), tuple(indices.shape)))
@@ -129,8 +140,10 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
     lhs, arrow, rhs = eq.partition("->")
     specs = lhs.split(",")
     if len(specs) != len(tensors):
+        fewer_or_more = "fewer" if len(tensors) < len(specs) else "more"
         raise RuntimeError(
-            "einsum(): more operands were provided than specified in the equation"
+            f"einsum(): {fewer_or_more} operands were provided than specified in the "
+            "equation"
         )
     used = set(eq) - set(".,->")
     spare = [
@@ -154,6 +167,7 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
                 f"not match the number of dimensions ({t.ndim}) for operand"
             )
         full.append(spec)
+    _check_einsum_sizes(full, tensors)
     if arrow:
         out = rhs.replace("...", ell)
     else:
@@ -162,6 +176,22 @@ def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]
             sorted(c for c, n in counts.items() if n == 1 and c not in ell)
         )
     return full, out
+
+
+def _check_einsum_sizes(specs: list[str], tensors: list[Tensor]) -> None:
+    """Every subscript has one size, or 1 where it broadcasts (PyTorch's check)."""
+    seen: dict[str, int] = {}
+    for index, (spec, t) in enumerate(zip(specs, tensors)):
+        for letter, size in zip(spec, t.shape):
+            previous = seen.setdefault(letter, size)
+            if size != previous and 1 not in (size, previous):
+                raise RuntimeError(
+                    f"einsum(): subscript {letter} has size {size} for operand "
+                    f"{index} which does not broadcast with previously seen size "
+                    f"{previous}"
+                )
+            if previous == 1:
+                seen[letter] = size
 
 
 def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:

@@ -114,7 +114,7 @@ def softshrink_kernel(x: Any, lambd: float) -> Any:
 def _outside(x: np.ndarray, lambd: float) -> np.ndarray:
     """Where x is not in [-lambd, lambd], nan included (hardshrink keeps a nan),
     in three passes over bools."""
-    inside = np.greater_equal(x, -lambd)
+    inside = np.asarray(np.greater_equal(x, -lambd))  # an array for a 0-d x too
     inside &= np.less_equal(x, lambd)
     return np.logical_not(inside, out=inside)
 

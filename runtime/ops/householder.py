@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.errors import scalar_type_name
+
 from yamlgrad.runtime.ops.common import _lapack
 from yamlgrad.runtime.ops.linalg_decompositions import (
     _constant,
@@ -43,6 +45,16 @@ def _check_householder(V: Any, tau: Any, op: str) -> None:
     if tau.shape[-1] > V.shape[-1]:
         raise RuntimeError(
             f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tau.dtype != V.dtype:
+        ours, theirs = scalar_type_name(V.dtype), scalar_type_name(tau.dtype)
+        if op == "torch.ormqr":  # PyTorch's text, its missing space included
+            raise RuntimeError(
+                f"{op}: Expected input and tau to have the same dtype, but input "
+                f"has dtype{ours} and tau has dtype {theirs}"
+            )
+        raise RuntimeError(
+            f"{op}: tau dtype {theirs} does not match input dtype {ours}"
         )
 
 
@@ -121,6 +133,9 @@ def householder_product_backward(
     """Through the full product: grad padded with zero columns to m x m."""
     xp = array_namespace(grad, V, tau)
     m, n = V.shape[-2], V.shape[-1]
+    if n == 0:  # no reflectors (an empty input): nothing to differentiate
+        zeros = (V * 0, tau * 0)
+        return tuple(z if keep else None for z, keep in zip(zeros, grad_input_mask))
     pad = xp.concatenate([grad] + [V[..., :, :1] * 0] * (m - n), -1)
     gV, gtau = _householder_grads(pad, V, tau)
     return gV if grad_input_mask[0] else None, gtau if grad_input_mask[1] else None

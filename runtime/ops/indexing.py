@@ -213,8 +213,8 @@ def _as_1d(x: Any) -> Any:
 
 def _index_arg(index: Any, op: str) -> Any:
     index = _as_1d(index)
-    if index.dtype != np.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if index.size and index.dtype not in (np.int32, np.int64):  # as PyTorch checks
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     return index
 
 
@@ -678,7 +678,8 @@ def take_kernel(x: Any, index: Any) -> np.ndarray:
             f"out of range: tried to access index {int(index[bad].flat[0])} on a "
             f"tensor of {size} elements."
         )
-    return np.ascontiguousarray(x.reshape(-1)[index])
+    # a 1-d fancy index makes a new array; a 0-d one would give a numpy scalar
+    return x.reshape(-1)[index.reshape(-1)].reshape(index.shape)
 
 
 def take_backward(grad: Any, sizes: tuple[int, ...], index: Any) -> Any:

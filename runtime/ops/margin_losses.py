@@ -71,9 +71,10 @@ def _margin_shapes(x: Any, target: Any, weight: Any) -> tuple[int, int]:
     weight = None if weight is None else _raw(weight)
     ndim = np.ndim(x)
     shape = np.shape(x)
-    n, c = (1, shape[0]) if ndim <= 1 else shape[:2]
     if ndim == 0:
         n, c = 1, 1
+    else:
+        n, c = (1, shape[0]) if ndim == 1 else shape[:2]
     if not (
         (ndim == 2 and shape[1] != 0) or (ndim == 1 and shape[0] != 0) or ndim == 0
     ):
@@ -126,7 +127,8 @@ def multi_margin_loss_kernel(
         hinge = xp.where(hot, 0.0, hinge)
     loss = xp.astype(xp.sum(hinge, axis=1) / c, x.dtype)
     if reduction == 0:
-        return xp.reshape(loss, np.shape(target) if x.ndim > 1 else ())
+        # PyTorch: one loss per row when the target has a dim, else a 0-d loss
+        return xp.reshape(loss, (n,) if np.ndim(target) > 0 else ())
     return apply_loss_reduction(loss, reduction)
 
 
@@ -165,14 +167,22 @@ def multi_margin_loss_backward(
 # -- multilabel_margin_loss ------------------------------------------------------------
 
 
-def _is_target(xp: Any, target: Any, c: int) -> Any:
-    """True for each class a row lists before its first -1 (a label out of
-    range there is refused, where the values are at hand)."""
+def _target_counts(xp: Any, target: Any, c: int) -> Any:
+    """How often each class is listed in its row before the first -1 (a label out
+    of range there is refused, where the values are at hand). PyTorch's loop
+    runs over the listed labels, so a label listed twice counts twice."""
     before = xp.cumulative_sum(xp.astype(target < 0, xp.int32), axis=1) == 0
     if _checks_values(target) and bool(xp.any(before & (target >= c))):
         labels = backend.to_numpy(target)[backend.to_numpy(before & (target >= c))]
         raise RuntimeError(f"target index out of range, got {labels[0]}")
-    return xp.any((target[:, :, None] == xp.arange(c)) & before[:, :, None], axis=1)
+    listed = (target[:, :, None] == xp.arange(c)) & before[:, :, None]
+    return xp.sum(xp.astype(listed, xp.int64), axis=1)
+
+
+def _hinge_pairs(xp: Any, counts: Any, dtype: Any) -> Any:
+    """The weight of each (listed class j, other class i) pair: j's count."""
+    other = counts == 0
+    return xp.where(other[:, None, :], xp.astype(counts[:, :, None], dtype), 0.0)
 
 
 def _multilabel_rows(x: Any, target: Any) -> tuple[int, int]:
@@ -202,12 +212,12 @@ def multilabel_margin_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
         x, target = np.asarray(x), np.asarray(target)
     n, c = _multilabel_rows(x, target)
     rows = xp.reshape(x, (n, c))
-    listed = _is_target(xp, xp.reshape(target, (n, c)), c)
+    counts = _target_counts(xp, xp.reshape(target, (n, c)), c)
     z = 1 - rows[:, :, None] + rows[:, None, :]
-    pairs = listed[:, :, None] & ~listed[:, None, :]
-    hinges = xp.sum(xp.where(pairs & (z > 0), z, 0.0), axis=(1, 2))
+    pairs = _hinge_pairs(xp, counts, x.dtype)
+    hinges = xp.sum(xp.where(z > 0, z * pairs, 0.0), axis=(1, 2))
     loss = xp.astype(hinges / c, x.dtype)
-    is_target = xp.reshape(xp.astype(listed, x.dtype), np.shape(target))
+    is_target = xp.reshape(xp.astype(counts > 0, x.dtype), np.shape(target))
     if reduction == 0:
         return xp.reshape(loss, _shape_of_rows(x)), is_target
     return apply_loss_reduction(loss, reduction), is_target
@@ -223,12 +233,11 @@ def multilabel_margin_loss_backward(
     """-1/C per violated pair for the listed class j, +1/C for the other class i."""
     x = _raw(self)
     n, c = _multilabel_rows(x, target)
-    raw = _raw_namespace(self)
+    raw = _raw_namespace(self, target)
     rows = raw.reshape(x, (n, c))
-    listed = raw.reshape(_raw(is_target), (n, c)) != 0
+    counts = _target_counts(raw, raw.reshape(_raw(target), (n, c)), c)
     z = 1 - rows[:, :, None] + rows[:, None, :]
-    active = listed[:, :, None] & ~listed[:, None, :] & (z > 0)
-    active = raw.astype(active, x.dtype)
+    active = raw.where(z > 0, _hinge_pairs(raw, counts, x.dtype), 0.0)
     coefficient = (raw.sum(active, axis=1) - raw.sum(active, axis=2)) / c
     xp = array_namespace(grad, self)
     per_row = grad / n if reduction == 1 else grad

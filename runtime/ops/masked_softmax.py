@@ -1,11 +1,10 @@
-"""_masked_softmax and _safe_softmax, the softmaxes of attention, with their
-backward helper.
+"""_masked_softmax, attention's softmax over a boolean mask, with its backward
+helper (_safe_softmax, the other, is in attention.py).
 
 _masked_softmax leaves out the positions its boolean mask marks (True =
 masked): a mask of the input's shape (mask_type None or 2), one (L, L) mask for
 every batch (0), or a (B, L) key-padding mask (1). A row with every position
-masked has no softmax: it is NaN, as PyTorch's CPU kernel gives. _safe_softmax
-is softmax, except that a row of all -inf gives zeros instead of NaN.
+masked has no softmax: it is NaN, as PyTorch's CPU kernel gives.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 
 from yamlgrad.runtime.ops.activations import softmax, softmax_backward_data
 
-KERNELS = ("masked_softmax_kernel", "safe_softmax_kernel")
+KERNELS = ("masked_softmax_kernel",)
 BACKWARD_HELPERS = ("masked_softmax_backward",)
 
 
@@ -72,15 +71,3 @@ def masked_softmax_backward(grad: Any, result: Any, mask: Any, dim: int | None) 
         raise RuntimeError("Mask shape should match grad shape")
     axis = result.ndim - 1 if dim is None else dim
     return softmax_backward_data(grad, result, axis)
-
-
-def safe_softmax_kernel(x: Any, dim: int, dtype: Any) -> np.ndarray:
-    """softmax along `dim`, with zeros for a row of all -inf (ATen's
-    _safe_softmax: a where over the softmax)."""
-    x = np.asarray(x)
-    if dtype is not None:
-        x = x.astype(dtype)
-    with np.errstate(invalid="ignore"):
-        out = softmax(x, dim)
-    empty = np.all(x == -np.inf, axis=dim, keepdims=True)
-    return np.where(empty, np.zeros((), out.dtype), out)

@@ -23,7 +23,7 @@ from yamlgrad.runtime.ops.namespace import (
     take_along_axis,
 )
 from yamlgrad.runtime.errors import scalar_type_name as _st
-from yamlgrad.runtime.errors import warn_at_caller
+from yamlgrad.runtime.errors import ERR_MEAN_DTYPE, warn_at_caller
 from yamlgrad.runtime.ops.common import (
     _abs,
     _any_tensor,
@@ -112,9 +112,11 @@ def mean_reduce(
     """np.mean's computation, called from here: numpy's own function warns
     ("Mean of empty slice", 0/0) from numpy's modules, where the package's
     warning filter cannot tell them from a user's, and PyTorch gives nan
-    without a word. Integers and bools average in float64, float16 sums in
-    float32, as np.mean does. Another backend's array: its namespace's mean
-    (in float64 for an integer or bool array)."""
+    without a word. An integer or bool tensor needs a floating `dtype`, as in
+    PyTorch; float16 sums in float32, as np.mean does. Another backend's
+    array: its namespace's mean."""
+    if dtype is None and backend.dtype_kind(x.dtype) in "biu":
+        raise RuntimeError(ERR_MEAN_DTYPE.format(_st(x.dtype)))
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
         xp = backend.namespace_of(x)
         dtype = backend.dtype_in(xp, dtype)
@@ -124,8 +126,6 @@ def mean_reduce(
         return xp.mean(x, axis=axis, keepdims=keepdims)
     x = np.asarray(x)
     half = dtype is None and x.dtype == np.float16
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = np.float64
     total = np.add.reduce(
         x, axis=axis, dtype=np.float32 if half else dtype, keepdims=keepdims
     )

@@ -33,6 +33,7 @@ from yamlgrad.runtime.ops.writes import padded, placed
 
 KERNELS = (
     "c_order",
+    "copy_of_view",
     "expand_shape",
     "view_kernel",
     "alias_kernel",
@@ -312,6 +313,16 @@ def select_backward_kernel(
     out = np.zeros(sizes, dtype=np.result_type(grad))
     out[_along(dim, index)] = grad
     return out
+
+
+def copy_of_view(view: Any) -> Any:
+    """A view op's result as arrays of their own, row-major (the forward of the
+    `_copy` twins: view_copy, permute_copy, unbind_copy, ...)."""
+    if isinstance(view, (list, tuple)):
+        return [copy_of_view(v) for v in view]
+    if type(view) is np.ndarray:
+        return np.array(view, order="C", copy=True)
+    return backend.copy(view)
 
 
 def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
+from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.common import _dim
 from yamlgrad.runtime.ops.namespace import take_along_axis
 from yamlgrad.runtime.ops.reductions import _foreign_namespace, _no_identity
@@ -36,6 +37,8 @@ KERNELS = (
     "unique_sorted",
     "unique_dim_sorted",
     "unique_consecutive_along",
+    "searchsorted_kernel",
+    "bucketize_kernel",
 )
 BACKWARD_HELPERS: tuple[str, ...] = ()
 COMPOSITE_HELPERS: tuple[str, ...] = ()
@@ -432,3 +435,76 @@ def unique_consecutive_along(
         ),
         counts.astype(np.int64) if return_counts else _EMPTY_INDEX,
     )
+
+
+# -- searchsorted and bucketize ---------------------------------------------------
+
+
+def searchsorted_kernel(
+    sorted_sequence: Any,
+    values: Any,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Any,
+) -> np.ndarray:
+    """Where each value would go in the sorted innermost dim of `sorted_sequence`
+    (the first index whose entry is >= it, or > it with `right`), row by row
+    when the sequence has leading dims, which the values' must match."""
+    seq, vals = np.asarray(sorted_sequence), np.asarray(values)
+    if seq.ndim == 0:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, "
+            "but got 0 dimension"
+        )
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got "
+                "side of left while right was True"
+            )
+        right = side == "right"
+    if seq.ndim > 1 and (vals.ndim != seq.ndim or seq.shape[:-1] != vals.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+            "first N-1 dimensions of boundaries tensor and input value tensor must "
+            f"match, but we got boundaries tensor {list(seq.shape)} and input value "
+            f"tensor {list(vals.shape)}"
+        )
+    if sorter is not None:
+        order = np.asarray(sorter)
+        if order.dtype != np.int64:
+            raise RuntimeError(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got "
+                f"dtype {scalar_type_name(order.dtype)}"
+            )
+        if order.shape != seq.shape:
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same size, "
+                f"but got boundary tensor {list(seq.shape)}and got sorter tensor "
+                f"{list(order.shape)}"
+            )
+        seq = np.take_along_axis(seq, order, axis=-1)
+    where = "right" if right else "left"
+    if seq.ndim == 1:
+        found = np.searchsorted(seq, vals, side=where)
+    else:
+        rows = seq.reshape(-1, seq.shape[-1])
+        columns = vals.reshape(rows.shape[0], -1)
+        found = np.stack(
+            [np.searchsorted(r, c, side=where) for r, c in zip(rows, columns)]
+        ).reshape(vals.shape)
+    return np.asarray(found, dtype=np.int32 if out_int32 else np.int64)
+
+
+def bucketize_kernel(values: Any, boundaries: Any, out_int32: bool, right: bool) -> Any:
+    """searchsorted of the values into 1-D `boundaries`."""
+    if np.ndim(boundaries) != 1:
+        raise RuntimeError(
+            f"boundaries tensor must be 1 dimension, but got dim({np.ndim(boundaries)})"
+        )
+    return searchsorted_kernel(boundaries, values, out_int32, right, None, None)

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["unserializable_hook"]
+from yamlgrad.runtime.autograd.hooks import RemovableHandle
+
+__all__ = ["unserializable_hook", "RemovableHandle"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

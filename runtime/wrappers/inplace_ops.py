@@ -24,6 +24,12 @@ from yamlgrad.runtime.autograd.copy_slices import (
     view_index_map,
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.forward_grad import (
+    any_has_forward_grad,
+    set_fw_grad_inplace,
+    tangent_of,
+)
+from yamlgrad.runtime.wrappers.interposition import tracing
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     check_inplace,
     collect_next_edges,
@@ -81,8 +87,12 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """`self.copy_(src)`: write `src` (broadcast, cast to `self`'s dtype) into
     `self`. Gradients: none for `self`'s old value, all of it for `src`."""
     del non_blocking  # a CPU copy is always synchronous
+    # A write the graph of yg.compile has no step for: the trace says so, rather
+    # than compile the value without it.
+    tracing.unsupported("copy_ (a write into a tensor)")
     _check_writable(self)
     data, src_requires_grad = _source(src, "copy_")
+    forward = any_has_forward_grad(self, src)
     fn = None
     if grad_mode.is_grad_enabled() and (self._requires_grad or src_requires_grad):
         check_inplace(self)
@@ -97,6 +107,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         self.version_counter.bump()
     if fn is not None:
         rebase_history(self, fn)
+    if forward:  # the new tangent is src's (zeros for a number, as PyTorch's)
+        set_fw_grad_inplace(self, tangent_of(src))
     return self
 
 
@@ -109,6 +121,19 @@ def _transferred(data: Any, target: Any) -> Any:
 
 
 def setitem(self: Tensor, key: Any, value: Any) -> None:
+    """`Tensor.__setitem__`, recorded as PyTorch records it (below); under
+    forward AD the tangent of `value` is written into `self`'s the same way."""
+    forward = any_has_forward_grad(self, value)
+    _setitem(self, key, value)
+    if forward:
+        tangent = np.array(tangent_of(self)._data, copy=True)
+        tangent[_numpy_key(key)] = (
+            tangent_of(value)._data if isinstance(value, Tensor) else 0
+        )
+        set_fw_grad_inplace(self, Tensor._make(tangent))
+
+
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """`Tensor.__setitem__`, recorded as PyTorch records it.
 
     The basic items of `key` select a view (`x[0]`, `x[1:, None]`), the tensor,

@@ -476,8 +476,8 @@ def _cast_foreign(array: Any, dtype: np.dtype) -> Any:
 
 
 def compute_requires_grad(*args: Any) -> bool:
-    """Grad mode is on and some tensor argument requires grad."""
-    if grad_disabled_threads[0] and not _grad_mode.enabled:
+    """Grad mode is on, inference mode off, and some tensor argument requires grad."""
+    if grad_disabled_threads[0] and (not _grad_mode.enabled or _grad_mode.inference):
         return False
     for a in args:
         kind = type(a)

@@ -115,3 +115,37 @@ def test_jvp_benchmark_smoke_run_checks_every_jvp() -> None:
     rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
     names = [row[0].strip() for row in rows[2:]]
     assert names[:2] == ["yamlgrad jvp", "yamlgrad backward"]
+
+
+def test_transformer_benchmark_smoke_run_checks_each_step_against_torch() -> None:
+    """benchmarks/transformer.py at tiny sizes: one step of each runner matches
+    torch's (loss and updated parameters) before timing; one row each."""
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "transformer.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    names = [row[0].strip() for row in rows[2:]]
+    assert names == ["torch", "yamlgrad", "yamlgrad compiled"]
+    assert all(row[2].strip().endswith("x") for row in rows[2:])
+
+
+def test_rnn_benchmark_smoke_run_checks_every_program() -> None:
+    """benchmarks/rnn.py at tiny sizes: every program's gradients are checked
+    against torch's before timing, and each prints one row."""
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "rnn.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    names = [row[0].strip() for row in rows[2:]]
+    assert names == [
+        "torch eager",
+        "yamlgrad eager",
+        "yamlgrad eager, composite cell",
+        "yamlgrad compiled",
+    ]

@@ -14,16 +14,12 @@ draw is a fact both runs share: a shape, a dtype, a mean near its expectation).
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.abc
-import importlib.machinery
 import io
 import re
 import runpy
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -36,58 +32,36 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?")
 RTOL, ATOL = 2e-4, 2e-5
 
 
-class _AsTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers `import torch.x.y` with `yamlgrad.x.y`."""
-
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname == "torch" or fullname.startswith("torch."):
-            return importlib.machinery.ModuleSpec(fullname, self)
-        return None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module("yamlgrad" + spec.name[len("torch") :])
-
-    def exec_module(self, module: ModuleType) -> None:
-        pass
-
-
 @contextlib.contextmanager
 def yamlgrad_as_torch() -> Iterator[None]:
-    """While inside, `import torch` imports yamlgrad; torch's modules come back after."""
+    """While inside, `import torch` imports yamlgrad (`yamlgrad.install_as_torch`);
+    torch's own modules, put aside meanwhile, come back after."""
     saved = {
         name: sys.modules.pop(name)
         for name in list(sys.modules)
         if name == "torch" or name.startswith("torch.")
     }
-    specs = {name: getattr(m, "__spec__", None) for name, m in sys.modules.items()}
-    # Loaded modules are registered under torch's names at once, as torch's own
-    # are when `import torch` runs (an import that loads a submodule afresh would
-    # set it as an attribute of its package: `autograd.gradcheck`, the function,
-    # would become the module).
-    for name, module in list(sys.modules.items()):
-        if name == "yamlgrad" or name.startswith("yamlgrad."):
-            sys.modules["torch" + name[len("yamlgrad") :]] = module
-    finder = _AsTorch()
-    sys.meta_path.insert(0, finder)
     try:
-        yield
+        with yamlgrad.install_as_torch():
+            yield
     finally:
-        sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
-            del sys.modules[name]
         sys.modules.update(saved)
-        for name, spec in specs.items():  # the alias loader stamped its own specs
-            module = sys.modules.get(name)
-            if module is not None and spec is not None:
-                module.__spec__ = spec
+
+
+def _torch_as_a_new_process() -> Any:
+    """Real torch as a program run on its own sees it: importing
+    torch.testing._internal (the OpInfo tests, in this process) freezes the
+    global cudnn flags, which a program may set (`cudnn.deterministic = True`)."""
+    import torch
+
+    allow = getattr(torch.backends, "__allow_nonbracketed_mutation", None)
+    return allow() if allow is not None else contextlib.nullcontext()
 
 
 def run(path: Path, as_yamlgrad: bool) -> tuple[str, dict[str, Any]]:
     """What the program printed, and its globals, run with torch or yamlgrad."""
     out = io.StringIO()
-    context = yamlgrad_as_torch() if as_yamlgrad else contextlib.nullcontext()
+    context = yamlgrad_as_torch() if as_yamlgrad else _torch_as_a_new_process()
     with context, contextlib.redirect_stdout(out):
         yamlgrad.manual_seed(0)
         namespace = runpy.run_path(str(path), run_name="__main__")

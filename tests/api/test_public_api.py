@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from yamlgrad.runtime import linalg_functional
 from support import (
     DIFFERENTIABLE,
     call,
@@ -22,7 +23,7 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, factories, sampling, tensor_methods
+from yamlgrad.runtime import devices, factories, sampling, settings, tensor_methods
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -96,6 +97,27 @@ NOT_FROM_YAML = {
         "unique_consecutive: returns only the outputs asked for"
         for name in ("unique", "unique_consecutive")
     },
+    **{
+        name: "Python over the YAML's linalg ops, as torch/functional.py and "
+        "torch/_lowrank.py write it (runtime/linalg_functional.py)"
+        for name in linalg_functional.__all__
+    },
+    **{
+        name: "torch.functional's Python signature (the tensors as arguments, or "
+        "one sequence) over the YAML's composite of the same name"
+        for name in (
+            "atleast_1d",
+            "atleast_2d",
+            "atleast_3d",
+            "broadcast_tensors",
+            "cartesian_prod",
+        )
+    },
+    "gradient": (
+        "torch.gradient's spacing (a number, numbers or coordinate tensors, which "
+        "no one schema spells) over recorded slices, differences and cat"
+    ),
+    "masked": "a namespace: torch.masked's reductions as composites of YAML ops",
     "Tensor": "the tensor type",
     "set_printoptions": "how tensors print",
     "get_default_dtype": "the default floating dtype, not an op",
@@ -129,6 +151,20 @@ NOT_FROM_YAML = {
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",
+    **{name: "a process-wide setting, not an op" for name in settings.__all__},
+    **{name: "a constant" for name in ("inf", "nan", "pi", "e", "newaxis")},
+    **{
+        name: "dtype facts and promotion, not an op"
+        for name in ("finfo", "iinfo", "promote_types", "result_type", "can_cast")
+    },
+    **{
+        name: "mixed precision: without CUDA, a region that computes as before"
+        for name in ("autocast", "is_autocast_enabled", "amp")
+    },
+    "vmap": "torch.func.vmap, also at the top level as in torch",
+    "types": "a module of type aliases",
+    "overrides": "a module: the __torch_function__ protocol's entry points",
+    "install_as_torch": "the import hook: torch and torch.* as yamlgrad's modules",
 }
 
 
@@ -156,9 +192,10 @@ def _non_contiguous(array: np.ndarray) -> np.ndarray:
     return view
 
 
-# `_reshape_alias` takes its strides as an argument: they address the input's
-# memory, so another layout is another tensor (as in PyTorch).
-LAYOUT_BLIND = tuple(i for i in DIFFERENTIABLE if i.func.name != "_reshape_alias")
+# `_reshape_alias` and `as_strided` take strides as an argument: they address the
+# input's memory, so another layout is another tensor (as in PyTorch).
+LAYOUT_BOUND = ("_reshape_alias", "as_strided", "as_strided_copy")
+LAYOUT_BLIND = tuple(i for i in DIFFERENTIABLE if i.func.name not in LAYOUT_BOUND)
 
 
 @pytest.mark.parametrize("info", LAYOUT_BLIND, ids=op_id)

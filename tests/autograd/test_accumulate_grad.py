@@ -13,14 +13,15 @@ from yamlgrad.runtime.autograd import accumulate_grad
 
 
 class _CountingNumpy:
-    """numpy, with a count of the copies AccumulateGrad makes (np.array)."""
+    """numpy, with a count of the copies AccumulateGrad makes (np.copyto into an
+    array laid out as the leaf)."""
 
     def __init__(self) -> None:
         self.copies = 0
 
-    def array(self, *args: Any, **kwargs: Any) -> Any:
+    def copyto(self, *args: Any, **kwargs: Any) -> Any:
         self.copies += 1
-        return np.array(*args, **kwargs)
+        return np.copyto(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(np, name)
@@ -137,3 +138,52 @@ def test_a_fresh_gradient_in_a_buffer_takes_the_next_one_in_place(
     ((e * e) * 1.0).sum().backward()
     assert sums == [True]
     np.testing.assert_array_equal(d.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+# -- The gradient layout contract ------------------------------------------------------
+
+
+def _element_strides(array: np.ndarray) -> tuple[int, ...]:
+    return tuple(s // array.itemsize for s in array.strides)
+
+
+LAYOUT_CASES = {
+    "linear": (lambda lib: lib.nn.Linear(12, 5), (7, 12)),
+    "conv2d": (lambda lib: lib.nn.Conv2d(3, 4, 3), (2, 3, 6, 6)),
+    "embedding": (lambda lib: lib.nn.Embedding(10, 4), None),
+    "batch_norm": (lambda lib: lib.nn.BatchNorm2d(3), (2, 3, 4, 4)),
+}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("name", sorted(LAYOUT_CASES))
+def test_a_parameters_grad_has_the_parameters_layout_as_in_torch(
+    name: str, compiled: bool
+) -> None:
+    """PyTorch's AccumulateGrad stores a dense parameter's gradient with the
+    parameter's strides: Linear's weight gradient (mm's result of x.T @ g, column-
+    major) is row-major in .grad, as the weight is."""
+    torch = pytest.importorskip("torch")
+    make, shape = LAYOUT_CASES[name]
+    ours, theirs = make(yg), make(torch)
+    if shape is None:
+        x, t = yg.tensor([1, 2, 2, 7]), torch.tensor([1, 2, 2, 7])
+    else:
+        data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        x, t = yg.tensor(data), torch.tensor(data)
+    run = yg.compile(lambda v: ours(v).sum()) if compiled else lambda v: ours(v).sum()
+    run(x).backward()
+    theirs(t).sum().backward()
+    for (key, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        assert _element_strides(p.grad._data) == q.grad.stride(), key
+
+
+def test_a_transposed_leafs_grad_is_laid_out_as_the_leaf() -> None:
+    torch = pytest.importorskip("torch")
+    data = np.arange(12.0).reshape(4, 3)
+    w = yg.tensor(data).t().requires_grad_()
+    v = torch.tensor(data).t().requires_grad_()
+    (w * 2).sum().backward()
+    (v * 2).sum().backward()
+    assert _element_strides(w.grad._data) == v.grad.stride() == (1, 3)
+    np.testing.assert_array_equal(w.grad._data, v.grad.numpy())

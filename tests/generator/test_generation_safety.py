@@ -190,9 +190,9 @@ def black_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = gen.format_code
 
-    def counting(text: str, name: str) -> str:
+    def counting(text: str, name: str, cache: object = None) -> str:
         calls.append(name)
-        return real(text, name)
+        return real(text, name, cache)
 
     monkeypatch.setattr(gen, "format_code", counting)
     return calls

@@ -190,12 +190,125 @@ def test_forward_and_backward_match_torch_on_opinfo_samples(
     assert checked, f"no sample of {name} was compared"
 
 
+def _swapped(value: Any, table: dict[int, Any]) -> Any:
+    """value with every tensor whose id is in `table` replaced, through lists,
+    tuples and dicts."""
+    if id(value) in table:
+        return table[id(value)]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_swapped(v, table) for v in value)
+    if isinstance(value, dict):
+        return {k: _swapped(v, table) for k, v in value.items()}
+    return value
+
+
+def _check_forward_ad(
+    name: str,
+    op: Any,
+    sample: Any,
+    args: Any,
+    kwargs: Any,
+    ours: Any,
+    theirs: Any,
+    tangents: list[np.ndarray],
+    where: str,
+) -> None:
+    import torch.autograd.forward_ad as fwad
+
+    with fwad.dual_level():
+        duals = {
+            id(t): fwad.make_dual(t.detach(), torch.tensor(v))
+            for t, v in zip(theirs, tangents)
+        }
+        ref = _first(
+            op.op(
+                _swapped(sample.input, duals),
+                *_swapped(sample.args, duals),
+                **_swapped(sample.kwargs, duals),
+            )
+        )
+        want = fwad.unpack_dual(ref).tangent
+    forward_ad = yg.autograd.forward_ad
+    with forward_ad.dual_level():
+        swap = {
+            id(leaf): forward_ad.make_dual(leaf.detach(), yg.tensor(v))
+            for leaf, v in zip(ours, tangents)
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = _first(OPS[name](*_swapped(args, swap), **_swapped(kwargs, swap)))
+        got = forward_ad.unpack_dual(out).tangent
+    if want is not None:
+        assert got is not None, where
+        _close(got.numpy(), want, 1e-7, 1e-9, f"{where}: tangent")
+
+
+def _check_forward_ad_refused(name: str, args: Any, kwargs: Any, ours: Any) -> None:
+    forward_ad = yg.autograd.forward_ad
+    with forward_ad.dual_level():
+        dual_args = [
+            (
+                forward_ad.make_dual(a.detach(), yg.ones_like(a))
+                if any(a is leaf for leaf in ours)
+                else a
+            )
+            for a in args
+        ]
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD"):
+            OPS[name](*dual_args, **kwargs)
+
+
+def _check_double_backward(
+    name: str,
+    op: Any,
+    sample: Any,
+    args: Any,
+    kwargs: Any,
+    ours: Any,
+    theirs: Any,
+    tangents: list[np.ndarray],
+    rng: np.random.Generator,
+    where: str,
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = _first(op.op(sample.input, *sample.args, **sample.kwargs))
+        out = _first(OPS[name](*args, **kwargs))
+    if not ref.requires_grad:
+        return
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    first_ref = torch.autograd.grad(
+        ref, theirs, torch.tensor(cotangent), create_graph=True, allow_unused=True
+    )
+    first = yg.autograd.grad(
+        out, ours, yg.tensor(cotangent), create_graph=True, allow_unused=True
+    )
+    pairs = [
+        (f, r, v)
+        for f, r, v in zip(first, first_ref, tangents)
+        if r is not None and r.requires_grad
+    ]
+    if not pairs:
+        return
+    total_ref = sum((r * torch.tensor(v)).sum() for _, r, v in pairs)
+    second_ref = torch.autograd.grad(total_ref, theirs, allow_unused=True)
+    live = [(f, v) for f, _, v in pairs if f is not None and f.requires_grad]
+    if live:  # a gradient of a linear op is constant: its derivative is zero
+        total = sum((f * yg.tensor(v)).sum() for f, v in live)
+        second = yg.autograd.grad(total, ours, allow_unused=True)
+    else:
+        second = [None] * len(ours)
+    for g, w in zip(second, second_ref):
+        if w is None:
+            continue
+        got = np.zeros(tuple(w.shape)) if g is None else g.numpy()
+        _close(got, w, 1e-6, 1e-8, f"{where}: double backward")
+
+
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_forward_ad_and_double_backward_match_torch(
     op_db: dict[str, Any], name: str
 ) -> None:
-    import torch.autograd.forward_ad as fwad
-
     if name not in op_db:
         pytest.skip(f"torch 2.13's op_db has no {name}")
     op = op_db[name]
@@ -206,98 +319,15 @@ def test_forward_ad_and_double_backward_match_torch(
         where = f"{name} {sample}"
         tangents = [rng.standard_normal(tuple(t.shape)) for t in theirs]
         if op.supports_forward_ad and name not in NO_FORWARD_AD:
-            with fwad.dual_level():
-                duals = {
-                    id(t): fwad.make_dual(t.detach(), torch.tensor(v))
-                    for t, v in zip(theirs, tangents)
-                }
-
-                def dual(value: Any) -> Any:
-                    if isinstance(value, torch.Tensor) and id(value) in duals:
-                        return duals[id(value)]
-                    if isinstance(value, (list, tuple)):
-                        return type(value)(dual(v) for v in value)
-                    if isinstance(value, dict):
-                        return {k: dual(v) for k, v in value.items()}
-                    return value
-
-                ref = _first(
-                    op.op(dual(sample.input), *dual(sample.args), **dual(sample.kwargs))
-                )
-                want = fwad.unpack_dual(ref).tangent
-            with yg.autograd.forward_ad.dual_level():
-                swap = {
-                    id(leaf): yg.autograd.forward_ad.make_dual(
-                        leaf.detach(), yg.tensor(v)
-                    )
-                    for leaf, v in zip(ours, tangents)
-                }
-
-                def ydual(value: Any) -> Any:
-                    if isinstance(value, yg.Tensor) and id(value) in swap:
-                        return swap[id(value)]
-                    if isinstance(value, (list, tuple)):
-                        return type(value)(ydual(v) for v in value)
-                    if isinstance(value, dict):
-                        return {k: ydual(v) for k, v in value.items()}
-                    return value
-
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    out = _first(OPS[name](*ydual(args), **ydual(kwargs)))
-                got = yg.autograd.forward_ad.unpack_dual(out).tangent
-            if want is not None:
-                assert got is not None, where
-                _close(got.numpy(), want, 1e-7, 1e-9, f"{where}: tangent")
+            _check_forward_ad(
+                name, op, sample, args, kwargs, ours, theirs, tangents, where
+            )
         elif name in NO_FORWARD_AD:
-            with yg.autograd.forward_ad.dual_level():
-                dual_args = [
-                    (
-                        yg.autograd.forward_ad.make_dual(a.detach(), yg.ones_like(a))
-                        if any(a is leaf for leaf in ours)
-                        else a
-                    )
-                    for a in args
-                ]
-                with pytest.raises(
-                    NotImplementedError, match="Trying to use forward AD"
-                ):
-                    OPS[name](*dual_args, **kwargs)
-        if not op.supports_gradgrad:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ref = _first(op.op(sample.input, *sample.args, **sample.kwargs))
-            out = _first(OPS[name](*args, **kwargs))
-        if not ref.requires_grad:
-            continue
-        cotangent = rng.standard_normal(tuple(ref.shape))
-        first_ref = torch.autograd.grad(
-            ref, theirs, torch.tensor(cotangent), create_graph=True, allow_unused=True
-        )
-        first = yg.autograd.grad(
-            out, ours, yg.tensor(cotangent), create_graph=True, allow_unused=True
-        )
-        pairs = [
-            (f, r, v)
-            for f, r, v in zip(first, first_ref, tangents)
-            if r is not None and r.requires_grad
-        ]
-        if not pairs:
-            continue
-        total_ref = sum((r * torch.tensor(v)).sum() for _, r, v in pairs)
-        second_ref = torch.autograd.grad(total_ref, theirs, allow_unused=True)
-        live = [(f, v) for f, _, v in pairs if f is not None and f.requires_grad]
-        if live:  # a gradient of a linear op is constant: its derivative is zero
-            total = sum((f * yg.tensor(v)).sum() for f, v in live)
-            second = yg.autograd.grad(total, ours, allow_unused=True)
-        else:
-            second = [None] * len(ours)
-        for g, w in zip(second, second_ref):
-            if w is None:
-                continue
-            got = np.zeros(tuple(w.shape)) if g is None else g.numpy()
-            _close(got, w, 1e-6, 1e-8, f"{where}: double backward")
+            _check_forward_ad_refused(name, args, kwargs, ours)
+        if op.supports_gradgrad:
+            _check_double_backward(
+                name, op, sample, args, kwargs, ours, theirs, tangents, rng, where
+            )
 
 
 # -- random ops: distributions and the masks' gradients ------------------------------

@@ -179,6 +179,7 @@ DIFFERENT_TYPE = {
     ("einsum", "too many positional"),
     ("einsum", "missing arguments"),
     ("einsum", "str for the first"),
+    ("einsum", "str for the second"),
     ("norm", "str for the second"),
     ("norm", "str for the first"),
 }

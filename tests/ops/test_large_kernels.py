@@ -75,8 +75,8 @@ def _elementwise(info: DifferentiabilityInfo) -> bool:
 
 
 def _matrix(info: DifferentiabilityInfo) -> bool:
-    """A function of whole matrices (a kernel of runtime/ops/linalg_decompositions.py or lu_decomposition.py,
-    or a composite of such an op): a large one is as ill-conditioned as it is large."""
+    """A function of whole matrices (a kernel of the linalg families, or a
+    composite over such an op): a large one is as ill-conditioned as it is large."""
     return bool(ast_names(info.composite or info.forward) & MATRIX_FUNCTIONS)
 
 
@@ -88,15 +88,30 @@ def ast_names(expression: str) -> set[str]:
     return names | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
 
 
-DECOMPOSITIONS = "linalg_decompositions"
+DECOMPOSITIONS = {
+    "linalg_decompositions",
+    "lu_decomposition",
+    "linalg_spectral",
+    "linalg_solves",
+    "linalg_composites",
+}
 MATRIX_KERNELS = {
     name
     for name, module in runtime_catalog().kernels.items()
-    if module == DECOMPOSITIONS
+    if module in DECOMPOSITIONS or name.startswith(("linalg_", "_linalg_"))
 }
-MATRIX_FUNCTIONS = MATRIX_KERNELS | {
-    i.func.name for i in INFOS if ast_names(i.forward or "0") & MATRIX_KERNELS
-}
+# The entries whose kernel is one, then the composites over those, and so on.
+# (a composite calls a family's helpers through the module: its name counts)
+MATRIX_FUNCTIONS = set(MATRIX_KERNELS) | DECOMPOSITIONS
+while True:
+    more = {
+        i.func.name
+        for i in INFOS
+        if ast_names(i.forward or i.composite or "0") & MATRIX_FUNCTIONS
+    } - MATRIX_FUNCTIONS
+    if not more:
+        break
+    MATRIX_FUNCTIONS |= more
 
 CASES = [
     pytest.param(info, _scaled(sample), id=op_id(info))

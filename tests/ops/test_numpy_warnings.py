@@ -4,8 +4,11 @@ PyTorch, while a user's own numpy code still warns."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -139,3 +142,57 @@ def test_degenerate_reductions_stay_silent_and_match_torch(name: str) -> None:
             value, grad = run(torch)
         np.testing.assert_array_equal(results[0][0], value)
         np.testing.assert_array_equal(results[0][1], grad)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_runtime_warning_leaks_from_a_compiled_graph(name: str) -> None:
+    """The same programs under yg.compile: the graph's generated code is a module
+    of yamlgrad's to the warnings filters, forward and backward."""
+    program = PROGRAMS[name]
+    compiled = yg.compile(lambda x: program(yg, x).sum())
+
+    def run() -> None:
+        x = yg.tensor(VALUES, dtype=yg.float64, requires_grad=True)
+        compiled(x).backward()
+
+    leaked = _recorded(run)
+    assert leaked == [], [(str(w.message), w.filename, w.lineno) for w in leaked]
+
+
+USER_TESTS = """
+import numpy as np
+import pytest
+import yamlgrad as yg
+
+
+def test_eager():
+    x = yg.tensor([0.0, -1.0, 2.0], requires_grad=True)
+    (yg.log(x) / x).sum().backward()
+
+
+def test_compiled():
+    f = yg.compile(lambda x: (yg.sqrt(x) / (x * 0)).sum())
+    f(yg.tensor([0.0, -1.0, 2.0], requires_grad=True)).backward()
+
+
+def test_the_users_own_numpy_still_warns():
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        np.log(np.zeros(1))
+"""
+
+
+def test_a_users_pytest_run_with_warnings_as_errors_sees_none_of_yamlgrads(
+    tmp_path: Path,
+) -> None:
+    """yamlgrad imported at collection (when pytest's own filters are in place, and
+    put back after) and `-W error`: the plugin keeps yamlgrad's filters in front."""
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-W", "error", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "3 passed" in run.stdout and "warning" not in run.stdout

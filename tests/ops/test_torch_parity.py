@@ -24,6 +24,7 @@ import yamlgrad as yg
 from support import (
     DIFFERENTIABLE,
     INFOS,
+    align_gauge,
     as_outputs,
     build_args,
     call_torch,
@@ -80,6 +81,7 @@ KNOWN_NAME_DIFFERENCES: dict[str, tuple[str, str]] = {}
 # aten::hardsigmoid_backward is not implemented"): their double backward is checked
 # against finite differences (tests/ops/test_gradients.py) and PyTorch's refusal pinned.
 NO_DOUBLE_BACKWARD_IN_TORCH = (
+    "_scaled_dot_product_flash_attention_for_cpu",
     "hardsigmoid",
     "hardsigmoid_",
     "multi_margin_loss",
@@ -88,8 +90,25 @@ NO_DOUBLE_BACKWARD_IN_TORCH = (
     "_cdist_forward",
     "_masked_softmax",
 )
+# Ops whose backward PyTorch 2.13 cannot run: its composite changes in place a
+# value its own backward saved ("modified by an inplace operation"): cond's
+# masked_fill_ of the inverse (ords other than +-2 and 'nuc'), vander's cumprod
+# into its input. yamlgrad's records the same nodes out of place; their
+# gradients are checked against finite differences (tests/ops/test_gradients.py),
+# and PyTorch's failure is pinned here.
+TORCH_BACKWARD_FAILS = ("linalg_cond", "vander")
+
+# Gradients PyTorch gets wrong, by op and input: they fail PyTorch's own gradcheck
+# (its OpInfo skips test_fn_grad) and are checked against finite differences in
+# tests/ops/test_gradients.py instead. as_strided_scatter's `self` gradient keeps
+# the positions src overwrites and zeroes the others.
+TORCH_GRADIENT_WRONG = {"as_strided_scatter": ("self",)}
+
 TWICE_DIFFERENTIABLE = tuple(
-    i for i in DIFFERENTIABLE if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
+    i
+    for i in DIFFERENTIABLE
+    if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
+    and i.func.name not in TORCH_GRADIENT_WRONG
 )
 
 # A random op whose gradient depends on its draw (rrelu_with_noise's slopes): torch
@@ -196,7 +215,7 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
     for torch, sample, rng, case in _samples(info, seed=0):
         where = str(sample.loc)
         out = call_yamlgrad(info, case.ours)
-        ref = call_torch(torch, info, case.theirs)
+        ref = align_gauge(info, out, call_torch(torch, info, case.theirs))
         assert len(as_outputs(out)) == len(as_outputs(ref)), where
         for o, r in zip(as_outputs(out), as_outputs(ref)):
             assert_same_outputs(info, o, r, where)
@@ -204,10 +223,20 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         outs, refs = float_outputs(out, info), float_outputs(ref, info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
         yg.autograd.backward(outs, [yg.tensor(c) for c in cotangents])
-        torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
+        if info.func.name in TORCH_BACKWARD_FAILS:
+            try:
+                torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
+            except RuntimeError as error:
+                assert "modified by an inplace operation" in str(error), where
+                assert all(x.grad is not None for x in case.leaves()[0]), where
+                continue
+        else:
+            torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
         for name, x, t in zip(case.names, *case.leaves()):
             assert x.grad is not None and t.grad is not None, f"{where}: {name}"
             assert x.grad.shape == x.shape, f"{where}: {name}"
+            if name in TORCH_GRADIENT_WRONG.get(info.func.name, ()):
+                continue
             assert_same_values(
                 x.grad, t.grad, f"{where}: grad of {name}", rtol_of(info)
             )
@@ -235,10 +264,12 @@ def test_every_public_route_reaches_the_same_overload(
 ) -> None:
     """yg.<name>, Tensor.<name> and yg.ops.<name>.<overload> all record one node."""
     for torch, sample, _, case in _samples(info, seed=0):
-        ref = float_outputs(call_torch(torch, info, case.theirs), info)[0]
-        want = type(ref.grad_fn).__name__
+        theirs = call_torch(torch, info, case.theirs)
+        want = type(float_outputs(theirs, info)[0].grad_fn).__name__
         for route in yamlgrad_routes(info):
-            out = float_outputs(call_yamlgrad(info, case.ours, route), info)[0]
+            ours = call_yamlgrad(info, case.ours, route)
+            out = float_outputs(ours, info)[0]
+            ref = float_outputs(align_gauge(info, ours, theirs), info)[0]
             assert_same_outputs(info, out, ref, f"{sample.loc}: {route}")
             if info.op is not None:
                 assert out.grad_fn.name() == info.op, f"{sample.loc}: {route}"
@@ -254,8 +285,11 @@ def test_double_backward_matches_torch(info: DifferentiabilityInfo) -> None:
     skip_if_draw_dependent(info)
     for torch, sample, rng, case in _samples(info, seed=1):
         where = str(sample.loc)
-        outs = float_outputs(call_yamlgrad(info, case.ours), info)
-        refs = float_outputs(call_torch(torch, info, case.theirs), info)
+        ours = call_yamlgrad(info, case.ours)
+        outs = float_outputs(ours, info)
+        refs = float_outputs(
+            align_gauge(info, ours, call_torch(torch, info, case.theirs)), info
+        )
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
         xs, ts = case.leaves()
         directions = [rng.standard_normal(tuple(t.shape)) for t in ts]

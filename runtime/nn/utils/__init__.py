@@ -1,6 +1,8 @@
-"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils.
+"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils,
+and the `rnn` submodule (packed sequences).
 
-All of it runs under no_grad, on the `.grad` of the parameters given, in place.
+Clipping and flattening run under no_grad, on the `.grad` of the parameters
+given, in place.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import numpy as np
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.nn.utils import rnn
 
 __all__ = [
+    "rnn",
     "clip_grad_norm_",
     "clip_grad_value_",
     "parameters_to_vector",
@@ -122,3 +126,22 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
             n = p.numel()
             p.copy_(vec[offset : offset + n].view_as(p))
             offset += n
+
+
+def _ntuple(n: int, name: str = "parse") -> Any:
+    """torch.nn.modules.utils' argument expanders: `_pair(3)` is (3, 3), an
+    iterable is kept as a tuple."""
+
+    def parse(x: Any) -> tuple[Any, ...]:
+        if isinstance(x, Iterable):
+            return tuple(x)
+        return (x,) * n
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
