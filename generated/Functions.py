@@ -636,8 +636,10 @@ __all__ = [
     "MultilabelMarginLossBackward0",
     "SoftMarginLossBackward0",
     "PdistBackward0",
+    "PdistBackwardBackward0",
     "EuclideanDistBackward0",
     "CdistBackward0",
+    "CdistBackwardBackward0",
     "ScaledDotProductFlashAttentionForCpuBackward0",
 ]
 
@@ -12767,6 +12769,35 @@ class PdistBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class PdistBackwardBackward0(Node):
+    """Backward of `_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor`.
+
+    grad_output, self, pdist: not_implemented('_pdist_backward')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("_pdist_backward")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+
 class EuclideanDistBackward0(Node):
     """Backward of `_euclidean_dist(Tensor x1, Tensor x2) -> Tensor`.
 
@@ -12828,7 +12859,7 @@ class CdistBackward0(Node):
     """Backward of `_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`.
 
     x1: cdist_backward(grad, x1, x2, p, result)
-    x2: cdist_backward(grad, x2, x1, p, result, True)
+    x2: cdist_backward(transpose(grad, -1, -2), x2, x1, p, transpose(result, -1, -2))
     """
 
     __slots__ = (
@@ -12857,7 +12888,9 @@ class CdistBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = cdist_backward(grad, x1, x2, p, result)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = cdist_backward(grad, x2, x1, p, result, True)
+            grad_inputs[1] = cdist_backward(
+                transpose(grad, -1, -2), x2, x1, p, transpose(result, -1, -2)
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -12876,6 +12909,38 @@ class CdistBackward0(Node):
     @property
     def _saved_x2(self) -> Any:
         return self._raw_saved_x2.unpack_wrapped(self)
+
+
+class CdistBackwardBackward0(Node):
+    """Backward of `_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor`.
+
+    grad_output, x1, x2, cdist: not_implemented('_cdist_backward')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 4
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("_cdist_backward")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+        return grad_inputs
 
 
 class ScaledDotProductFlashAttentionForCpuBackward0(Node):

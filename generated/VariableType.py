@@ -494,8 +494,10 @@ from .Functions import (
     MultilabelMarginLossBackward0,
     SoftMarginLossBackward0,
     PdistBackward0,
+    PdistBackwardBackward0,
     EuclideanDistBackward0,
     CdistBackward0,
+    CdistBackwardBackward0,
     ScaledDotProductFlashAttentionForCpuBackward0,
 )
 
@@ -22072,13 +22074,47 @@ def _pdist_forward(input: Any, p: Any = 2) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
-            self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _pdist_forward, {"input": self, "p": p}, {"input": self_t}
-            )
+            result_t = no_forward_derivative("_pdist_forward")
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _pdist_backward(grad_output: Any, input: Any, p: Any, pdist: Any) -> Tensor:
+    """`_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(grad_output, self, pdist):
+        return interpose(
+            "_pdist_backward", "", _pdist_backward, grad_output, self, p, pdist
+        )
+    grad_output_ = tensor_arg(grad_output, "_pdist_backward", "grad_output", 1)
+    self_ = tensor_arg(self, "_pdist_backward", "input", 2)
+    p = float_arg(p, "_pdist_backward", "p", 3)
+    pdist_ = tensor_arg(pdist, "_pdist_backward", "pdist", 4)
+    grad_fn = None
+    if compute_requires_grad(grad_output, self, pdist):
+        grad_fn = PdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, pdist))
+    try:
+        result = Tensor._make(
+            distances.pdist_backward_kernel(grad_output_, self_, p, pdist_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_pdist_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            self=self_,
+            p=p,
+            pdist=pdist_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, self, pdist):
+        with formula_mode():
+            result_t = no_forward_derivative("_pdist_backward")
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -22157,16 +22193,48 @@ def _cdist_forward(x1: Any, x2: Any, p: Any, compute_mode: Any) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(x1, x2):
         with formula_mode():
-            x1_t = tangent_of(x1)
-            x2_t = tangent_of(x2)
-            result_t = derived_jvp(
-                _cdist_forward,
-                {"x1": x1, "x2": x2, "p": p, "compute_mode": compute_mode},
-                {"x1": x1_t, "x2": x2_t},
-            )
+            result_t = no_forward_derivative("_cdist_forward")
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _cdist_backward(grad_output: Any, x1: Any, x2: Any, p: Any, cdist: Any) -> Tensor:
+    """`_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor`"""
+    if interposition.active and interposed(grad_output, x1, x2, cdist):
+        return interpose(
+            "_cdist_backward", "", _cdist_backward, grad_output, x1, x2, p, cdist
+        )
+    grad_output_ = tensor_arg(grad_output, "_cdist_backward", "grad_output", 1)
+    x1_ = tensor_arg(x1, "_cdist_backward", "x1", 2)
+    x2_ = tensor_arg(x2, "_cdist_backward", "x2", 3)
+    p = float_arg(p, "_cdist_backward", "p", 4)
+    cdist_ = tensor_arg(cdist, "_cdist_backward", "cdist", 5)
+    grad_fn = None
+    if compute_requires_grad(grad_output, x1, x2, cdist):
+        grad_fn = CdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, x1, x2, cdist))
+    try:
+        result = Tensor._make(
+            distances.cdist_backward_kernel(grad_output_, x1_, x2_, p, cdist_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_cdist_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            x1=x1_,
+            x2=x2_,
+            p=p,
+            cdist=cdist_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, x1, x2, cdist):
+        with formula_mode():
+            result_t = no_forward_derivative("_cdist_backward")
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -28514,6 +28582,12 @@ OVERLOADS = {
             _pdist_forward, "_pdist_forward(Tensor self, float p=2) -> Tensor"
         ),
     },
+    "_pdist_backward": {
+        "default": schema_names(
+            _pdist_backward,
+            "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor",
+        ),
+    },
     "pdist": {
         "default": schema_names(pdist, "pdist(Tensor self, float p=2) -> Tensor"),
     },
@@ -28522,6 +28596,9 @@ OVERLOADS = {
     },
     "_cdist_forward": {
         "default": _cdist_forward,
+    },
+    "_cdist_backward": {
+        "default": _cdist_backward,
     },
     "cdist": {
         "default": cdist,
@@ -28690,8 +28767,10 @@ NUMPY_ONLY_REASONS.update(
         "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",
+        "_pdist_backward": "the gradient is laid out with numpy's triangle indices",
         "_euclidean_dist": "the squared norms are numpy einsums",
         "_cdist_forward": "one broadcast difference of every pair of rows, reduced by numpy",
+        "_cdist_backward": "one broadcast difference of every pair of rows, reduced by numpy",
         "_scaled_dot_product_flash_attention_for_cpu": "a fused kernel written for numpy's arrays",
     }
 )

@@ -390,6 +390,24 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
     return len(info.samples)
 
 
+def differentiable_once(info: DifferentiabilityInfo) -> bool:
+    """`result: not_implemented`: the entry's backward records an op that PyTorch
+    gives no derivative, so a second backward raises (and forward AD is refused)."""
+    return any(f.kind == "not_implemented" for f in info.forward_derivatives)
+
+
+def _check_second_order_refused(
+    total: Tensor, leaves: list[Tensor], where: str
+) -> None:
+    try:
+        autograd.grad(total, leaves, allow_unused=True)
+    except NotImplementedError as error:
+        if "the derivative for" in str(error):
+            return
+        raise
+    raise OpCheckError(f"{where}: a second backward should raise NotImplementedError")
+
+
 def check_double_backward(
     info: DifferentiabilityInfo, module: Any, seed: int = 1
 ) -> int:
@@ -426,6 +444,9 @@ def check_double_backward(
             total = term if total is None else total + term
         if total is None:
             continue  # the gradient does not depend on the inputs (a linear op)
+        if differentiable_once(info):
+            _check_second_order_refused(total, list(leaves.values()), where)
+            continue
         second = autograd.grad(total, list(leaves.values()), allow_unused=True)
 
         def f(*xs: np.ndarray) -> np.ndarray:

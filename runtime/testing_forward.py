@@ -33,6 +33,7 @@ from yamlgrad.runtime.testing import (
     _flat,
     _where,
     call,
+    differentiable_once,
     float_outputs,
     sample_inputs,
     slot_array,
@@ -127,7 +128,8 @@ def _check_refusal(
 
 
 def _refuses_forward_ad(info: DifferentiabilityInfo) -> bool:
-    return any(d.not_implemented for d in info.derivatives)
+    """A not_implemented backward formula, or `result: not_implemented`."""
+    return any(d.not_implemented for d in info.derivatives) or differentiable_once(info)
 
 
 def check_forward(info: DifferentiabilityInfo, module: Any, seed: int = 2) -> int:

@@ -92,6 +92,7 @@ __all__ = [
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
+    "pdist",
     "soft_margin_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
@@ -103,6 +104,7 @@ pad = VariableType.pad
 pixel_shuffle = VariableType.pixel_shuffle
 pixel_unshuffle = VariableType.pixel_unshuffle
 channel_shuffle = VariableType.channel_shuffle
+pdist = VariableType.pdist
 
 
 # -- resampling ----------------------------------------------------------------------

@@ -22,9 +22,15 @@ import numpy as np
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.common import _constant, _raw, _zeros
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 
-KERNELS = ("cdist_kernel", "euclidean_dist_kernel", "pdist_kernel")
+KERNELS = (
+    "cdist_kernel",
+    "cdist_backward_kernel",
+    "euclidean_dist_kernel",
+    "pdist_kernel",
+    "pdist_backward_kernel",
+)
 BACKWARD_HELPERS = ("cdist_backward", "euclidean_dist_backward", "pdist_backward")
 COMPOSITE_HELPERS = ("cdist_by_mode",)
 
@@ -84,13 +90,9 @@ def _mT(x: Any) -> Any:
     return array_namespace(x).transpose(x, -1, -2)
 
 
-def cdist_backward(
-    grad: Any, x1: Any, x2: Any, p: float, dist: Any, transposed: bool = False
-) -> Any:
-    """The gradient with respect to x1 of cdist(x1, x2) (`transposed`: grad and
-    dist are cdist(x2, x1)'s, as PyTorch's formula for x2 passes them)."""
-    if transposed:
-        grad, dist = _mT(grad), _mT(dist)
+def cdist_backward_kernel(grad: Any, x1: Any, x2: Any, p: float, dist: Any) -> Any:
+    """_cdist_backward: the gradient with respect to x1 of dist = cdist(x1, x2)
+    (x2's is this with the two swapped and grad and dist transposed)."""
     xp = array_namespace(grad, x1, x2, dist)
     if p == 0 or 0 in tuple(x1.shape) or 0 in tuple(x2.shape):
         return _zeros(tuple(x1.shape), grad)
@@ -183,8 +185,8 @@ def pdist_kernel(x: Any, p: float) -> np.ndarray:
     return np.ascontiguousarray(_p_norms(x[i] - x[j], p).astype(x.dtype, copy=False))
 
 
-def pdist_backward(grad: Any, x: Any, p: float, result: Any) -> Any:
-    """The upper-triangle gradients and distances laid out as full symmetric
+def pdist_backward_kernel(grad: Any, x: Any, p: float, result: Any) -> Any:
+    """_pdist_backward: the upper-triangle gradients and distances laid out as full symmetric
     (n, n) matrices, then cdist's gradient: row i is the first and the second
     argument of its pairs alike."""
     xp = array_namespace(grad, x, result)
@@ -199,4 +201,21 @@ def pdist_backward(grad: Any, x: Any, p: float, result: Any) -> Any:
         )
         return xp.reshape(full, (n, n))
 
-    return cdist_backward(symmetric(grad), x, x, p, symmetric(result))
+    return cdist_backward_kernel(symmetric(grad), x, x, p, symmetric(result))
+
+
+def cdist_backward(grad: Any, x1: Any, x2: Any, p: float, dist: Any) -> Any:
+    """_cdist_forward's backward as the recorded _cdist_backward op: PyTorch gives
+    that op no derivative, so a second backward through cdist raises."""
+    return array_namespace(grad, x1, x2, dist)._cdist_backward(grad, x1, x2, p, dist)
+
+
+def pdist_backward(grad: Any, x: Any, p: float, result: Any) -> Any:
+    """_pdist_forward's backward as the recorded _pdist_backward op (no derivative
+    either, as PyTorch's)."""
+    return array_namespace(grad, x, result)._pdist_backward(grad, x, p, result)
+
+
+register_numpy_kernels(
+    _cdist_backward=cdist_backward_kernel, _pdist_backward=pdist_backward_kernel
+)
