@@ -43,6 +43,11 @@ from yamlgrad.runtime.ops.convolutions import (
     convolution_backward_input,
     convolution_backward_weight,
 )
+from yamlgrad.runtime.ops.distances import (
+    cdist_backward,
+    euclidean_dist_backward,
+    pdist_backward,
+)
 from yamlgrad.runtime.ops.elementwise import (
     clamp_backward,
     clamp_backward_max,
@@ -73,8 +78,17 @@ from yamlgrad.runtime.ops.elementwise import (
     xlogy,
     zeros_like,
 )
+from yamlgrad.runtime.ops.embedding_bags import (
+    embedding_bag_backward,
+    embedding_bag_per_sample_weights_backward,
+)
 from yamlgrad.runtime.ops.gamma import mvlgamma_backward
-from yamlgrad.runtime.ops.gates import glu_backward, shrink_backward
+from yamlgrad.runtime.ops.gates import (
+    glu_backward,
+    prelu_kernel_backward,
+    rrelu_with_noise_backward,
+    shrink_backward,
+)
 from yamlgrad.runtime.ops.grid_sampling import (
     affine_grid_generator_backward,
     grid_sampler_backward_grid,
@@ -153,12 +167,14 @@ from yamlgrad.runtime.ops.margin_losses import (
     multilabel_margin_loss_backward,
     soft_margin_loss_backward,
 )
+from yamlgrad.runtime.ops.masked_softmax import masked_softmax_backward
 from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
     native_group_norm_backward,
     native_layer_norm_backward,
 )
 from yamlgrad.runtime.ops.pooling import (
+    adaptive_avg_pool3d_backward,
     avg_pool3d_backward,
     max_pool_backward,
     max_unpool_backward,
@@ -203,6 +219,7 @@ from yamlgrad.runtime.ops.resampling import (
     upsample_bicubic_backward,
     upsample_linear_backward,
     upsample_nearest_backward,
+    upsample_nearest_exact_backward,
 )
 from yamlgrad.runtime.ops.scatters import (
     index_of,
@@ -236,11 +253,14 @@ from yamlgrad.runtime.ops.special import (
     erfinv,
     i1_backward,
     i1e_backward,
+    lgamma,
+    not_implemented,
     polygamma,
     sinc_backward,
     special_i1,
     special_i1e,
     special_xlog1py,
+    special_zeta,
 )
 from yamlgrad.runtime.ops.statistics import (
     aminmax_backward,
@@ -354,6 +374,9 @@ __all__ = [
     "SpecialLogNdtrBackward0",
     "SpecialEntrBackward0",
     "SpecialXlog1PyBackward0",
+    "IgammaBackward0",
+    "IgammacBackward0",
+    "SpecialZetaBackward0",
     "FloorBackward0",
     "CeilBackward0",
     "RoundBackward0",
@@ -540,6 +563,7 @@ __all__ = [
     "AdaptiveAvgPool2DBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool3DBackward0",
+    "AdaptiveAvgPool3DBackward0",
     "AvgPool3DBackward0",
     "FractionalMaxPool2DBackward0",
     "FractionalMaxPool3DBackward0",
@@ -550,6 +574,7 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "EmbeddingBagBackward0",
     "AffineGridGeneratorBackward0",
     "GridSampler2DBackward0",
     "GridSampler3DBackward0",
@@ -569,6 +594,9 @@ __all__ = [
     "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0",
     "UpsampleNearest3DBackward0",
+    "UpsampleNearestExact1DBackward0",
+    "UpsampleNearestExact2DBackward0",
+    "UpsampleNearestExact3DBackward0",
     "PixelShuffleBackward0",
     "PixelUnshuffleBackward0",
     "ChannelShuffleBackward0",
@@ -593,6 +621,10 @@ __all__ = [
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
+    "MaskedSoftmaxBackward0",
+    "PreluKernelBackward0",
+    "RreluWithNoiseBackward0",
+    "RreluWithNoiseBackward1",
     "MseLossBackward0",
     "SmoothL1LossBackward0",
     "HuberLossBackward0",
@@ -603,6 +635,11 @@ __all__ = [
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "SoftMarginLossBackward0",
+    "PdistBackward0",
+    "PdistBackwardBackward0",
+    "EuclideanDistBackward0",
+    "CdistBackward0",
+    "CdistBackwardBackward0",
     "ScaledDotProductFlashAttentionForCpuBackward0",
 ]
 
@@ -3624,6 +3661,145 @@ class SpecialXlog1PyBackward0(Node):
             grad_inputs[0] = grad * special_xlog1py(self_ != 0, other)
         if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_ / (other + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('igamma: input')
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("igamma: input")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * exp(
+                (self_ - 1) * log(other) - other - lgamma(self_)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class IgammacBackward0(Node):
+    """Backward of `igammac(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('igammac: input')
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("igammac: input")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * exp(
+                (self_ - 1) * log(other) - other - lgamma(self_)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented('zeta')
+    other: grad * -self * special_zeta(self + 1.0, other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("zeta")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * -self_ * special_zeta(self_ + 1.0, other)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -9826,6 +10002,25 @@ class AdaptiveMaxPool3DBackward0(Node):
         return self._raw_saved_result1.unpack_wrapped(self)
 
 
+class AdaptiveAvgPool3DBackward0(Node):
+    """Backward of `_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool3d_backward(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = adaptive_avg_pool3d_backward(grad, self_sym_sizes)
+        return grad_inputs
+
+
 class AvgPool3DBackward0(Node):
     """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
 
@@ -10250,6 +10445,110 @@ class EmbeddingBackward0(Node):
     @property
     def _saved_indices(self) -> Any:
         return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class EmbeddingBagBackward0(Node):
+    """Backward of `_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    weight: embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    per_sample_weights: embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+    """
+
+    __slots__ = (
+        "_raw_saved_indices",
+        "_saved_mode",
+        "_raw_saved_offsets",
+        "_saved_padding_idx",
+        "_raw_saved_per_sample_weights",
+        "_raw_saved_result1",
+        "_raw_saved_result2",
+        "_raw_saved_result3",
+        "_saved_scale_grad_by_freq",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_indices: Any = UNDEFINED
+        self._raw_saved_offsets: Any = UNDEFINED
+        self._raw_saved_per_sample_weights: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        mode = self._saved_mode
+        offsets = self._raw_saved_offsets.unpack(self, raw)
+        padding_idx = self._saved_padding_idx
+        per_sample_weights = self._raw_saved_per_sample_weights.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        result2 = self._raw_saved_result2.unpack(self, raw)
+        result3 = self._raw_saved_result3.unpack(self, raw)
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = embedding_bag_backward(
+                grad,
+                indices,
+                offsets,
+                result1,
+                result2,
+                result3,
+                weight_sym_sizes[0],
+                scale_grad_by_freq,
+                mode,
+                per_sample_weights,
+                padding_idx,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = embedding_bag_per_sample_weights_backward(
+                grad, weight, indices, offsets, result1, mode, padding_idx
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+        self._raw_saved_offsets.reset_data()
+        self._raw_saved_per_sample_weights.reset_data()
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_result2.reset_data()
+        self._raw_saved_result3.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+    @property
+    def _saved_offsets(self) -> Any:
+        return self._raw_saved_offsets.unpack_wrapped(self)
+
+    @property
+    def _saved_per_sample_weights(self) -> Any:
+        return self._raw_saved_per_sample_weights.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_result2(self) -> Any:
+        return self._raw_saved_result2.unpack_wrapped(self)
+
+    @property
+    def _saved_result3(self) -> Any:
+        return self._raw_saved_result3.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class AffineGridGeneratorBackward0(Node):
@@ -10985,6 +11284,93 @@ class UpsampleNearest3DBackward0(Node):
         return grad_inputs
 
 
+class UpsampleNearestExact1DBackward0(Node):
+    """Backward of `_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
+                grad, self_sym_sizes, output_size, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """Backward of `_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
+                grad, self_sym_sizes, output_size, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """Backward of `_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_exact_backward(grad, self.shape, output_size, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_exact_backward(
+                grad, self_sym_sizes, output_size, [scales_d, scales_h, scales_w]
+            )
+        return grad_inputs
+
+
 class PixelShuffleBackward0(Node):
     """Backward of `pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`.
 
@@ -11669,6 +12055,179 @@ class CeluBackward1(Node):
         return self._raw_saved_result.unpack_wrapped(self)
 
 
+class MaskedSoftmaxBackward0(Node):
+    """Backward of `_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`.
+
+    self: masked_softmax_backward(grad, result, mask, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_mask",
+        "_raw_saved_result",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        mask = self._raw_saved_mask.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = masked_softmax_backward(grad, result, mask, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class PreluKernelBackward0(Node):
+    """Backward of `_prelu_kernel(Tensor self, Tensor weight) -> Tensor`.
+
+    self, weight: prelu_kernel_backward(grad, self, weight, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = prelu_kernel_backward(grad, self_, weight, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of `rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`.
+
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = (
+        "_saved_lower",
+        "_raw_saved_noise",
+        "_raw_saved_self",
+        "_saved_training",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lower = self._saved_lower
+        noise = self._raw_saved_noise.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        training = self._saved_training
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rrelu_with_noise_backward(
+                grad, self_, noise, lower, upper, training, False
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_noise.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_noise(self) -> Any:
+        return self._raw_saved_noise.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class RreluWithNoiseBackward1(Node):
+    """Backward of `rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`.
+
+    self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+    """
+
+    __slots__ = (
+        "_saved_lower",
+        "_raw_saved_noise",
+        "_raw_saved_result",
+        "_saved_training",
+        "_saved_upper",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lower = self._saved_lower
+        noise = self._raw_saved_noise.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        training = self._saved_training
+        upper = self._saved_upper
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rrelu_with_noise_backward(
+                grad, result, noise, lower, upper, training, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_noise.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_noise(self) -> Any:
+        return self._raw_saved_noise.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
 class MseLossBackward0(Node):
     """Backward of `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
 
@@ -12171,6 +12730,217 @@ class SoftMarginLossBackward0(Node):
     @property
     def _saved_target(self) -> Any:
         return self._raw_saved_target.unpack_wrapped(self)
+
+
+class PdistBackward0(Node):
+    """Backward of `_pdist_forward(Tensor self, float p=2) -> Tensor`.
+
+    self: pdist_backward(grad, self, p, result)
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pdist_backward(grad, self_, p, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class PdistBackwardBackward0(Node):
+    """Backward of `_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor`.
+
+    grad_output, self, pdist: not_implemented('_pdist_backward')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("_pdist_backward")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+
+class EuclideanDistBackward0(Node):
+    """Backward of `_euclidean_dist(Tensor x1, Tensor x2) -> Tensor`.
+
+    x1, x2: euclidean_dist_backward(grad, x1, x2, result, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_x1",
+        "_raw_saved_x2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_x1: Any = UNDEFINED
+        self._raw_saved_x2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        x1 = self._raw_saved_x1.unpack(self, raw)
+        x2 = self._raw_saved_x2.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = euclidean_dist_backward(grad, x1, x2, result, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_x1.reset_data()
+        self._raw_saved_x2.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_x1(self) -> Any:
+        return self._raw_saved_x1.unpack_wrapped(self)
+
+    @property
+    def _saved_x2(self) -> Any:
+        return self._raw_saved_x2.unpack_wrapped(self)
+
+
+class CdistBackward0(Node):
+    """Backward of `_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`.
+
+    x1: cdist_backward(grad, x1, x2, p, result)
+    x2: cdist_backward(transpose(grad, -1, -2), x2, x1, p, transpose(result, -1, -2))
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_x1",
+        "_raw_saved_x2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_x1: Any = UNDEFINED
+        self._raw_saved_x2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        x1 = self._raw_saved_x1.unpack(self, raw)
+        x2 = self._raw_saved_x2.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cdist_backward(grad, x1, x2, p, result)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = cdist_backward(
+                transpose(grad, -1, -2), x2, x1, p, transpose(result, -1, -2)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_x1.reset_data()
+        self._raw_saved_x2.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_x1(self) -> Any:
+        return self._raw_saved_x1.unpack_wrapped(self)
+
+    @property
+    def _saved_x2(self) -> Any:
+        return self._raw_saved_x2.unpack_wrapped(self)
+
+
+class CdistBackwardBackward0(Node):
+    """Backward of `_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor`.
+
+    grad_output, x1, x2, cdist: not_implemented('_cdist_backward')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 4
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("_cdist_backward")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+        return grad_inputs
 
 
 class ScaledDotProductFlashAttentionForCpuBackward0(Node):

@@ -22,7 +22,9 @@ from yamlgrad.runtime.ops import (
     blocks,
     composites,
     convolutions,
+    distances,
     elementwise,
+    embedding_bags,
     gamma,
     gates,
     grid_sampling,
@@ -33,9 +35,11 @@ from yamlgrad.runtime.ops import (
     linalg_decompositions,
     linalg_solves,
     linalg_spectral,
+    loss_composites,
     losses,
     lu_decomposition,
     margin_losses,
+    masked_softmax,
     normalization,
     numeric_composites,
     pooling,
@@ -97,6 +101,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     make_views,
     memory_format_arg,
     ndim_of,
+    no_forward_derivative,
     optional_bool_arg,
     optional_device_arg,
     optional_float_arg,
@@ -227,6 +232,9 @@ from .Functions import (
     SpecialLogNdtrBackward0,
     SpecialEntrBackward0,
     SpecialXlog1PyBackward0,
+    IgammaBackward0,
+    IgammacBackward0,
+    SpecialZetaBackward0,
     FloorBackward0,
     CeilBackward0,
     RoundBackward0,
@@ -413,6 +421,7 @@ from .Functions import (
     AdaptiveAvgPool2DBackward0,
     AdaptiveMaxPool2DBackward0,
     AdaptiveMaxPool3DBackward0,
+    AdaptiveAvgPool3DBackward0,
     AvgPool3DBackward0,
     FractionalMaxPool2DBackward0,
     FractionalMaxPool3DBackward0,
@@ -423,6 +432,7 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    EmbeddingBagBackward0,
     AffineGridGeneratorBackward0,
     GridSampler2DBackward0,
     GridSampler3DBackward0,
@@ -442,6 +452,9 @@ from .Functions import (
     UpsampleNearest1DBackward0,
     UpsampleNearest2DBackward0,
     UpsampleNearest3DBackward0,
+    UpsampleNearestExact1DBackward0,
+    UpsampleNearestExact2DBackward0,
+    UpsampleNearestExact3DBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
     ChannelShuffleBackward0,
@@ -466,6 +479,10 @@ from .Functions import (
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
+    MaskedSoftmaxBackward0,
+    PreluKernelBackward0,
+    RreluWithNoiseBackward0,
+    RreluWithNoiseBackward1,
     MseLossBackward0,
     SmoothL1LossBackward0,
     HuberLossBackward0,
@@ -476,6 +493,11 @@ from .Functions import (
     MultiMarginLossBackward0,
     MultilabelMarginLossBackward0,
     SoftMarginLossBackward0,
+    PdistBackward0,
+    PdistBackwardBackward0,
+    EuclideanDistBackward0,
+    CdistBackward0,
+    CdistBackwardBackward0,
     ScaledDotProductFlashAttentionForCpuBackward0,
 )
 
@@ -569,6 +591,8 @@ __all__ = [
     "polygamma",
     "i0",
     "sinc",
+    "igamma",
+    "igammac",
     "floor",
     "ceil",
     "round",
@@ -848,10 +872,12 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool2d",
     "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool3d",
     "native_layer_norm",
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "_embedding_bag",
     "affine_grid_generator",
     "grid_sampler_2d",
     "grid_sampler_3d",
@@ -877,6 +903,11 @@ __all__ = [
     "softshrink",
     "threshold",
     "threshold_",
+    "_masked_softmax",
+    "_prelu_kernel",
+    "prelu",
+    "rrelu_with_noise",
+    "rrelu_with_noise_",
     "mse_loss",
     "smooth_l1_loss",
     "huber_loss",
@@ -889,6 +920,10 @@ __all__ = [
     "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
+    "pdist",
+    "poisson_nll_loss",
+    "rms_norm",
+    "instance_norm",
     "_scaled_dot_product_flash_attention_for_cpu",
 ]
 
@@ -4332,6 +4367,93 @@ def special_xlog1py(input: Any, other: Any) -> Tensor:
                 {"input": self, "other": other},
                 {"input": self_t, "other": other_t},
             )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def igamma(input: Any, other: Any) -> Tensor:
+    """`igamma(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igamma", "elementwise", igamma, self, other)
+    self_ = tensor_arg(self, "igamma", "input", 1)
+    other_ = tensor_arg(other, "igamma", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.igamma(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igamma", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("igamma")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def igammac(input: Any, other: Any) -> Tensor:
+    """`igammac(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igammac", "elementwise", igammac, self, other)
+    self_ = tensor_arg(self, "igammac", "input", 1)
+    other_ = tensor_arg(other, "igammac", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.igammac(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igammac", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("igammac")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def special_zeta(input: Any, other: Any) -> Tensor:
+    """`special_zeta(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("special_zeta", "elementwise", special_zeta, self, other)
+    self_ = tensor_arg(self, "special_zeta", "input", 1)
+    other_ = tensor_arg(other, "special_zeta", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = SpecialZetaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_zeta(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_zeta", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            result_t = no_forward_derivative("special_zeta")
         set_fw_grad(result, result_t)
     return result
 
@@ -17804,6 +17926,40 @@ def adaptive_max_pool3d(input: Any, output_size: Any) -> Any:
     return tuple(outputs)
 
 
+def _adaptive_avg_pool3d_default(input: Any, output_size: Any) -> Tensor:
+    """`_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_adaptive_avg_pool3d", "", _adaptive_avg_pool3d_default, self, output_size
+        )
+    self_ = tensor_arg(self, "_adaptive_avg_pool3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_adaptive_avg_pool3d", "output_size", 2, size=3
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveAvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(pooling.adaptive_avg_pool3d_kernel(self_, output_size))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_adaptive_avg_pool3d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _adaptive_avg_pool3d_default(
+                input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def avg_pool3d(
     input: Any,
     kernel_size: Any,
@@ -18555,6 +18711,126 @@ def embedding(
             )
         set_fw_grad(result, result_t)
     return result
+
+
+def _embedding_bag(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: Any = False,
+    mode: Any = 0,
+    sparse: Any = False,
+    per_sample_weights: Any = None,
+    include_last_offset: Any = False,
+    padding_idx: Any = -1,
+) -> Any:
+    """`_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        weight, indices, offsets, per_sample_weights
+    ):
+        return interpose(
+            "_embedding_bag",
+            "",
+            _embedding_bag,
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+        )
+    weight_ = tensor_arg(weight, "_embedding_bag", "weight", 1)
+    indices_ = tensor_arg(indices, "_embedding_bag", "indices", 2)
+    offsets_ = tensor_arg(offsets, "_embedding_bag", "offsets", 3)
+    scale_grad_by_freq = bool_arg(
+        scale_grad_by_freq, "_embedding_bag", "scale_grad_by_freq", 4
+    )
+    mode = int_arg(mode, "_embedding_bag", "mode", 5)
+    sparse = bool_arg(sparse, "_embedding_bag", "sparse", 6)
+    per_sample_weights_ = optional_tensor_arg(
+        per_sample_weights, "_embedding_bag", "per_sample_weights", 7
+    )
+    include_last_offset = bool_arg(
+        include_last_offset, "_embedding_bag", "include_last_offset", 8
+    )
+    padding_idx = int_arg(padding_idx, "_embedding_bag", "padding_idx", 9)
+    grad_fn = None
+    if compute_requires_grad(weight, per_sample_weights):
+        grad_fn = EmbeddingBagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weight, per_sample_weights))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_indices = SavedVariable(indices, False)
+        grad_fn._saved_mode = mode
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_offsets = SavedVariable(offsets, False)
+        grad_fn._saved_padding_idx = padding_idx
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_per_sample_weights = SavedVariable(
+                per_sample_weights, False
+            )
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in embedding_bags.embedding_bag_kernel(
+                weight_,
+                indices_,
+                offsets_,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights_,
+                include_last_offset,
+                padding_idx,
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_embedding_bag",
+            kernel_failure,
+            weight=weight_,
+            indices=indices_,
+            offsets=offsets_,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            per_sample_weights=per_sample_weights_,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(weight, per_sample_weights):
+        with formula_mode():
+            weight_t = tangent_of(weight)
+            per_sample_weights_t = tangent_of(per_sample_weights)
+            outputs_t = derived_jvp(
+                _embedding_bag,
+                {
+                    "weight": weight,
+                    "indices": indices,
+                    "offsets": offsets,
+                    "scale_grad_by_freq": scale_grad_by_freq,
+                    "mode": mode,
+                    "sparse": sparse,
+                    "per_sample_weights": per_sample_weights,
+                    "include_last_offset": include_last_offset,
+                    "padding_idx": padding_idx,
+                },
+                {"weight": weight_t, "per_sample_weights": per_sample_weights_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_result2 = SavedVariable(outputs[2], True)
+        grad_fn._raw_saved_result3 = SavedVariable(outputs[3], True)
+    return tuple(outputs)
 
 
 def affine_grid_generator(theta: Any, size: Any, align_corners: Any) -> Tensor:
@@ -19712,6 +19988,183 @@ def upsample_nearest3d(
     return result
 
 
+def _upsample_nearest_exact1d(
+    input: Any, output_size: Any, scales: Any = None
+) -> Tensor:
+    """`_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact1d",
+            "",
+            _upsample_nearest_exact1d,
+            self,
+            output_size,
+            scales,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact1d", "output_size", 2, size=1
+    )
+    scales = optional_float_arg(scales, "_upsample_nearest_exact1d", "scales", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(self_, output_size, [scales])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact1d(
+                input=self_t, output_size=output_size, scales=scales
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _upsample_nearest_exact2d(
+    input: Any, output_size: Any, scales_h: Any = None, scales_w: Any = None
+) -> Tensor:
+    """`_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact2d",
+            "",
+            _upsample_nearest_exact2d,
+            self,
+            output_size,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact2d", "output_size", 2, size=2
+    )
+    scales_h = optional_float_arg(scales_h, "_upsample_nearest_exact2d", "scales_h", 3)
+    scales_w = optional_float_arg(scales_w, "_upsample_nearest_exact2d", "scales_w", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(
+                self_, output_size, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact2d(
+                input=self_t,
+                output_size=output_size,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _upsample_nearest_exact3d(
+    input: Any,
+    output_size: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_nearest_exact3d",
+            "",
+            _upsample_nearest_exact3d,
+            self,
+            output_size,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_nearest_exact3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_nearest_exact3d", "output_size", 2, size=3
+    )
+    scales_d = optional_float_arg(scales_d, "_upsample_nearest_exact3d", "scales_d", 3)
+    scales_h = optional_float_arg(scales_h, "_upsample_nearest_exact3d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "_upsample_nearest_exact3d", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearestExact3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_exact_kernel(
+                self_, output_size, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_nearest_exact3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_nearest_exact3d(
+                input=self_t,
+                output_size=output_size,
+                scales_d=scales_d,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def pixel_shuffle(input: Any, upscale_factor: Any) -> Tensor:
     """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -20704,6 +21157,242 @@ def hardsigmoid_(input: Any) -> Tensor:
     return result
 
 
+def _masked_softmax(
+    input: Any, mask: Any, dim: Any = None, mask_type: Any = None
+) -> Tensor:
+    """`_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask):
+        return interpose(
+            "_masked_softmax", "", _masked_softmax, self, mask, dim, mask_type
+        )
+    self_ = tensor_arg(self, "_masked_softmax", "input", 1)
+    mask_ = tensor_arg(mask, "_masked_softmax", "mask", 2)
+    dim = optional_int_arg(dim, "_masked_softmax", "dim", 3)
+    mask_type = optional_int_arg(mask_type, "_masked_softmax", "mask_type", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaskedSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    try:
+        result = Tensor._make(
+            masked_softmax.masked_softmax_kernel(self_, mask_, dim, mask_type)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_masked_softmax",
+            kernel_failure,
+            self=self_,
+            mask=mask_,
+            dim=dim,
+            mask_type=mask_type,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _masked_softmax,
+                {"input": self, "mask": mask, "dim": dim, "mask_type": mask_type},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _prelu_kernel(input: Any, weight: Any) -> Tensor:
+    """`_prelu_kernel(Tensor self, Tensor weight) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weight):
+        return interpose("_prelu_kernel", "", _prelu_kernel, self, weight)
+    self_ = tensor_arg(self, "_prelu_kernel", "input", 1)
+    weight_ = tensor_arg(weight, "_prelu_kernel", "weight", 2)
+    grad_fn = None
+    if compute_requires_grad(self, weight):
+        grad_fn = PreluKernelBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        result = Tensor._make(gates.prelu_kernel(self_, weight_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_prelu_kernel", kernel_failure, self=self_, weight=weight_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            result_t = elementwise.where(
+                self >= 0, self_t, weight * self_t + weight_t * self
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def prelu(input: Any, weight: Any) -> Tensor:
+    """`prelu(Tensor self, Tensor weight) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gates.prelu_by_shape(self, weight)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "prelu",
+            (
+                ("input", "Tensor", 1, self),
+                ("weight", "Tensor", 2, weight),
+            ),
+        )
+        raise
+
+
+def rrelu_with_noise(
+    input: Any,
+    noise: Any,
+    lower: Any = 0.125,
+    upper: Any = 0.3333333333333333,
+    training: Any = False,
+    generator: Any = None,
+) -> Tensor:
+    """`rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, noise, random=True):
+        return interpose(
+            "rrelu_with_noise",
+            "elementwise",
+            rrelu_with_noise,
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            generator,
+            random=True,
+        )
+    self_ = tensor_arg(self, "rrelu_with_noise", "input", 1)
+    noise_ = tensor_arg(noise, "rrelu_with_noise", "noise", 2)
+    lower = scalar_arg(lower, "rrelu_with_noise", "lower", 3)
+    upper = scalar_arg(upper, "rrelu_with_noise", "upper", 4)
+    training = bool_arg(training, "rrelu_with_noise", "training", 5)
+    generator = optional_generator_arg(generator, "rrelu_with_noise", "generator", 6)
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise")
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RreluWithNoiseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lower = lower
+        grad_fn._raw_saved_noise = SavedVariable(noise, False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            gates.rrelu_with_noise_kernel(
+                self_, noise_, lower, upper, training, generator
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rrelu_with_noise",
+            kernel_failure,
+            self=self_,
+            noise=noise_,
+            lower=lower,
+            upper=upper,
+            training=training,
+            generator=generator,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gates.rrelu_with_noise_backward(
+                self_t, self, noise, lower, upper, training, False
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def rrelu_with_noise_(
+    input: Any,
+    noise: Any,
+    lower: Any = 0.125,
+    upper: Any = 0.3333333333333333,
+    training: Any = False,
+    generator: Any = None,
+) -> Tensor:
+    """`rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, noise):
+        return interpose(
+            "rrelu_with_noise_",
+            "elementwise",
+            rrelu_with_noise_,
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            generator,
+        )
+    self_ = tensor_arg(self, "rrelu_with_noise_", "input", 1)
+    noise_ = tensor_arg(noise, "rrelu_with_noise_", "noise", 2)
+    lower = scalar_arg(lower, "rrelu_with_noise_", "lower", 3)
+    upper = scalar_arg(upper, "rrelu_with_noise_", "upper", 4)
+    training = bool_arg(training, "rrelu_with_noise_", "training", 5)
+    generator = optional_generator_arg(generator, "rrelu_with_noise_", "generator", 6)
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise_")
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RreluWithNoiseBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lower = lower
+        grad_fn._raw_saved_noise = SavedVariable(noise, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_upper = upper
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(
+            self,
+            gates.rrelu_with_noise_kernel(
+                self_, noise_, lower, upper, training, generator
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rrelu_with_noise_",
+            kernel_failure,
+            self=self_,
+            noise=noise_,
+            lower=lower,
+            upper=upper,
+            training=training,
+            generator=generator,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gates.rrelu_with_noise_backward(
+                self_t, result, noise, lower, upper, training, True
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def mse_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
     """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -21361,6 +22050,351 @@ def nll_loss2d(
                 ("target", "Tensor", 2, target),
             ),
         )
+        raise
+
+
+def _pdist_forward(input: Any, p: Any = 2) -> Tensor:
+    """`_pdist_forward(Tensor self, float p=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_pdist_forward", "", _pdist_forward, self, p)
+    self_ = tensor_arg(self, "_pdist_forward", "input", 1)
+    p = float_arg(p, "_pdist_forward", "p", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(distances.pdist_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("_pdist_forward", kernel_failure, self=self_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            result_t = no_forward_derivative("_pdist_forward")
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _pdist_backward(grad_output: Any, input: Any, p: Any, pdist: Any) -> Tensor:
+    """`_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(grad_output, self, pdist):
+        return interpose(
+            "_pdist_backward", "", _pdist_backward, grad_output, self, p, pdist
+        )
+    grad_output_ = tensor_arg(grad_output, "_pdist_backward", "grad_output", 1)
+    self_ = tensor_arg(self, "_pdist_backward", "input", 2)
+    p = float_arg(p, "_pdist_backward", "p", 3)
+    pdist_ = tensor_arg(pdist, "_pdist_backward", "pdist", 4)
+    grad_fn = None
+    if compute_requires_grad(grad_output, self, pdist):
+        grad_fn = PdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, pdist))
+    try:
+        result = Tensor._make(
+            distances.pdist_backward_kernel(grad_output_, self_, p, pdist_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_pdist_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            self=self_,
+            p=p,
+            pdist=pdist_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, self, pdist):
+        with formula_mode():
+            result_t = no_forward_derivative("_pdist_backward")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def pdist(input: Any, p: Any = 2) -> Tensor:
+    """`pdist(Tensor self, float p=2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return _pdist_forward(contiguous(self), p)
+    except (AttributeError, TypeError):
+        check_arguments("pdist", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _euclidean_dist(x1: Any, x2: Any) -> Tensor:
+    """`_euclidean_dist(Tensor x1, Tensor x2) -> Tensor`"""
+    if interposition.active and interposed(x1, x2):
+        return interpose("_euclidean_dist", "", _euclidean_dist, x1, x2)
+    x1_ = tensor_arg(x1, "_euclidean_dist", "x1", 1)
+    x2_ = tensor_arg(x2, "_euclidean_dist", "x2", 2)
+    grad_fn = None
+    if compute_requires_grad(x1, x2):
+        grad_fn = EuclideanDistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x1 = SavedVariable(x1, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x2 = SavedVariable(x2, False)
+    try:
+        result = Tensor._make(distances.euclidean_dist_kernel(x1_, x2_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_euclidean_dist", kernel_failure, x1=x1_, x2=x2_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(x1, x2):
+        with formula_mode():
+            x1_t = tangent_of(x1)
+            x2_t = tangent_of(x2)
+            result_t = derived_jvp(
+                _euclidean_dist, {"x1": x1, "x2": x2}, {"x1": x1_t, "x2": x2_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _cdist_forward(x1: Any, x2: Any, p: Any, compute_mode: Any) -> Tensor:
+    """`_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor`"""
+    if interposition.active and interposed(x1, x2):
+        return interpose("_cdist_forward", "", _cdist_forward, x1, x2, p, compute_mode)
+    x1_ = tensor_arg(x1, "_cdist_forward", "x1", 1)
+    x2_ = tensor_arg(x2, "_cdist_forward", "x2", 2)
+    p = float_arg(p, "_cdist_forward", "p", 3)
+    compute_mode = optional_int_arg(compute_mode, "_cdist_forward", "compute_mode", 4)
+    grad_fn = None
+    if compute_requires_grad(x1, x2):
+        grad_fn = CdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        grad_fn._saved_p = p
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x1 = SavedVariable(x1, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_x2 = SavedVariable(x2, False)
+    try:
+        result = Tensor._make(distances.cdist_kernel(x1_, x2_, p, compute_mode))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_cdist_forward",
+            kernel_failure,
+            x1=x1_,
+            x2=x2_,
+            p=p,
+            compute_mode=compute_mode,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(x1, x2):
+        with formula_mode():
+            result_t = no_forward_derivative("_cdist_forward")
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _cdist_backward(grad_output: Any, x1: Any, x2: Any, p: Any, cdist: Any) -> Tensor:
+    """`_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor`"""
+    if interposition.active and interposed(grad_output, x1, x2, cdist):
+        return interpose(
+            "_cdist_backward", "", _cdist_backward, grad_output, x1, x2, p, cdist
+        )
+    grad_output_ = tensor_arg(grad_output, "_cdist_backward", "grad_output", 1)
+    x1_ = tensor_arg(x1, "_cdist_backward", "x1", 2)
+    x2_ = tensor_arg(x2, "_cdist_backward", "x2", 3)
+    p = float_arg(p, "_cdist_backward", "p", 4)
+    cdist_ = tensor_arg(cdist, "_cdist_backward", "cdist", 5)
+    grad_fn = None
+    if compute_requires_grad(grad_output, x1, x2, cdist):
+        grad_fn = CdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, x1, x2, cdist))
+    try:
+        result = Tensor._make(
+            distances.cdist_backward_kernel(grad_output_, x1_, x2_, p, cdist_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_cdist_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            x1=x1_,
+            x2=x2_,
+            p=p,
+            cdist=cdist_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, x1, x2, cdist):
+        with formula_mode():
+            result_t = no_forward_derivative("_cdist_backward")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def cdist(x1: Any, x2: Any, p: Any = 2, compute_mode: Any = None) -> Tensor:
+    """`cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor`"""
+    try:
+        return distances.cdist_by_mode(x1, x2, p, compute_mode)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cdist",
+            (
+                ("x1", "Tensor", 1, x1),
+                ("x2", "Tensor", 2, x2),
+            ),
+        )
+        raise
+
+
+def cosine_embedding_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 1
+) -> Tensor:
+    """`cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.cosine_embedding_loss_via_ops(
+            input1, input2, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "cosine_embedding_loss",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("target", "Tensor", 3, target),
+            ),
+        )
+        raise
+
+
+def hinge_embedding_loss(
+    input: Any, target: Any, margin: Any = 1.0, reduction: Any = 1
+) -> Tensor:
+    """`hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return loss_composites.hinge_embedding_loss_via_ops(
+            self, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "hinge_embedding_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def margin_ranking_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 1
+) -> Tensor:
+    """`margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.margin_ranking_loss_via_ops(
+            input1, input2, target, margin, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "margin_ranking_loss",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("target", "Tensor", 3, target),
+            ),
+        )
+        raise
+
+
+def triplet_margin_loss(
+    anchor: Any,
+    positive: Any,
+    negative: Any,
+    margin: Any = 1.0,
+    p: Any = 2,
+    eps: Any = 1e-06,
+    swap: Any = False,
+    reduction: Any = 1,
+) -> Tensor:
+    """`triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=Mean) -> Tensor`"""
+    try:
+        return loss_composites.triplet_margin_loss_via_ops(
+            anchor, positive, negative, margin, p, eps, swap, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "triplet_margin_loss",
+            (
+                ("anchor", "Tensor", 1, anchor),
+                ("positive", "Tensor", 2, positive),
+                ("negative", "Tensor", 3, negative),
+            ),
+        )
+        raise
+
+
+def poisson_nll_loss(
+    input: Any, target: Any, log_input: Any, full: Any, eps: Any, reduction: Any
+) -> Tensor:
+    """`poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor`"""
+    try:
+        return loss_composites.poisson_nll_loss_via_ops(
+            input, target, log_input, full, eps, reduction
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "poisson_nll_loss",
+            (
+                ("input", "Tensor", 1, input),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def rms_norm(
+    input: Any, normalized_shape: Any, weight: Any = None, eps: Any = None
+) -> Tensor:
+    """`rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor`"""
+    try:
+        return loss_composites.rms_norm_via_ops(input, normalized_shape, weight, eps)
+    except (AttributeError, TypeError):
+        check_arguments("rms_norm", (("input", "Tensor", 1, input),))
+        raise
+
+
+def instance_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    use_input_stats: Any,
+    momentum: Any,
+    eps: Any,
+    cudnn_enabled: Any,
+) -> Tensor:
+    """`instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor`"""
+    try:
+        return loss_composites.instance_norm_via_ops(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            use_input_stats,
+            momentum,
+            eps,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("instance_norm", (("input", "Tensor", 1, input),))
         raise
 
 
@@ -24119,6 +25153,29 @@ def _adaptive_avg_pool2d(*args: Any, **kwargs: Any) -> Tensor:
     )
 
 
+__ADAPTIVE_AVG_POOL3D_OVERLOADS = (
+    Overload(
+        _adaptive_avg_pool3d_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param(
+                "output_size", "int[]", False, REQUIRED, False, "SymInt[3] output_size"
+            ),
+        ),
+    ),
+)
+
+
+def _adaptive_avg_pool3d(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+    """
+    return dispatch(
+        "_adaptive_avg_pool3d", __ADAPTIVE_AVG_POOL3D_OVERLOADS, args, kwargs
+    )
+
+
 add = add_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 add.__qualname__ = "add"
@@ -24320,6 +25377,8 @@ METHODS = {
     "digamma": digamma,
     "i0": i0,
     "sinc": sinc,
+    "igamma": igamma,
+    "igammac": igammac,
     "floor": floor,
     "ceil": ceil,
     "round": round,
@@ -24578,6 +25637,7 @@ METHODS = {
     "mish_": mish_,
     "hardswish_": hardswish_,
     "hardsigmoid_": hardsigmoid_,
+    "prelu": prelu,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -25079,6 +26139,19 @@ OVERLOADS = {
     "special_xlog1py": {
         "default": schema_names(
             special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "igamma": {
+        "default": schema_names(igamma, "igamma(Tensor self, Tensor other) -> Tensor"),
+    },
+    "igammac": {
+        "default": schema_names(
+            igammac, "igammac(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "special_zeta": {
+        "default": schema_names(
+            special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "special_expit": {
@@ -27083,6 +28156,12 @@ OVERLOADS = {
             "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
         ),
     },
+    "_adaptive_avg_pool3d": {
+        "default": schema_names(
+            _adaptive_avg_pool3d_default,
+            "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+        ),
+    },
     "avg_pool3d": {
         "default": schema_names(
             avg_pool3d,
@@ -27130,6 +28209,9 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "_embedding_bag": {
+        "default": _embedding_bag,
     },
     "affine_grid_generator": {
         "default": affine_grid_generator,
@@ -27225,6 +28307,24 @@ OVERLOADS = {
         "default": schema_names(
             upsample_nearest3d,
             "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact1d": {
+        "default": schema_names(
+            _upsample_nearest_exact1d,
+            "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact2d": {
+        "default": schema_names(
+            _upsample_nearest_exact2d,
+            "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_nearest_exact3d": {
+        "default": schema_names(
+            _upsample_nearest_exact3d,
+            "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
         ),
     },
     "pixel_shuffle": {
@@ -27374,6 +28474,32 @@ OVERLOADS = {
             hardsigmoid_, "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"
         ),
     },
+    "_masked_softmax": {
+        "default": schema_names(
+            _masked_softmax,
+            "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor",
+        ),
+    },
+    "_prelu_kernel": {
+        "default": schema_names(
+            _prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
+        ),
+    },
+    "prelu": {
+        "default": schema_names(prelu, "prelu(Tensor self, Tensor weight) -> Tensor"),
+    },
+    "rrelu_with_noise": {
+        "default": schema_names(
+            rrelu_with_noise,
+            "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "rrelu_with_noise_": {
+        "default": schema_names(
+            rrelu_with_noise_,
+            "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)",
+        ),
+    },
     "mse_loss": {
         "default": schema_names(
             mse_loss, "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor"
@@ -27451,6 +28577,56 @@ OVERLOADS = {
             "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
         ),
     },
+    "_pdist_forward": {
+        "default": schema_names(
+            _pdist_forward, "_pdist_forward(Tensor self, float p=2) -> Tensor"
+        ),
+    },
+    "_pdist_backward": {
+        "default": schema_names(
+            _pdist_backward,
+            "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor",
+        ),
+    },
+    "pdist": {
+        "default": schema_names(pdist, "pdist(Tensor self, float p=2) -> Tensor"),
+    },
+    "_euclidean_dist": {
+        "default": _euclidean_dist,
+    },
+    "_cdist_forward": {
+        "default": _cdist_forward,
+    },
+    "_cdist_backward": {
+        "default": _cdist_backward,
+    },
+    "cdist": {
+        "default": cdist,
+    },
+    "cosine_embedding_loss": {
+        "default": cosine_embedding_loss,
+    },
+    "hinge_embedding_loss": {
+        "default": schema_names(
+            hinge_embedding_loss,
+            "hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "margin_ranking_loss": {
+        "default": margin_ranking_loss,
+    },
+    "triplet_margin_loss": {
+        "default": triplet_margin_loss,
+    },
+    "poisson_nll_loss": {
+        "default": poisson_nll_loss,
+    },
+    "rms_norm": {
+        "default": rms_norm,
+    },
+    "instance_norm": {
+        "default": instance_norm,
+    },
     "_scaled_dot_product_flash_attention_for_cpu": {
         "default": _scaled_dot_product_flash_attention_for_cpu,
     },
@@ -27475,6 +28651,9 @@ NUMPY_ONLY_REASONS.update(
         "special_erfcx": "scipy.special function with no array API counterpart",
         "special_ndtri": "scipy.special function with no array API counterpart",
         "special_log_ndtr": "scipy.special function with no array API counterpart",
+        "igamma": "scipy.special function with no array API counterpart",
+        "igammac": "scipy.special function with no array API counterpart",
+        "special_zeta": "scipy.special function with no array API counterpart",
         "special_airy_ai": "scipy.special function with no array API counterpart",
         "special_bessel_j0": "scipy.special function with no array API counterpart",
         "special_bessel_j1": "scipy.special function with no array API counterpart",
@@ -27577,12 +28756,21 @@ NUMPY_ONLY_REASONS.update(
         "max_pool3d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "max_unpool2d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
         "max_unpool3d": "writes each value at a position read from the indices' values and checks their range first (a value-dependent error); the array API has no scatter",
+        "_embedding_bag": "bags of value-dependent sizes, summed with np.add.at; the array API has no scatter-add",
         "grid_sampler_2d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "grid_sampler_3d": "samples at positions computed from the grid's values and adds the input gradient back at them with np.add.at; the array API has no scatter-add",
         "_pack_padded_sequence": "the output's shape and the rows it takes come from the lengths' values, which are checked first (value-dependent errors)",
         "col2im": "adds overlapping strided windows back in place; the array API has neither as_strided nor in-place writes",
         "im2col": "strided windows (as_strided) have no array API counterpart",
         "gelu": "the exact form needs erf, a scipy.special function with no array API counterpart",
+        "_masked_softmax": "the mask's layouts (mask_type) are broadcast by numpy reshapes",
+        "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
+        "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
+        "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",
+        "_pdist_backward": "the gradient is laid out with numpy's triangle indices",
+        "_euclidean_dist": "the squared norms are numpy einsums",
+        "_cdist_forward": "one broadcast difference of every pair of rows, reduced by numpy",
+        "_cdist_backward": "one broadcast difference of every pair of rows, reduced by numpy",
         "_scaled_dot_product_flash_attention_for_cpu": "a fused kernel written for numpy's arrays",
     }
 )
@@ -27606,6 +28794,9 @@ DASK_BLOCKWISE.update(
         "special_erfcx",
         "special_ndtri",
         "special_log_ndtr",
+        "igamma",
+        "igammac",
+        "special_zeta",
         "special_airy_ai",
         "special_bessel_j0",
         "special_bessel_j1",

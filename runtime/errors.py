@@ -350,6 +350,11 @@ def not_floating(what: str, dtype_name: str) -> str:
     return f"Expected {what} to be floating point or complex, but got: {dtype_name}"
 
 
+def derivative_not_implemented(name: str) -> str:
+    """The error of PyTorch's not_implemented("name") formula, at backward time."""
+    return f"the derivative for '{name}' is not implemented."
+
+
 def no_forward_formula(op: str) -> str:
     return (
         f"Trying to use forward AD with {op} that does not support it because it has "

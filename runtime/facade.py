@@ -500,6 +500,11 @@ special = SimpleNamespace(
 """`torch.special`'s spelling: every `special_*` op of derivatives.yaml without its
 prefix (`yg.special.erfcx(x)` is `special_erfcx`, SpecialErfcxBackward0;
 `yg.special.expit(x)` records SigmoidBackward0, as torch.special.expit does)."""
+# torch.special.gammainc and gammaincc are composites of igamma and igammac
+# (IgammaBackward0); their own entries' samples could not leave the first
+# argument, which has no gradient, undifferentiated.
+special.gammainc = VariableType.igamma
+special.gammaincc = VariableType.igammac
 
 
 # -- yg.linalg ---------------------------------------------------------------------

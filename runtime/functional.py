@@ -1,7 +1,8 @@
 """The functions PyTorch writes in Python over its ops (torch/functional.py):
 `unique` and `unique_consecutive`, `atleast_1d/2d/3d`, `broadcast_tensors`,
-`cartesian_prod`; and `gradient`, whose `spacing` takes forms (a number, a list
-of numbers, a list of tensors) that one schema cannot.
+`cartesian_prod`; `gradient`, whose `spacing` takes forms (a number, a list of
+numbers, a list of tensors) that one schema cannot; and `cdist`, whose
+compute_mode is a string.
 
 The unique ops (`_unique2`, `unique_dim`, `unique_consecutive` in
 derivatives.yaml) always return three tensors, the ones not asked for empty;
@@ -28,6 +29,7 @@ __all__ = [
     "broadcast_tensors",
     "cartesian_prod",
     "gradient",
+    "cdist",
 ]
 
 
@@ -79,6 +81,30 @@ def unique_consecutive(
     return _asked_for(outputs, return_inverse, return_counts)
 
 
+_CDIST_MODES = {
+    "use_mm_for_euclid_dist_if_necessary": None,
+    "use_mm_for_euclid_dist": 1,
+    "donot_use_mm_for_euclid_dist": 2,
+}
+
+
+def cdist(
+    x1: Any,
+    x2: Any,
+    p: float = 2.0,
+    compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+) -> Any:
+    """The p-norm distance between each row of x1 and each row of x2, by batch:
+    [..., P, M] and [..., R, M] give [..., P, R]. For p = 2, the matrix-product
+    form is used when a side has more than 25 rows (or always, or never, as
+    compute_mode says).
+
+    >>> cdist(yg.tensor([[0.0, 0.0]]), yg.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return ops.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
 def _tensors_of(tensors: tuple[Any, ...]) -> Any:
     """One argument (a tensor or a sequence) as it is; several as a tuple."""
     return tensors[0] if len(tensors) == 1 else tensors

@@ -114,7 +114,7 @@ def sample_inputs(
     name, or `name[i]` for the i-th tensor of a list. A composite has no formulas:
     every float tensor of it is differentiable."""
     kwargs = sample.materialize(rng, dtype)
-    diff = {n for d in info.derivatives for n in d.var_names}
+    diff = {n for d in info.derivatives if not d.not_implemented for n in d.var_names}
     slots = []
     for name, value in kwargs.items():
         if info.composite is None and name not in diff:
@@ -373,7 +373,7 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
             return _flat(float_outputs(call(info, kwargs, tensors, module), info))
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]
-        if info.random:  # the draw is a constant to autograd
+        if info.draw_is_constant:  # the draw is a constant to autograd
             expected = [np.zeros_like(a) for a in arrays]
         else:
             expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))
@@ -388,6 +388,24 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
                 )
             _compare(got.numpy(), want, where, f"gradient of {slot}", FIRST_ORDER)
     return len(info.samples)
+
+
+def differentiable_once(info: DifferentiabilityInfo) -> bool:
+    """`result: not_implemented`: the entry's backward records an op that PyTorch
+    gives no derivative, so a second backward raises (and forward AD is refused)."""
+    return any(f.kind == "not_implemented" for f in info.forward_derivatives)
+
+
+def _check_second_order_refused(
+    total: Tensor, leaves: list[Tensor], where: str
+) -> None:
+    try:
+        autograd.grad(total, leaves, allow_unused=True)
+    except NotImplementedError as error:
+        if "the derivative for" in str(error):
+            return
+        raise
+    raise OpCheckError(f"{where}: a second backward should raise NotImplementedError")
 
 
 def check_double_backward(
@@ -426,6 +444,9 @@ def check_double_backward(
             total = term if total is None else total + term
         if total is None:
             continue  # the gradient does not depend on the inputs (a linear op)
+        if differentiable_once(info):
+            _check_second_order_refused(total, list(leaves.values()), where)
+            continue
         second = autograd.grad(total, list(leaves.values()), allow_unused=True)
 
         def f(*xs: np.ndarray) -> np.ndarray:

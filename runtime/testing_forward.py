@@ -33,6 +33,7 @@ from yamlgrad.runtime.testing import (
     _flat,
     _where,
     call,
+    differentiable_once,
     float_outputs,
     sample_inputs,
     slot_array,
@@ -108,16 +109,45 @@ def _evaluate(
     return f
 
 
+def _check_refusal(
+    info: DifferentiabilityInfo,
+    kwargs: dict[str, object],
+    tangents: dict[str, np.ndarray],
+    module: Any,
+    where: str,
+) -> None:
+    """An entry with a not_implemented backward formula has no JVP: forward AD
+    raises PyTorch's NotImplementedError."""
+    try:
+        jvp_of(info, kwargs, tangents, module)
+    except NotImplementedError as error:
+        if "Trying to use forward AD with" in str(error):
+            return
+        raise
+    raise OpCheckError(f"{where}: forward AD should be refused")
+
+
+def _refuses_forward_ad(info: DifferentiabilityInfo) -> bool:
+    """A not_implemented backward formula, or `result: not_implemented`."""
+    return any(d.not_implemented for d in info.derivatives) or differentiable_once(info)
+
+
 def check_forward(info: DifferentiabilityInfo, module: Any, seed: int = 2) -> int:
-    """The JVP against a central difference along the tangent."""
+    """The JVP against a central difference along the tangent (for an entry
+    without one, PyTorch's refusal)."""
     for where, kwargs, slots, rng in _samples(info, seed):
         tangents = _directions(kwargs, slots, rng)
+        if _refuses_forward_ad(info):
+            _check_refusal(info, kwargs, tangents, module, where)
+            continue
         _, jvps = jvp_of(info, kwargs, tangents, module)
         f = _evaluate(info, kwargs, module)
         up = {s: slot_array(kwargs, s) + EPS * tangents[s] for s in slots}
         down = {s: slot_array(kwargs, s) - EPS * tangents[s] for s in slots}
         want = (f(up) - f(down)) / (2 * EPS)
-        if info.random:  # the draw is a constant to autograd (runtime/testing.py)
+        if (
+            info.draw_is_constant
+        ):  # the draw is a constant to autograd (runtime/testing.py)
             want = np.zeros_like(want)
         got = np.concatenate([j.reshape(-1) for j in jvps]) if jvps else want
         _compare(got, want, where, "forward-mode JVP", FIRST_ORDER)
@@ -125,9 +155,13 @@ def check_forward(info: DifferentiabilityInfo, module: Any, seed: int = 2) -> in
 
 
 def check_adjoint(info: DifferentiabilityInfo, module: Any, seed: int = 3) -> int:
-    """<u, J v> (forward formula) equals <J^T u, v> (backward formulas)."""
+    """<u, J v> (forward formula) equals <J^T u, v> (backward formulas); for an
+    entry without a JVP, PyTorch's refusal."""
     for where, kwargs, slots, rng in _samples(info, seed):
         tangents = _directions(kwargs, slots, rng)
+        if _refuses_forward_ad(info):
+            _check_refusal(info, kwargs, tangents, module, where)
+            continue
         _, jvps = jvp_of(info, kwargs, tangents, module)
         cotangents = [rng.standard_normal(j.shape) for j in jvps]
         forward = sum(float(np.vdot(u, j)) for u, j in zip(cotangents, jvps))

@@ -129,10 +129,33 @@ def _parse(text: str, what: str) -> ast.Expression:
     return tree
 
 
-def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
-    """Refuse every node type and form outside the allowed set. A dunder name or
-    a private attribute is reported before anything else in the expression:
-    `__import__('os').system('ls')` is refused for `__import__`, not its string."""
+# PyTorch's placeholder formula, `not_implemented("igamma: input")`: the one call
+# that takes a string, its message; the helper raises at backward time.
+NOT_IMPLEMENTED = "not_implemented"
+
+
+def _messages(tree: ast.Expression) -> set[int]:
+    """The string arguments of the `not_implemented("...")` calls in a formula."""
+    return {
+        id(node.args[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == NOT_IMPLEMENTED
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def _check_shape(
+    tree: ast.Expression, text: str, what: str, messages: set[int] | None = None
+) -> None:
+    """Refuse every node type and form outside the allowed set (`messages`: the
+    string constants allowed, by id). A dunder name or a private attribute is
+    reported before anything else in the expression: `__import__('os').system('ls')`
+    is refused for `__import__`, not its string."""
     nodes = list(ast.walk(tree))
     for node in nodes:
         if isinstance(node, ast.Name) and node.id.startswith("__"):
@@ -148,7 +171,9 @@ def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
                 f"{what} uses a {kind}, which is not allowed: {text!r}"
             )
         if isinstance(node, ast.Constant) and not (
-            node.value is None or type(node.value) in (bool, int, float)
+            node.value is None
+            or type(node.value) in (bool, int, float)
+            or (messages is not None and id(node) in messages)
         ):
             raise ExpressionError(
                 f"{what} uses the constant {node.value!r}, which is not allowed: {text!r}"
@@ -556,7 +581,7 @@ def check_formula(
     `self, other`), may read `grad_input_mask`, and returns a tuple.
     """
     tree = _parse(text, "formula")
-    _check_shape(tree, text, "formula")
+    _check_shape(tree, text, "formula", _messages(tree))
     _check_formula_calls(tree, text, helpers)
     walk = _FormulaSaves(schema, text)
     _collect_attribute_saves(tree, walk)

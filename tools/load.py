@@ -653,6 +653,10 @@ def _load_formulas(
 
 AUTO_ELEMENT_WISE = "auto_element_wise"
 AUTO_LINEAR = "auto_linear"
+# `result: not_implemented`: no JVP at all (forward AD raises PyTorch's refusal),
+# for an entry whose backward is differentiable only once, so that the
+# double-backward trick cannot derive one (_cdist_forward, as PyTorch's).
+NO_JVP = "not_implemented"
 
 
 def _forward_keys(entry: YamlMap, func: FunctionSchema) -> list[str]:
@@ -683,12 +687,14 @@ def _load_forward_derivatives(
             formula = _element_wise(e, key, func, derivatives)
         elif text == AUTO_LINEAR:
             formula = ""
+        elif text == NO_JVP:
+            formula = f"no_forward_derivative({func.name!r})"
         else:
             try:
                 formula = check_forward_formula(text, func, helpers, differentiable)
             except ExpressionError as err:
                 raise e.error(key, str(err)) from None
-        kind = text if text in (AUTO_ELEMENT_WISE, AUTO_LINEAR) else "formula"
+        kind = text if text in (AUTO_ELEMENT_WISE, AUTO_LINEAR, NO_JVP) else "formula"
         original = canonical(text) if kind == "formula" else text
         found.append(ForwardDerivative(key, kind, original, formula, e.loc(key)))
     return tuple(found)
@@ -738,6 +744,8 @@ def _postprocess_forward_derivatives(
                 formula, modules = _call_text(op, info, tangents=True), {}
             elif f.kind == "derived":
                 formula, modules = _derived_text(op, info), {}
+            elif f.kind == NO_JVP:
+                modules = {}
             text = render_forward_formula(formula, info.func, info.inplace, modules)
             rendered.append(dataclasses.replace(f, formula=formula, rendered=text))
         done.append(dataclasses.replace(info, forward_derivatives=tuple(rendered)))
@@ -764,7 +772,10 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
 
 
 def _derived_text(op: str, info: DifferentiabilityInfo) -> str:
-    """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`."""
+    """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`; for an entry
+    with a not_implemented backward formula, PyTorch's refusal."""
+    if any(d.not_implemented for d in info.derivatives):
+        return f"no_forward_derivative({info.func.name!r})"
     args = []
     for a in info.func.arguments:
         value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.safe_name

@@ -442,6 +442,12 @@ class Derivative:
     def is_multi(self) -> bool:
         return len(self.var_names) > 1
 
+    @property
+    def not_implemented(self) -> bool:
+        """PyTorch's placeholder, `not_implemented("msg")`: the gradient raises at
+        backward time, so the checks do not differentiate this input."""
+        return self.original_formula.strip().startswith("not_implemented(")
+
 
 @dataclass(frozen=True)
 class ForwardDerivative:
@@ -631,6 +637,15 @@ class DifferentiabilityInfo:
     def random(self) -> bool:
         """The op draws random numbers: it takes a Generator (bernoulli, normal)."""
         return any(a.type.base == "Generator" for a in self.func.arguments)
+
+    @property
+    def draw_is_constant(self) -> bool:
+        """A random op whose draw is a constant to autograd, so its gradient is
+        zero (every formula `zeros_like(...)`: bernoulli, normal), rather than
+        the derivative at a fixed draw (rrelu_with_noise's slopes)."""
+        return self.random and all(
+            d.original_formula.startswith("zeros_like(") for d in self.derivatives
+        )
 
     @property
     def draws_out_of_place(self) -> bool:

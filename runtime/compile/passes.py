@@ -187,8 +187,10 @@ def pool_before_relu(graph: Graph) -> None:
     taken |= {v.name for call in graph.calls for v in call.outputs if v is not None}
     for relu in list(graph.calls):
         x = relu.args.get("self")
-        use = _only_user(relu.outputs[0], users, visible) if _name(relu) else None
-        if _name(relu) != "relu" or not isinstance(x, Value) or use is None:
+        if _name(relu) != "relu" or not isinstance(x, Value):
+            continue
+        use = _only_user(relu.outputs[0], users, visible)
+        if use is None:
             continue
         pool, argument = use
         if _name(pool) != "max_pool2d_with_indices" or argument != "self":

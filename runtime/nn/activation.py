@@ -6,7 +6,14 @@ LeakyReLU(negative_slope=0.2)
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.nn import functional as F
+from yamlgrad.runtime.nn.parameter import Parameter
 from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.autograd.tensor import Tensor
 
@@ -33,6 +40,11 @@ __all__ = [
     "Hardshrink",
     "Softshrink",
     "Threshold",
+    "PReLU",
+    "RReLU",
+    "Softmin",
+    "Softsign",
+    "Tanhshrink",
 ]
 
 
@@ -297,3 +309,83 @@ class Threshold(Module):
     def extra_repr(self) -> str:
         inplace = ", inplace=True" if self.inplace else ""
         return f"threshold={self.threshold}, value={self.value}{inplace}"
+
+
+class PReLU(Module):
+    """max(0, x) + weight * min(0, x) with a learned slope, one or one per
+    channel (`num_parameters`), initialised to `init`."""
+
+    def __init__(
+        self,
+        num_parameters: int = 1,
+        init: float = 0.25,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        data = np.full(
+            num_parameters,
+            init,
+            dtype=np.float32 if dtype is None else dtypes.to_numpy(dtype),
+        )
+        self.weight = Parameter(Tensor(data))
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random slope in [lower, upper] in training, their mean
+    in evaluation."""
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
+class Softmin(Module):
+    """softmax(-x) along `dim`."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)

@@ -18,32 +18,31 @@ from yamlgrad.runtime import backend, factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.nn.ntuple import (
     AVG_POOL1D,
-    CONVOLUTION,
     IM2COL,
     MAX_POOL1D,
     ntuple,
     pooling,
     stride_arg,
 )
-from yamlgrad.runtime.ops.convolutions import check_weight_and_groups, same_padding
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
+from yamlgrad.runtime.nn.functional_convolutions import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_convolutions import __all__ as _convolutions
 from yamlgrad.runtime.nn.functional_pooling import *  # noqa: F403
 from yamlgrad.runtime.nn.functional_pooling import __all__ as _pooling
 from yamlgrad.runtime.wrappers.randomness import different_batch
-from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
 __all__ = [
     "pad",
     "interpolate",
     "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
     "unfold",
     "fold",
-    "conv1d",
-    "conv2d",
-    "conv_transpose2d",
+    *_convolutions,
     "max_pool1d",
     "max_pool2d",
     "avg_pool1d",
@@ -93,6 +92,7 @@ __all__ = [
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
+    "pdist",
     "soft_margin_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
@@ -104,6 +104,7 @@ pad = VariableType.pad
 pixel_shuffle = VariableType.pixel_shuffle
 pixel_unshuffle = VariableType.pixel_unshuffle
 channel_shuffle = VariableType.channel_shuffle
+pdist = VariableType.pdist
 
 
 # -- resampling ----------------------------------------------------------------------
@@ -114,6 +115,11 @@ _UPSAMPLE = {
         1: "upsample_nearest1d",
         2: "upsample_nearest2d",
         3: "upsample_nearest3d",
+    },
+    "nearest-exact": {
+        1: "_upsample_nearest_exact1d",
+        2: "_upsample_nearest_exact2d",
+        3: "_upsample_nearest_exact3d",
     },
     "linear": {1: "upsample_linear1d"},
     "bilinear": {2: "upsample_bilinear2d"},
@@ -174,7 +180,7 @@ def interpolate(
     >>> interpolate(yg.randn(1, 2, 3, 4), scale_factor=2, mode="bilinear").shape
     yamlgrad.Size([1, 2, 6, 8])
     """
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
                 "align_corners option can only be set with the interpolating modes: "
@@ -182,8 +188,8 @@ def interpolate(
             )
     elif mode not in _UPSAMPLE:
         raise NotImplementedError(
-            f"interpolate: mode {mode!r} is not supported (nearest, linear, "
-            "bilinear, bicubic, trilinear)"
+            f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
+            "linear, bilinear, bicubic, trilinear)"
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
@@ -204,7 +210,7 @@ def interpolate(
     if recompute_scale_factor or scales is None:
         scales = (None,) * dim
     upsample_op = getattr(VariableType, op)
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         return upsample_op(input, output_size, *scales)
     return upsample_op(input, output_size, bool(align_corners), *scales)
 
@@ -218,6 +224,30 @@ def upsample(
 ) -> Tensor:
     """The older name of interpolate."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor, size: Any = None, scale_factor: Any = None
+) -> Tensor:
+    """Deprecated: interpolate(..., mode="nearest")."""
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use "
+        "`nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor, size: Any = None, scale_factor: Any = None
+) -> Tensor:
+    """Deprecated: interpolate(..., mode="bilinear", align_corners=True)."""
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use "
+        "`nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def unfold(
@@ -263,141 +293,6 @@ def fold(
 
 _MAX_POOL2D = pooling("max_pool2d", "two")
 _AVG_POOL2D = pooling("avg_pool2d", "two")
-
-
-def _conv_nd(
-    name: str,
-    spatial: int,
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    groups: int,
-) -> Tensor:
-    """conv1d/conv2d as at::conv{1,2}d: an unbatched input gets a batch dim of 1
-    (squeezed off after: SqueezeBackward1); padding may be "valid" or "same"
-    (stride 1 only; an odd total padding pads the input's end first, with
-    constant_pad_nd, as PyTorch's _convolution_mode), each path with PyTorch's
-    checks in its order."""
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(
-            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input "
-            f"to {name}, but got input of size: {_sizes(input.shape)}"
-        )
-    batched = input.ndim == spatial + 2
-    if not batched:
-        input = VariableType.unsqueeze(input, 0)
-    dims = weight.ndim - 2  # at::_convolution checks the lengths against the weight
-    if isinstance(padding, str):
-        if padding == "same":
-            stride, dilation = (
-                ntuple(v, spatial, as_given=True) for v in (stride, dilation)
-            )
-            pad_nd, padding = same_padding(
-                input.shape, weight.shape, stride, dilation, groups
-            )
-            if pad_nd is not None:
-                input = VariableType.constant_pad_nd(input, pad_nd, 0)
-        elif padding == "valid":
-            padding = 0
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    check_weight_and_groups(weight.ndim, groups)
-
-    def per_dim(value: Any, name: str) -> tuple[int, ...]:
-        return ntuple(ntuple(value, spatial, as_given=True), dims, name, CONVOLUTION)
-
-    stride = per_dim(stride, "stride")
-    padding = per_dim(padding, "padding")
-    dilation = per_dim(dilation, "dilation")
-    out = VariableType.convolution(
-        input, weight, bias, stride, padding, dilation, False, (0,) * dims, groups
-    )
-    return out if batched else VariableType.squeeze(out, 0)
-
-
-def conv1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    dilation: Any = 1,
-    groups: int = 1,
-) -> Tensor:
-    """1-d cross-correlation of `input` [N, C_in, L] with `weight`
-    [C_out, C_in / groups, k]; records ConvolutionBackward0.
-
-    >>> conv1d(yg.randn(1, 2, 5), yg.randn(3, 2, 3), padding="same").shape
-    yamlgrad.Size([1, 3, 5])
-    """
-    return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    dilation: Any = 1,
-    groups: int = 1,
-) -> Tensor:
-    """2-d cross-correlation of `input` [N, C_in, H, W] with `weight`
-    [C_out, C_in / groups, kH, kW]; records ConvolutionBackward0.
-
-    >>> conv2d(yg.randn(1, 3, 8, 8), yg.randn(4, 3, 3, 3), stride=2).shape
-    yamlgrad.Size([1, 4, 3, 3])
-    """
-    return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv_transpose2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    output_padding: Any = 0,
-    groups: int = 1,
-    dilation: Any = 1,
-) -> Tensor:
-    """The transpose (adjoint) of conv2d, `weight` [C_in, C_out / groups, kH, kW];
-    records ConvolutionBackward0.
-
-    >>> conv_transpose2d(yg.randn(1, 4, 3, 3), yg.randn(4, 2, 3, 3), stride=2).shape
-    yamlgrad.Size([1, 2, 7, 7])
-    """
-    sizes = {"stride": stride, "padding": padding, "output_padding": output_padding}
-    sizes["dilation"] = dilation
-    for position, (name, value) in zip((4, 5, 6, 8), sizes.items()):
-        sizes[name] = ntuple(_int_list(value, name, position), 2, name, CONVOLUTION)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
-            f"got input of size: {_sizes(input.shape)}"
-        )
-    batched = input.ndim == 4
-    if not batched:
-        input = VariableType.unsqueeze(input, 0)
-    stride, padding, output_padding, dilation = sizes.values()
-    out = VariableType.convolution(
-        input, weight, bias, stride, padding, dilation, True, output_padding, groups
-    )
-    return out if batched else VariableType.squeeze(out, 0)
-
-
-def _int_list(value: Any, name: str, position: int) -> tuple[int, ...]:
-    """conv_transpose2d's `int[2]` argument, parsed with PyTorch's texts."""
-    for i, v in enumerate(value if isinstance(value, (list, tuple)) else ()):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise TypeError(
-                f"conv_transpose2d(): argument '{name}' (position {position}) must be "
-                f"tuple of ints, but found element of type {type(v).__name__} at pos {i}"
-            )
-    return int_list_arg(value, "conv_transpose2d", name, position, 2)
 
 
 def max_pool2d(
@@ -883,6 +778,20 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     multi_margin_loss,
     multilabel_margin_loss,
 )
+from yamlgrad.runtime.nn.functional_metric_losses import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_metric_losses import (  # noqa: E402
+    __all__ as _metric_losses,
+)
+
+__all__ += _metric_losses
+from yamlgrad.runtime.nn.functional_layers import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_layers import __all__ as _layers  # noqa: E402
+from yamlgrad.runtime.nn.functional_activations import *  # noqa: E402, F403
+from yamlgrad.runtime.nn.functional_activations import (  # noqa: E402
+    __all__ as _activations,
+)
+
+__all__ += _layers + _activations
 
 # Attention lives in attention.py (also PyTorch's torch.nn.attention).
 from yamlgrad.runtime.nn.attention import (  # noqa: E402

@@ -27,8 +27,12 @@ from yamlgrad.runtime.nn.ntuple import fractional, ntuple, pooling, stride_arg
 __all__ = [
     "max_pool3d",
     "avg_pool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
+    "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
     "fractional_max_pool2d",
@@ -107,6 +111,66 @@ def _output_size(output_size: Any, input: Tensor, dims: int) -> tuple[int, ...]:
     return tuple(n if s is None else int(s) for n, s in zip(sizes, output_size))
 
 
+def _pool1d_input(name: str, input: Tensor, output_size: Any) -> int:
+    """at::adaptive_{avg,max}_pool1d's checks: a 2-d or 3-d input, one size."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for "
+            f"argument #1 'self' (while checking arguments for {name})"
+        )
+    sizes = output_size if isinstance(output_size, (list, tuple)) else (output_size,)
+    if len(sizes) != 1:
+        raise RuntimeError(
+            f"{name}() argument 'output_size' should contain one int (got "
+            f"{len(sizes)})"
+        )
+    return int(sizes[0])
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling of an (N, C, L) input to length `output_size`: PyTorch's
+    adaptive_avg_pool2d of the input unsqueezed at -2 (UnsqueezeBackward0,
+    AdaptiveAvgPool2DBackward0, or MeanBackward1 for a length of 1,
+    SqueezeBackward1).
+
+    >>> adaptive_avg_pool1d(yg.arange(6.0).reshape(1, 1, 6), 3)
+    tensor([[[0.5000, 2.5000, 4.5000]]])
+    """
+    size = _pool1d_input("adaptive_avg_pool1d", input, output_size)
+    out = F.adaptive_avg_pool2d(VariableType.unsqueeze(input, -2), (1, size))
+    return VariableType.squeeze(out, -2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a given 3-d output size (None keeps that input size);
+    a 1x1x1 output is a mean over the last three dims (MeanBackward1), as in
+    PyTorch, else AdaptiveAvgPool3DBackward0."""
+    size = _output_size(output_size, input, 3)
+    if size == (1, 1, 1):
+        return VariableType.mean(input, (-1, -2, -3), True)
+    return VariableType._adaptive_avg_pool3d(input, size)
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """Max pooling of an (N, C, L) input to length `output_size`: PyTorch's
+    adaptive_max_pool2d of the input unsqueezed at -2."""
+    size = _pool1d_input("adaptive_max_pool1d", input, output_size)
+    for i in range(1, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool1d(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but input has sizes {list(input.shape)} with "
+                f"dimension {i} being empty"
+            )
+    values, indices = VariableType.adaptive_max_pool2d(
+        VariableType.unsqueeze(input, -2), (1, size)
+    )
+    values, indices = (VariableType.squeeze(t, -2) for t in (values, indices))
+    return (values, indices) if return_indices else values
+
+
 def adaptive_max_pool2d(
     input: Tensor, output_size: Any, return_indices: bool = False
 ) -> Any:
@@ -158,6 +222,28 @@ def _unpool_output_size(
                 f"{low} and {high})"
             )
     return tuple(int(n) for n in output_size)
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of max_pool1d, as PyTorch's: max_unpool2d of the input and
+    indices unsqueezed at -1 (MaxUnpool2DBackward0), squeezed back."""
+    kernel = ntuple(kernel_size, 1)
+    stride = kernel if stride is None else ntuple(stride, 1)
+    padding = ntuple(padding, 1)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    out = VariableType.max_unpool2d(
+        VariableType.unsqueeze(input, -1),
+        VariableType.unsqueeze(indices, -1),
+        size + (1,),
+    )
+    return VariableType.squeeze(out, -1)
 
 
 def max_unpool2d(

@@ -30,7 +30,10 @@ __all__ = [
     "Bilinear",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "MaxPool1d",
     "MaxPool2d",
     "AvgPool1d",
@@ -322,10 +325,19 @@ class Conv2d(_Conv):
     _conv = staticmethod(F.conv2d)
 
 
-class ConvTranspose2d(_ConvNd):
-    """The transpose of Conv2d (weight [C_in, C_out / groups, kH, kW])."""
+class Conv3d(_Conv):
+    """A 3-D convolution over [N, C_in, D, H, W] inputs."""
+
+    _dims = 3
+    _conv = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """ConvTranspose1d/2d/3d: one constructor, a forward through `_conv`
+    (weight [C_in, C_out / groups, k...])."""
 
     _transposed = True
+    _conv = staticmethod(F.conv_transpose2d)
 
     def __init__(
         self,
@@ -347,17 +359,38 @@ class ConvTranspose2d(_ConvNd):
                 f'Only "zeros" padding mode is supported for {type(self).__name__}'
             )
         # As PyTorch's `_pair`: a string becomes its letters, which forward refuses.
-        padding = ntuple(padding, 2, as_given=True)
+        padding = ntuple(padding, self._dims, as_given=True)
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation,
             groups, bias, padding_mode, output_padding, device, dtype,
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv_transpose2d(
+        return type(self)._conv(
             input, self.weight, self.bias, self.stride, self.padding,
             self.output_padding, self.groups, self.dilation,
         )  # fmt: skip
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """The transpose of Conv1d."""
+
+    _dims = 1
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """The transpose of Conv2d."""
+
+    _dims = 2
+    _conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The transpose of Conv3d."""
+
+    _dims = 3
+    _conv = staticmethod(F.conv_transpose3d)
 
 
 class _MaxPoolNd(Module):
@@ -781,8 +814,9 @@ class Embedding(Module):
         )  # fmt: skip
 
 
-class Dropout(Module):
-    """Zeroes each element with probability `p` in training (scaling the rest)."""
+class _DropoutNd(Module):
+    """The dropouts' `p` and `inplace`, checked (runtime/nn/dropout.py has the
+    channel-wise and alpha ones)."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -793,11 +827,15 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
-
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes each element with probability `p` in training (scaling the rest)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Flatten(Module):

@@ -18,8 +18,12 @@ from yamlgrad.runtime.nn.module import Module
 __all__ = [
     "MaxPool3d",
     "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
+    "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
     "FractionalMaxPool2d",
@@ -83,6 +87,38 @@ class _AdaptiveMaxPoolNd(Module):
         return type(self)._pool(input, self.output_size, self.return_indices)
 
 
+class _AdaptiveAvgPoolNd(Module):
+    _pool = staticmethod(F.adaptive_avg_pool1d)
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._pool(input, self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling of [N, C, L] inputs to a given output length."""
+
+    _pool = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling of [N, C, D, H, W] inputs to a given output size."""
+
+    _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of [N, C, L] inputs to a given output length."""
+
+    _pool = staticmethod(F.adaptive_max_pool1d)
+
+
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling of [N, C, H, W] inputs to a given output size."""
 
@@ -120,6 +156,13 @@ class _MaxUnpoolNd(Module):
         return type(self)._unpool(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d."""
+
+    _dims = 1
+    _unpool = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):

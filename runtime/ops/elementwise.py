@@ -227,7 +227,7 @@ def remainder_kernel(a: Any, b: Any) -> Any:
     if np.result_type(a, b).kind != "f":
         return np.remainder(a, b)
     mod = np.asarray(np.fmod(a, b))  # a 0-d result too, for the passes' out=
-    fix = np.empty(mod.shape, np.bool_)
+    fix = np.empty_like(mod, dtype=np.bool_)  # in mod's layout, as the result
     if np.ndim(b) == 0:
         (np.greater if b < 0 else np.less)(mod, 0, out=fix)
     else:
@@ -546,7 +546,7 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
         value = np.subtract(1, self, out=np.empty(np.shape(self), np.result_type(grad)))
         value *= self
         np.divide(grad, value, out=value)
-        if self.min() < low or self.max() > high:  # two reductions, no masks
+        if self.size and (self.min() < low or self.max() > high):  # no masks
             inside = np.greater_equal(self, low)
             inside &= self <= high
             value[~inside] = outside

@@ -1,5 +1,6 @@
-"""glu and the thresholding activations (hardshrink, softshrink, threshold),
-with their backward helpers.
+"""glu, the thresholding activations (hardshrink, softshrink, threshold) and the
+leaky gates with a learned or random slope (prelu's _prelu_kernel,
+rrelu_with_noise), with their backward helpers.
 
 Each kernel is one standard formula for other backends' arrays and a few
 numpy passes for ndarrays (a mask computed once, the selection taken on bit
@@ -14,21 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import backend
+from yamlgrad.runtime import backend, dispatch
+from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.activations import _portable, sigmoid
 from yamlgrad.runtime.ops.common import _dim, _select, _zero_outside
 from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.random_draws import draw_rng
 
 KERNELS = (
     "glu_kernel",
     "hardshrink_kernel",
     "softshrink_kernel",
     "threshold_kernel",
+    "prelu_kernel",
+    "rrelu_with_noise_kernel",
 )
 BACKWARD_HELPERS = (
     "glu_backward",
     "shrink_backward",
+    "prelu_kernel_backward",
+    "rrelu_with_noise_backward",
 )
+COMPOSITE_HELPERS = ("prelu_by_shape",)
 
 
 def _kernel_namespace(x: Any) -> tuple[Any, Any]:
@@ -129,6 +137,97 @@ def threshold_kernel(x: Any, threshold: float, value: float) -> Any:
     if xp is np:
         return _select(np.less_equal(x, threshold), np.asarray(value, x.dtype), x)
     return xp.where(x <= threshold, xp.full_like(x, value), x)
+
+
+def prelu_kernel(x: Any, weight: Any) -> Any:
+    """x where x > 0, else weight * x (weight broadcast over x, as prelu shapes it)."""
+    xp, x = _kernel_namespace(x)
+    return xp.where(x > 0, x, weight * x)
+
+
+def prelu_by_shape(self: Any, weight: Any) -> Any:
+    """at::prelu: PyTorch's checks, then the weight viewed as (1, C, 1, ...) to
+    broadcast along dim 1 (ViewBackward0) and _prelu_kernel."""
+    if self.dtype != weight.dtype:
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {_type_name(self)} and "
+            f"{_type_name(weight)}"
+        )
+    numel = weight.numel()
+    if numel != 1:
+        if self.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channel_size = self.shape[1] if self.ndim > 1 else 1
+        if channel_size != numel:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found "
+                f"parameter numbers = {numel} and channel size = {channel_size}."
+            )
+    if weight.ndim > 1:
+        raise RuntimeError(
+            "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
+            f"{weight.ndim}"
+        )
+    if self.ndim != weight.ndim:
+        shape = [1] * self.ndim
+        if self.ndim > 1:
+            shape[1] = numel
+        weight = dispatch.ops.reshape(weight, tuple(shape))
+    return dispatch.ops._prelu_kernel(self, weight)
+
+
+def _type_name(t: Any) -> str:
+    return scalar_type_name(t._data.dtype)
+
+
+def prelu_kernel_backward(
+    grad: Any, self: Any, weight: Any, grad_input_mask: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """PyTorch's _prelu_kernel_backward: (grad where self > 0, else weight * grad;
+    self * grad where self <= 0, else 0). The engine sums the weight's gradient
+    down to its broadcast shape."""
+    xp = array_namespace(grad, self, weight)
+    positive = self > 0
+    grad_self = xp.where(positive, grad, weight * grad) if grad_input_mask[0] else None
+    grad_weight = xp.where(positive, 0.0, self * grad) if grad_input_mask[1] else None
+    return grad_self, grad_weight
+
+
+def rrelu_with_noise_kernel(
+    x: Any, noise: Any, lower: float, upper: float, training: bool, generator: Any
+) -> Any:
+    """Training: each x <= 0 scaled by a slope drawn uniformly from [lower, upper],
+    the slopes (1 where x > 0) written into `noise` in place, as PyTorch's CPU
+    kernel; evaluation: leaky_relu with the mean slope (noise untouched)."""
+    x = np.asarray(x)
+    if not training:
+        return np.where(x >= 0, x, x * np.asarray((lower + upper) / 2, x.dtype))
+    if tuple(np.shape(noise)) != x.shape:
+        raise RuntimeError(
+            f"The size of tensor a ({np.size(noise)}) must match the size of tensor b "
+            f"({x.size}) at non-singleton dimension 0"
+        )
+    slopes = draw_rng(generator).uniform(lower, upper, x.shape).astype(x.dtype)
+    slopes = np.where(x <= 0, slopes, np.asarray(1, x.dtype))
+    noise[...] = slopes
+    return x * slopes
+
+
+def rrelu_with_noise_backward(
+    grad: Any,
+    self: Any,
+    noise: Any,
+    lower: float,
+    upper: float,
+    training: bool,
+    self_is_result: bool,
+) -> Any:
+    """grad * noise (the slopes drawn) in training with a slope range, else
+    leaky_relu's gradient with the mean slope."""
+    if training and upper - lower > 1e-6:
+        return grad * noise
+    xp = array_namespace(grad, self)
+    return xp.where(self > 0, grad, grad * ((lower + upper) / 2))
 
 
 # The per-op benchmark's floors (benchmarks/ops.py): forward and backward in the

@@ -1,4 +1,5 @@
-"""Pooling beyond 2-d windows: 3-d max and average pooling, adaptive max pooling
+"""Pooling beyond 2-d windows: 3-d max, average and adaptive average pooling,
+adaptive max pooling
 (2-d and 3-d), max unpooling and fractional max pooling, and their backward
 helpers.
 
@@ -29,11 +30,13 @@ from yamlgrad.runtime.ops.windows import (
     window_argmax,
 )
 from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.pooling2d import adaptive_avg_pool_matrix
 from yamlgrad.runtime.ops.reductions import _numpy_dtype
 
 KERNELS = (
     "max_pool3d_with_indices_kernel",
     "avg_pool3d_kernel",
+    "adaptive_avg_pool3d_kernel",
     "adaptive_max_pool_kernel",
     "max_unpool_kernel",
     "fractional_max_pool_kernel",
@@ -42,6 +45,7 @@ BACKWARD_HELPERS = (
     "max_pool_backward",
     "max_unpool_backward",
     "avg_pool3d_backward",
+    "adaptive_avg_pool3d_backward",
 )
 
 
@@ -251,6 +255,50 @@ def avg_pool3d_backward(
         count_include_pad,
         divisor_override,
         _numpy_dtype(_raw(grad)),
+    )
+    return _separable3d(grad, [m.T for m in matrices])
+
+
+def _adaptive_avg_pool3d_matrices(
+    sizes: tuple[int, ...], output_size: tuple[int, ...], dtype: np.dtype, name: str
+) -> list[np.ndarray]:
+    """(A_d, A_h, A_w) of adaptive_avg_pool3d, after PyTorch's checks (`name`
+    says which of the forward and the backward checks)."""
+    if name == "adaptive_avg_pool3d" and len(sizes) not in (4, 5):
+        raise RuntimeError(
+            f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {_sizes(sizes)}"
+        )
+    for i in range(1, len(sizes)):  # the batch dim may be empty
+        if sizes[i] == 0:
+            what = "input" if name == "adaptive_avg_pool3d" else "grad_output"
+            raise RuntimeError(
+                f"{name}(): Expected {what} to have non-zero size for non-batch "
+                f"dimensions, but {what} has sizes {_sizes(sizes)} with dimension "
+                f"{i} being empty"
+            )
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    return [
+        adaptive_avg_pool_matrix(n, o, dtype) for n, o in zip(sizes[-3:], output_size)
+    ]
+
+
+def adaptive_avg_pool3d_kernel(x: Any, output_size: tuple[int, ...]) -> np.ndarray:
+    """The mean of each adaptive 3-d window, as three matrix products."""
+    matrices = _adaptive_avg_pool3d_matrices(
+        tuple(x.shape), tuple(output_size), _numpy_dtype(x), "adaptive_avg_pool3d"
+    )
+    out = _separable3d(x, matrices)
+    return np.ascontiguousarray(out) if type(out) is np.ndarray else out
+
+
+def adaptive_avg_pool3d_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
+    """The adjoint of adaptive_avg_pool3d: the transposed matrices' products."""
+    matrices = _adaptive_avg_pool3d_matrices(
+        tuple(sizes),
+        tuple(grad.shape[-3:]),
+        _numpy_dtype(_raw(grad)),
+        "adaptive_avg_pool3d_backward",
     )
     return _separable3d(grad, [m.T for m in matrices])
 

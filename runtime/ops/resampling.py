@@ -25,6 +25,7 @@ KERNELS = (
     "reflection_pad_kernel",
     "replication_pad_kernel",
     "upsample_nearest_kernel",
+    "upsample_nearest_exact_kernel",
     "upsample_linear_kernel",
     "upsample_bicubic_kernel",
     "pixel_shuffle_kernel",
@@ -39,6 +40,7 @@ BACKWARD_HELPERS = (
     "reflection_pad_backward",
     "replication_pad_backward",
     "upsample_nearest_backward",
+    "upsample_nearest_exact_backward",
     "upsample_linear_backward",
     "upsample_bicubic_backward",
     "pixel_shuffle",
@@ -262,6 +264,16 @@ def _nearest_taps(size: int, out: int, scale: float | None) -> list[tuple[Any, A
     return [(np.minimum(index, size - 1), None)]
 
 
+def _nearest_exact_taps(
+    size: int, out: int, scale: float | None
+) -> list[tuple[Any, Any]]:
+    """nearest-exact: the source pixel whose centre is nearest, floor((dst +
+    0.5) * size / out), in float32 as PyTorch computes it."""
+    step = np.float32(1.0 / scale if scale is not None and scale > 0 else size / out)
+    centre = (np.arange(out).astype(np.float32) + np.float32(0.5)) * step
+    return [(np.minimum(np.floor(centre).astype(np.int64), size - 1), None)]
+
+
 def _linear_taps(
     size: int, out: int, align_corners: bool, scale: float | None
 ) -> list[tuple[Any, Any]]:
@@ -303,6 +315,8 @@ def _taps(
 ) -> list[tuple[Any, Any]]:
     if mode == "nearest":
         return _nearest_taps(size, out, scale)
+    if mode == "nearest-exact":
+        return _nearest_exact_taps(size, out, scale)
     if mode == "cubic":
         return _cubic_taps(size, out, align_corners, scale)
     return _linear_taps(size, out, align_corners, scale)
@@ -428,6 +442,12 @@ def upsample_nearest_kernel(
     return _upsample(x, output_size, "nearest", False, tuple(scales))
 
 
+def upsample_nearest_exact_kernel(
+    x: Any, output_size: tuple[int, ...], scales: list[float | None]
+) -> np.ndarray:
+    return _upsample(x, output_size, "nearest-exact", False, tuple(scales))
+
+
 def upsample_linear_kernel(
     x: Any,
     output_size: tuple[int, ...],
@@ -454,6 +474,17 @@ def upsample_nearest_backward(
     scales: list[float | None],
 ) -> Any:
     return _upsample_backward(grad, sizes, output_size, "nearest", False, tuple(scales))
+
+
+def upsample_nearest_exact_backward(
+    grad: Any,
+    sizes: tuple[int, ...],
+    output_size: tuple[int, ...],
+    scales: list[float | None],
+) -> Any:
+    return _upsample_backward(
+        grad, sizes, output_size, "nearest-exact", False, tuple(scales)
+    )
 
 
 def upsample_linear_backward(

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
+from yamlgrad.runtime.errors import derivative_not_implemented
 from yamlgrad.runtime.ops.common import _special, _xlog
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
@@ -42,6 +43,9 @@ KERNELS = (
     "special_entr",
     "special_xlog1py",
     "sinc",
+    "igamma",
+    "igammac",
+    "special_zeta",
     "special_airy_ai",
     "special_bessel_j0",
     "special_bessel_j1",
@@ -56,7 +60,10 @@ KERNELS = (
     "special_spherical_bessel_j0",
 )
 BACKWARD_HELPERS = (
+    "not_implemented",
     "erfinv",
+    "lgamma",
+    "special_zeta",
     "digamma",
     "polygamma",
     "special_i0e",
@@ -131,6 +138,30 @@ def special_xlog1py(x: Any, y: Any) -> Any:
     if xp is not np:
         return _xlog(xp, x, y, xp.log1p)
     return _special().xlog1py(x, y)
+
+
+def _binary(name: str, scipy_name: str, doc: str) -> Any:
+    def kernel(x: Any, y: Any) -> Any:
+        if isinstance(x, Tensor) or isinstance(y, Tensor):
+            return getattr(TENSOR_NAMESPACE, name)(x, y)
+        return backend.blockwise(_special_fn(scipy_name), x, y)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"{doc} (scipy.special.{scipy_name}); the recorded op on Tensors."
+    return kernel
+
+
+igamma = _binary("igamma", "gammainc", "The regularized lower incomplete gamma P(a, x)")
+igammac = _binary(
+    "igammac", "gammaincc", "The regularized upper incomplete gamma Q(a, x)"
+)
+special_zeta = _binary("special_zeta", "zeta", "The Hurwitz zeta function")
+
+
+def not_implemented(name: str) -> Any:
+    """PyTorch's placeholder formula: a gradient nobody has derived raises when
+    backward needs it (igamma's, with respect to its first argument)."""
+    raise NotImplementedError(derivative_not_implemented(name))
 
 
 def sinc(x: Any) -> Any:

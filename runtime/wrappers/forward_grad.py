@@ -24,6 +24,7 @@ from yamlgrad.runtime.autograd.forward_ad import STATE as forward_ad_state
 from yamlgrad.runtime.autograd.forward_ad import attach_tangent, formula_mode
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import no_forward_formula
 
 __all__ = [
     "forward_ad_state",
@@ -35,6 +36,7 @@ __all__ = [
     "set_fw_grads",
     "set_fw_grad_inplace",
     "derived_jvp",
+    "no_forward_derivative",
     "index_tensors",
 ]
 
@@ -200,6 +202,12 @@ def _requires_grad(values: Any) -> bool:
         )
         for v in values
     )
+
+
+def no_forward_derivative(op: str) -> Any:
+    """The JVP of an op none can be derived for (a backward formula is PyTorch's
+    not_implemented placeholder, as igamma's): PyTorch's refusal."""
+    raise NotImplementedError(no_forward_formula(op))
 
 
 def derived_jvp(

@@ -239,7 +239,9 @@ def test_blockwise_entry_runs_lazily_on_dask_chunks(
         results = []
         for convert in (yg.tensor, _chunked):
             tensors = {k: convert(v) for k, v in kwargs.items() if _is_array(v)}
-            leaves = [tensors[d.var_name] for d in info.derivatives]
+            leaves = [
+                tensors[d.var_name] for d in info.derivatives if not d.not_implemented
+            ]
             for leaf in leaves:
                 leaf.requires_grad_()
             with compute_counter() as computes:

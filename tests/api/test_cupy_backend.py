@@ -89,7 +89,9 @@ def test_blockwise_entry_on_cupy_gives_numpy_numbers_or_names_cupy(
             tensors = {
                 k: convert(v) for k, v in kwargs.items() if isinstance(v, np.ndarray)
             }
-            leaves = [tensors[d.var_name] for d in info.derivatives]
+            leaves = [
+                tensors[d.var_name] for d in info.derivatives if not d.not_implemented
+            ]
             for leaf in leaves:
                 leaf.requires_grad_()
             try:

@@ -144,6 +144,10 @@ NOT_FROM_YAML = {
         "torch.block_diag's Python signature (the tensors as arguments) over the "
         "YAML's block_diag entry"
     ),
+    "cdist": (
+        "torch.cdist's Python signature (compute_mode a string) over the YAML's "
+        "cdist entry"
+    ),
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",

@@ -284,3 +284,11 @@ def test_random_programs_give_eager_values_and_gradients() -> None:
         np.testing.assert_allclose(got[0], x.grad.numpy(), rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(got[1], y.grad.numpy(), rtol=1e-12, atol=1e-14)
         assert "out=" in compiled.code
+
+
+def test_a_call_with_no_outputs_passes_through_the_passes() -> None:
+    """unbind along a dim of size 0 returns no tensors: the passes that read a
+    call's first output skip it."""
+    x = _leaf(2, 3)
+    got, want, _ = _both(lambda x: sum(x[:, :0].t().unbind(0), x.sum()), x)
+    np.testing.assert_array_equal(got[0], want[0])

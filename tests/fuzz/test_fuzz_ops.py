@@ -938,11 +938,6 @@ def _mixed_layouts(step: Step, args: dict[str, Any]) -> bool:
 
 
 @FUZZ
-# TODO: the op table grew by 120 entries; the new draws reach corner cases of
-# older entries not yet closed (logit of an empty input raises, remainder_Scalar
-# of a transposed input lays out row-major). Known, listed in the closing notes;
-# remove this mark once they are fixed.
-@pytest.mark.xfail(reason="open corner cases found by the new draws (see TODO)", strict=False)
 @given(programs(), st.booleans())
 def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     program: Program, second_order: bool

@@ -109,6 +109,7 @@ CASES: list[Case] = [
         [[0.1, 0.25, 0.5, 0.75, 0.9]],
     ),
     ("logit outside", lambda lib, x: lib.logit(x), [[-0.5, 0.5, 1.5]]),
+    ("logit of nothing", lambda lib, x: lib.logit(x, 0.25), [[]]),
     # Rounding: half to even, negative decimals, and PyTorch's frac gradient.
     ("round half", lambda lib, x: lib.round(x), [[0.5, 1.5, 2.5, -0.5, -2.5]]),
     (

@@ -99,6 +99,8 @@ def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
 
     if info.func.name in TORCH_FORWARD_AD_WRONG:
         pytest.skip(TORCH_FORWARD_AD_WRONG[info.func.name])
+    if info.random and not info.draw_is_constant:
+        pytest.skip("its tangent depends on a draw torch makes differently")
 
     rng = np.random.default_rng(6)
     for sample in info.samples:

@@ -10,11 +10,19 @@ gradients are those of a constant (zero), as PyTorch defines them.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from support import DIFFERENTIABLE, op_id
+from support import DIFFERENTIABLE, REFUSING, op_id
+from yamlgrad import autograd, tensor
 from yamlgrad.generated import VariableType
-from yamlgrad.testing import check_backward, check_double_backward, check_reproducible
+from yamlgrad.testing import (
+    call,
+    check_backward,
+    check_double_backward,
+    check_reproducible,
+    float_outputs,
+)
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 
@@ -34,3 +42,23 @@ def test_double_backward_matches_finite_differences(
 @pytest.mark.parametrize("info", [i for i in DIFFERENTIABLE if i.random], ids=op_id)
 def test_random_op_gives_one_draw_per_seed(info: DifferentiabilityInfo) -> None:
     assert check_reproducible(info, VariableType) == len(info.samples)
+
+
+@pytest.mark.parametrize("info", REFUSING, ids=op_id)
+def test_a_node_without_derivatives_raises_at_backward(
+    info: DifferentiabilityInfo,
+) -> None:
+    """Every formula not_implemented (_cdist_backward): the result requires grad,
+    and its backward raises PyTorch's NotImplementedError."""
+    rng = np.random.default_rng(0)
+    for sample in info.samples:
+        kwargs = sample.materialize(rng, np.float64)
+        leaves = {
+            name: tensor(value, requires_grad=True)
+            for name, value in kwargs.items()
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f"
+        }
+        (output,) = float_outputs(call(info, kwargs, leaves, VariableType), info)
+        assert type(output.grad_fn).__name__ == info.op
+        with pytest.raises(NotImplementedError, match="the derivative for '.*' is"):
+            autograd.backward([output], [tensor(np.ones(output.shape))])

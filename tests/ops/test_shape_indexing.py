@@ -481,6 +481,8 @@ LAYOUT_CALLS: dict[str, Callable[[Any], Any]] = {
     "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t, (4,)),
     "flip keeps the layout": lambda lib, t: lib.flip(t, [0]),
     "exp keeps the layout": lambda lib, t: lib.exp(t),
+    "remainder by a number keeps the layout": lambda lib, t: lib.remainder(t, -0.7),
+    "remainder by a tensor keeps the layout": lambda lib, t: lib.remainder(t, t + 1),
     "inverse is column-major": lambda lib, t: lib.linalg.inv(
         t[:, :, :3] + 10 * lib.eye(3, dtype=t.dtype)
     ),

@@ -60,6 +60,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     make_views,
     memory_format_arg,
     ndim_of,
+    no_forward_derivative,
     optional_bool_arg,
     optional_device_arg,
     optional_float_arg,
