@@ -33,7 +33,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.nn import functional as F
-from yamlgrad.runtime.nn.layers import ConvTranspose2d
+from yamlgrad.runtime.nn.layers import _ConvTransposeNd
 from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.nn.utils import parametrize
 from yamlgrad.runtime.nn.utils.weight_norm import _norm_except_dim, _weight_norm
@@ -146,7 +146,7 @@ def spectral_norm(
     """Parametrize `module.<name>` as the weight over its spectral norm."""
     weight = _tensor_named(module, name)
     if dim is None:
-        dim = 1 if isinstance(module, ConvTranspose2d) else 0
+        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     normalisation = _SpectralNorm(weight, n_power_iterations, dim, eps)
     parametrize.register_parametrization(module, name, normalisation)
     return module

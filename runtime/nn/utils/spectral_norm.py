@@ -28,7 +28,7 @@ from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.nn import functional as F
-from yamlgrad.runtime.nn.layers import ConvTranspose2d
+from yamlgrad.runtime.nn.layers import _ConvTransposeNd
 from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.nn.parameter import Parameter
 
@@ -160,7 +160,7 @@ def spectral_norm(
     """Divide `module.<name>` by its spectral norm before every forward (along
     dimension 1 for transposed convolutions, 0 otherwise, unless `dim` says)."""
     if dim is None:
-        dim = 1 if isinstance(module, ConvTranspose2d) else 0
+        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
