@@ -388,6 +388,13 @@ def unique_sorted(
     )
 
 
+def _slices_first(values: np.ndarray, axis: int) -> np.ndarray:
+    """values laid out as PyTorch's unique kernels along a dim leave them: the
+    slices one after another in memory (a contiguous [dim, rest...] buffer),
+    seen with `dim` back in its place."""
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(values, axis, 0)), 0, axis)
+
+
 def unique_dim_sorted(
     x: Any, dim: int, sorted: bool, return_inverse: bool, return_counts: bool
 ) -> tuple[Any, Any, Any]:
@@ -399,7 +406,11 @@ def unique_dim_sorted(
     values, inverse, counts = np.unique(
         x, axis=dim, return_inverse=True, return_counts=True
     )
-    return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+    return (
+        _slices_first(values, dim),
+        inverse.reshape(-1).astype(np.int64),
+        counts.astype(np.int64),
+    )
 
 
 def unique_consecutive_along(
@@ -426,8 +437,9 @@ def unique_consecutive_along(
     keep = np.flatnonzero(starts)
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(keep, flat.shape[axis]))
+    values = np.take(flat, keep, axis=axis)
     return (
-        np.take(flat, keep, axis=axis),
+        values if dim is None else _slices_first(values, axis),
         (
             inverse.reshape(inverse_shape).astype(np.int64)
             if return_inverse

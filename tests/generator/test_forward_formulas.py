@@ -1,5 +1,6 @@
 """Forward-mode formulas in derivatives.yaml: how the generator reads, expands and
-refuses them (`result:` keys, auto_element_wise, auto_linear, derived)."""
+refuses them (`result:` keys, auto_element_wise, auto_linear, not_implemented,
+derived)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,13 @@ def test_auto_element_wise_rewrites_the_backward_formula(tmp_path: Path) -> None
     )
 
 
+def test_not_implemented_refuses_forward_ad(tmp_path: Path) -> None:
+    """`result: not_implemented`: no JVP, PyTorch's refusal at forward AD time."""
+    (info,) = _load(tmp_path, _mul("  result: not_implemented\n"))
+    (f,) = info.forward_derivatives
+    assert (f.kind, f.rendered) == ("not_implemented", "no_forward_derivative('mul')")
+
+
 def test_auto_linear_calls_the_op_on_the_tangents(tmp_path: Path) -> None:
     (info,) = _load(tmp_path, _mul("  result: auto_linear\n"))
     assert (
@@ -100,4 +108,10 @@ def test_every_differentiable_entry_of_the_real_yaml_has_a_forward_derivative() 
     infos = load_derivatives(REPO_ROOT / "derivatives.yaml")
     kinds = {f.kind for i in infos if i.op is not None for f in i.forward_derivatives}
     assert all(i.forward_derivatives for i in infos if i.op is not None)
-    assert kinds == {"formula", "auto_element_wise", "auto_linear", "derived"}
+    assert kinds == {
+        "formula",
+        "auto_element_wise",
+        "auto_linear",
+        "derived",
+        "not_implemented",
+    }

@@ -483,6 +483,10 @@ LAYOUT_CALLS: dict[str, Callable[[Any], Any]] = {
     "exp keeps the layout": lambda lib, t: lib.exp(t),
     "remainder by a number keeps the layout": lambda lib, t: lib.remainder(t, -0.7),
     "remainder by a tensor keeps the layout": lambda lib, t: lib.remainder(t, t + 1),
+    "unique_consecutive along a dim": lambda lib, t: lib.unique_consecutive(
+        t.detach(), dim=1
+    ),
+    "unique along a dim": lambda lib, t: lib.unique(t.detach() // 4, dim=2),
     "inverse is column-major": lambda lib, t: lib.linalg.inv(
         t[:, :, :3] + 10 * lib.eye(3, dtype=t.dtype)
     ),
