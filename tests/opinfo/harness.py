@@ -110,6 +110,8 @@ def candidate_names(op: OpInfo) -> list[str]:
     if method is not None and not _is_lambda(method):
         names.append(f"Tensor.{method.__name__}")
     names.append(f"Tensor.{op.name}")  # properties: T, mH, ...
+    if _is_test_glue(fn):  # glue around an op PyTorch has under torch.ops only
+        names.append(f"ops.{op.name}.default")
     return names
 
 
