@@ -241,6 +241,29 @@ def load_known_differences(
     ]
 
 
+UNMAPPED_PATH = Path(__file__).with_name("unmapped.yaml")
+#: unmapped.yaml's kinds, in the order the table lists them.
+UNMAPPED_KINDS = {
+    "no_real_dtype": "no meaning in yamlgrad's real CPU dtypes",
+    "complex": "complex numbers (no complex dtype yet)",
+    "not_yet": "real-dtype ops not built yet",
+}
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """One line of unmapped.yaml: why `opinfo` has no yamlgrad callable."""
+
+    opinfo: str
+    kind: str
+    reason: str
+
+
+def load_unmapped(path: Path = UNMAPPED_PATH) -> dict[str, Unmapped]:
+    entries = (Unmapped(**entry) for entry in yaml.safe_load(path.read_text()) or [])
+    return {entry.opinfo: entry for entry in entries}
+
+
 def known_difference(
     known: list[KnownDifference], opinfo: str, check: str, dtype: str
 ) -> KnownDifference | None:
