@@ -10081,7 +10081,7 @@ def view_copy_default(input: Any, size: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.copy_of_view(shapes.view_kernel(self_, size)))
+        result = Tensor._make(shapes.copy_of_view(shapes.reshape_kernel(self_, size)))
     except ValueError as kernel_failure:
         raise kernel_error("view_copy", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
