@@ -31,6 +31,7 @@ import harness  # noqa: E402
 import torch  # noqa: E402
 
 TABLE = REPO_ROOT / "benchmarks" / "opinfo.md"
+UNMAPPED = harness.load_unmapped()
 TOTALS_HEADING = "## Totals"
 SHORT = {"forward": "fwd", "backward": "bwd", "forward_ad": "fwAD", "gradgrad": "gg"}
 
@@ -99,6 +100,14 @@ def totals(rows: list[Row]) -> list[str]:
         f"- mapped to a yamlgrad callable: {len(mapped)}",
         f"- missing: {len(rows) - len(mapped)}",
     ]
+    kinds = Counter(
+        UNMAPPED[row.full_name].kind if row.full_name in UNMAPPED else "no reason"
+        for row in rows
+        if row.target is None
+    )
+    for kind, text in (*harness.UNMAPPED_KINDS.items(), ("no reason", "no reason")):
+        if kinds[kind]:
+            lines.append(f"  - {text}: {kinds[kind]}")
     for dtype in harness.DTYPES:
         parts = []
         for check in harness.CHECKS:
@@ -145,6 +154,11 @@ def _header(rows: list[Row], seconds: float) -> list[str]:
 
 def _missing(rows: list[Row]) -> list[str]:
     lines = ["", "## Missing, by family", ""]
+    lines += [
+        "Each missing OpInfo's reason is in the notes column "
+        "([tests/opinfo/unmapped.yaml](../tests/opinfo/unmapped.yaml)).",
+        "",
+    ]
     missing: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         if row.target is None:
@@ -158,6 +172,11 @@ def _missing(rows: list[Row]) -> list[str]:
 
 def _notes(row: Row, known: list[harness.KnownDifference]) -> str:
     notes = ["random"] if row.random else []
+    if row.target is None:
+        unmapped = UNMAPPED.get(row.full_name)
+        notes.append(
+            f"{unmapped.kind}: {unmapped.reason}" if unmapped else "no reason given"
+        )
     if row.error:
         notes.append(f"samples: {row.error}")
     notes += [

@@ -29,6 +29,7 @@ from yamlgrad.runtime.ops.activations import (
     sigmoid_backward,
     silu_backward,
     softmax_backward_data,
+    softmax_double_backward,
     softplus_backward,
     tanh_backward,
     threshold_backward,
@@ -183,6 +184,7 @@ from yamlgrad.runtime.ops.pooling2d import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
     max_pool2d_with_indices_backward,
+    max_pool_double_backward,
 )
 from yamlgrad.runtime.ops.recurrent import (
     pack_padded_sequence_backward,
@@ -227,6 +229,8 @@ from yamlgrad.runtime.ops.scatters import (
     index_reduce_backward,
     masked_scatter_backward,
     scatter_reduce_backward,
+    unsafe_masked_index,
+    unsafe_masked_index_put_accumulate,
 )
 from yamlgrad.runtime.ops.shapes import (
     cat_tensors_backward,
@@ -412,6 +416,7 @@ __all__ = [
     "CumprodBackward0",
     "SoftmaxBackward0",
     "LogSoftmaxBackward0",
+    "SoftmaxBackwardDataBackward0",
     "SafeSoftmaxBackward0",
     "KthvalueBackward0",
     "MedianBackward0",
@@ -423,6 +428,7 @@ __all__ = [
     "SortBackward1",
     "TopkBackward0",
     "BernoulliBackward0",
+    "NativeDropoutBackwardBackward0",
     "PoissonBackward0",
     "NormalBackward0",
     "NormalBackward1",
@@ -515,6 +521,8 @@ __all__ = [
     "UnsqueezeBackward0",
     "UnsqueezeBackward0_copy",
     "IndexBackward0",
+    "UnsafeMaskedIndexBackward0",
+    "UnsafeMaskedIndexPutAccumulateBackward0",
     "Rot90Backward0",
     "TakeBackward0",
     "SliceScatterBackward0",
@@ -559,6 +567,7 @@ __all__ = [
     "SlowConvDilated2DBackward0",
     "SlowConvDilated3DBackward0",
     "MaxPool2DWithIndicesBackward0",
+    "MaxPool2DWithIndicesBackwardBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
     "AdaptiveMaxPool2DBackward0",
@@ -572,6 +581,9 @@ __all__ = [
     "MaxUnpool3DBackward0",
     "NativeLayerNormBackward0",
     "NativeBatchNormBackward0",
+    "NativeBatchNormLegitBackward0",
+    "NativeBatchNormLegitBackward1",
+    "BatchNormWithUpdateBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
     "EmbeddingBagBackward0",
@@ -4960,6 +4972,59 @@ class LogSoftmaxBackward0(Node):
         return self._raw_saved_result.unpack_wrapped(self)
 
 
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`.
+
+    grad_output: softmax_backward_data(to_dtype(grad, output.dtype), output, dim)
+    output: softmax_double_backward(to_dtype(grad, output.dtype), grad_output, dim, output)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_grad_output",
+        "_raw_saved_output",
+        "_saved_output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grad_output: Any = UNDEFINED
+        self._raw_saved_output: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        grad_output = self._raw_saved_grad_output.unpack(self, raw)
+        output = self._raw_saved_output.unpack(self, raw)
+        output_scalar_type = self._saved_output_scalar_type
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = softmax_backward_data(
+                to_dtype(grad, output_scalar_type), output, dim
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = softmax_double_backward(
+                to_dtype(grad, output_scalar_type), grad_output, dim, output
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grad_output.reset_data()
+        self._raw_saved_output.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Any:
+        return self._raw_saved_grad_output.unpack_wrapped(self)
+
+    @property
+    def _saved_output(self) -> Any:
+        return self._raw_saved_output.unpack_wrapped(self)
+
+
 class SafeSoftmaxBackward0(Node):
     """Backward of `_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`.
 
@@ -5322,6 +5387,45 @@ class BernoulliBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
+
+
+class NativeDropoutBackwardBackward0(Node):
+    """Backward of `native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`.
+
+    grad_output: grad * mask * scale
+    mask: not_implemented('native_dropout_backward: mask')
+    """
+
+    __slots__ = (
+        "_raw_saved_mask",
+        "_saved_scale",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        mask = self._raw_saved_mask.unpack(self, raw)
+        scale = self._saved_scale
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * mask * scale
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = not_implemented("native_dropout_backward: mask")
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
 
 
 class PoissonBackward0(Node):
@@ -8195,6 +8299,84 @@ class IndexBackward0(Node):
         return grad_inputs
 
 
+class UnsafeMaskedIndexBackward0(Node):
+    """Backward of `_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor`.
+
+    self: unsafe_masked_index_put_accumulate(zeros_like(self), mask, indices, grad)
+    """
+
+    __slots__ = (
+        "_saved_indices",
+        "_raw_saved_mask",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._saved_indices
+        mask = self._raw_saved_mask.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unsafe_masked_index_put_accumulate(
+                zeros_like(self_), mask, indices, grad
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class UnsafeMaskedIndexPutAccumulateBackward0(Node):
+    """Backward of `_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor`.
+
+    self: grad
+    values: unsafe_masked_index(grad, mask, indices, 0)
+    """
+
+    __slots__ = (
+        "_saved_indices",
+        "_raw_saved_mask",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._saved_indices
+        mask = self._raw_saved_mask.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = unsafe_masked_index(grad, mask, indices, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+
 class Rot90Backward0(Node):
     """Backward of `rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`.
 
@@ -9881,6 +10063,51 @@ class MaxPool2DWithIndicesBackward0(Node):
         return self._raw_saved_result1.unpack_wrapped(self)
 
 
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "_raw_saved_indices",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_indices: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_double_backward(grad, indices)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class AvgPool2DBackward0(Node):
     """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
 
@@ -10312,6 +10539,227 @@ class NativeBatchNormBackward0(Node):
                 running_mean,
                 running_var,
                 training,
+                eps,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input.reset_data()
+        self._raw_saved_running_mean.reset_data()
+        self._raw_saved_running_var.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_running_mean(self) -> Any:
+        return self._raw_saved_running_mean.unpack_wrapped(self)
+
+    @property
+    def _saved_running_var(self) -> Any:
+        return self._raw_saved_running_var.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class NativeBatchNormLegitBackward0(Node):
+    """Backward of `_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_input",
+        "_raw_saved_running_mean",
+        "_raw_saved_running_var",
+        "_saved_training",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_running_mean: Any = UNDEFINED
+        self._raw_saved_running_var: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        running_mean = self._raw_saved_running_mean.unpack(self, raw)
+        running_var = self._raw_saved_running_var.unpack(self, raw)
+        training = self._saved_training
+        weight = self._raw_saved_weight.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input.reset_data()
+        self._raw_saved_running_mean.reset_data()
+        self._raw_saved_running_var.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_running_mean(self) -> Any:
+        return self._raw_saved_running_mean.unpack_wrapped(self)
+
+    @property
+    def _saved_running_var(self) -> Any:
+        return self._raw_saved_running_var.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class NativeBatchNormLegitBackward1(Node):
+    """Backward of `_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, None, None, training, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_input",
+        "_saved_training",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        training = self._saved_training
+        weight = self._raw_saved_weight.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = native_batch_norm_backward(
+                grad, input, weight, None, None, training, eps, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class BatchNormWithUpdateBackward0(Node):
+    """Backward of `_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, True, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_input",
+        "_raw_saved_running_mean",
+        "_raw_saved_running_var",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_running_mean: Any = UNDEFINED
+        self._raw_saved_running_var: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        running_mean = self._raw_saved_running_mean.unpack(self, raw)
+        running_var = self._raw_saved_running_var.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                True,
                 eps,
                 grad_input_mask,
             )

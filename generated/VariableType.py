@@ -270,6 +270,7 @@ from .Functions import (
     CumprodBackward0,
     SoftmaxBackward0,
     LogSoftmaxBackward0,
+    SoftmaxBackwardDataBackward0,
     SafeSoftmaxBackward0,
     KthvalueBackward0,
     MedianBackward0,
@@ -281,6 +282,7 @@ from .Functions import (
     SortBackward1,
     TopkBackward0,
     BernoulliBackward0,
+    NativeDropoutBackwardBackward0,
     PoissonBackward0,
     NormalBackward0,
     NormalBackward1,
@@ -373,6 +375,8 @@ from .Functions import (
     UnsqueezeBackward0,
     UnsqueezeBackward0_copy,
     IndexBackward0,
+    UnsafeMaskedIndexBackward0,
+    UnsafeMaskedIndexPutAccumulateBackward0,
     Rot90Backward0,
     TakeBackward0,
     SliceScatterBackward0,
@@ -417,6 +421,7 @@ from .Functions import (
     SlowConvDilated2DBackward0,
     SlowConvDilated3DBackward0,
     MaxPool2DWithIndicesBackward0,
+    MaxPool2DWithIndicesBackwardBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -430,6 +435,9 @@ from .Functions import (
     MaxUnpool3DBackward0,
     NativeLayerNormBackward0,
     NativeBatchNormBackward0,
+    NativeBatchNormLegitBackward0,
+    NativeBatchNormLegitBackward1,
+    BatchNormWithUpdateBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
     EmbeddingBagBackward0,
@@ -645,6 +653,7 @@ __all__ = [
     "topk",
     "_unique2",
     "bernoulli",
+    "native_dropout_backward",
     "multinomial",
     "poisson",
     "mm",
@@ -764,6 +773,8 @@ __all__ = [
     "squeeze_copy",
     "unsqueeze",
     "unsqueeze_copy",
+    "_unsafe_masked_index",
+    "_unsafe_masked_index_put_accumulate",
     "rot90",
     "take",
     "slice_scatter",
@@ -875,6 +886,8 @@ __all__ = [
     "_adaptive_avg_pool3d",
     "native_layer_norm",
     "native_batch_norm",
+    "_native_batch_norm_legit",
+    "_batch_norm_with_update",
     "native_group_norm",
     "embedding",
     "_embedding_bag",
@@ -6475,6 +6488,74 @@ def _log_softmax(input: Any, dim: Any, half_to_float: Any) -> Tensor:
     return result
 
 
+def _softmax_backward_data(
+    grad_output: Any, output: Any, dim: Any, input_dtype: Any
+) -> Tensor:
+    """`_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`"""
+    if interposition.active and interposed(grad_output, output):
+        return interpose(
+            "_softmax_backward_data",
+            "",
+            _softmax_backward_data,
+            grad_output,
+            output,
+            dim,
+            input_dtype,
+        )
+    grad_output_ = tensor_arg(grad_output, "_softmax_backward_data", "grad_output", 1)
+    output_ = tensor_arg(output, "_softmax_backward_data", "output", 2)
+    dim = int_arg(dim, "_softmax_backward_data", "dim", 3)
+    input_dtype = scalar_type_arg(
+        input_dtype, "_softmax_backward_data", "input_dtype", 4
+    )
+    grad_fn = None
+    if compute_requires_grad(grad_output, output):
+        grad_fn = SoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grad_output = SavedVariable(grad_output, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_output = SavedVariable(output, False)
+        grad_fn._saved_output_scalar_type = dtype_of(output_)
+    try:
+        result = Tensor._make(
+            shapes.c_order(
+                elementwise.cast(
+                    activations.softmax_backward_data(grad_output_, output_, dim),
+                    input_dtype,
+                )
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_softmax_backward_data",
+            kernel_failure,
+            grad_output=grad_output_,
+            output=output_,
+            dim=dim,
+            input_dtype=input_dtype,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            output_t = tangent_of(output)
+            result_t = derived_jvp(
+                _softmax_backward_data,
+                {
+                    "grad_output": grad_output,
+                    "output": output,
+                    "dim": dim,
+                    "input_dtype": input_dtype,
+                },
+                {"grad_output": grad_output_t, "output": output_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def _safe_softmax(input: Any, dim: Any, dtype: Any = None) -> Tensor:
     """`_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -7545,6 +7626,46 @@ def bernoulli_p(input: Any, p: Any, *, generator: Any = None) -> Tensor:
         raise kernel_error(
             "bernoulli", kernel_failure, self=self_, p=p, generator=generator
         )
+    return result
+
+
+def native_dropout_backward(grad_output: Any, mask: Any, scale: Any) -> Tensor:
+    """`native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`"""
+    if interposition.active and interposed(grad_output, mask):
+        return interpose(
+            "native_dropout_backward",
+            "",
+            native_dropout_backward,
+            grad_output,
+            mask,
+            scale,
+        )
+    grad_output_ = tensor_arg(grad_output, "native_dropout_backward", "grad_output", 1)
+    mask_ = tensor_arg(mask, "native_dropout_backward", "mask", 2)
+    scale = float_arg(scale, "native_dropout_backward", "scale", 3)
+    grad_fn = None
+    if compute_requires_grad(grad_output, mask):
+        grad_fn = NativeDropoutBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, mask))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_scale = scale
+    try:
+        result = Tensor._make(grad_output_ * mask_ * scale)
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "native_dropout_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            mask=mask_,
+            scale=scale,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, mask):
+        with formula_mode():
+            result_t = no_forward_derivative("native_dropout_backward")
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9962,7 +10083,7 @@ def view_copy_default(input: Any, size: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.copy_of_view(shapes.view_kernel(self_, size)))
+        result = Tensor._make(shapes.copy_of_view(shapes.reshape_kernel(self_, size)))
     except ValueError as kernel_failure:
         raise kernel_error("view_copy", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
@@ -11743,6 +11864,99 @@ def index_Tensor(input: Any, indices: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = index_Tensor(input=self_t, indices=index_tensors(indices))
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _unsafe_masked_index(input: Any, mask: Any, indices: Any, fill: Any) -> Tensor:
+    """`_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask):
+        return interpose(
+            "_unsafe_masked_index", "", _unsafe_masked_index, self, mask, indices, fill
+        )
+    self_ = tensor_arg(self, "_unsafe_masked_index", "input", 1)
+    mask_ = tensor_arg(mask, "_unsafe_masked_index", "mask", 2)
+    indices = tensor_optional_list_arg(indices, "_unsafe_masked_index", "indices", 3)
+    fill = scalar_arg(fill, "_unsafe_masked_index", "fill", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeMaskedIndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_indices = indices
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(scatters.unsafe_masked_index(self_, mask_, indices, fill))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_unsafe_masked_index",
+            kernel_failure,
+            self=self_,
+            mask=mask_,
+            indices=indices,
+            fill=fill,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = scatters.unsafe_masked_index(self_t, mask, indices, 0)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _unsafe_masked_index_put_accumulate(
+    input: Any, mask: Any, indices: Any, values: Any
+) -> Tensor:
+    """`_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mask, values):
+        return interpose(
+            "_unsafe_masked_index_put_accumulate",
+            "",
+            _unsafe_masked_index_put_accumulate,
+            self,
+            mask,
+            indices,
+            values,
+        )
+    self_ = tensor_arg(self, "_unsafe_masked_index_put_accumulate", "input", 1)
+    mask_ = tensor_arg(mask, "_unsafe_masked_index_put_accumulate", "mask", 2)
+    indices = tensor_optional_list_arg(
+        indices, "_unsafe_masked_index_put_accumulate", "indices", 3
+    )
+    values_ = tensor_arg(values, "_unsafe_masked_index_put_accumulate", "values", 4)
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        grad_fn = UnsafeMaskedIndexPutAccumulateBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn._saved_indices = indices
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    try:
+        result = Tensor._make(
+            scatters.unsafe_masked_index_put_accumulate(self_, mask_, indices, values_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_unsafe_masked_index_put_accumulate",
+            kernel_failure,
+            self=self_,
+            mask=mask_,
+            indices=indices,
+            values=values_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, values):
+        with formula_mode():
+            self_t = tangent_of(self)
+            values_t = tangent_of(values)
+            result_t = scatters.unsafe_masked_index_put_accumulate(
+                self_t, mask, indices, values_t
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -17703,6 +17917,97 @@ def max_pool2d_with_indices(
     return tuple(outputs)
 
 
+def max_pool2d_with_indices_backward(
+    grad_output: Any,
+    input: Any,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: Any,
+    indices: Any,
+) -> Tensor:
+    """`max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(grad_output, self, indices):
+        return interpose(
+            "max_pool2d_with_indices_backward",
+            "",
+            max_pool2d_with_indices_backward,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    grad_output_ = tensor_arg(
+        grad_output, "max_pool2d_with_indices_backward", "grad_output", 1
+    )
+    self_ = tensor_arg(self, "max_pool2d_with_indices_backward", "input", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "max_pool2d_with_indices_backward", "kernel_size", 3, size=2
+    )
+    stride = int_list_arg(
+        stride, "max_pool2d_with_indices_backward", "stride", 4, size=2
+    )
+    padding = int_list_arg(
+        padding, "max_pool2d_with_indices_backward", "padding", 5, size=2
+    )
+    dilation = int_list_arg(
+        dilation, "max_pool2d_with_indices_backward", "dilation", 6, size=2
+    )
+    ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices_backward", "ceil_mode", 7)
+    indices_ = tensor_arg(indices, "max_pool2d_with_indices_backward", "indices", 8)
+    grad_fn = None
+    if compute_requires_grad(grad_output, self):
+        grad_fn = MaxPool2DWithIndicesBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_indices = SavedVariable(indices, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(
+            pooling2d.max_pool2d_with_indices_backward_kernel(
+                grad_output_, self_, indices_
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_pool2d_with_indices_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+            indices=indices_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, self):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            self_t = tangent_of(self)
+            result_t = max_pool2d_with_indices_backward(
+                grad_output=grad_output_t,
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                dilation=dilation,
+                ceil_mode=ceil_mode,
+                indices=indices,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def max_pool2d(
     input: Any,
     kernel_size: Any,
@@ -18550,6 +18855,320 @@ def native_batch_norm(
                     "running_mean": running_mean,
                     "running_var": running_var,
                     "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return tuple(outputs)
+
+
+def _native_batch_norm_legit_default(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: Any,
+    momentum: Any,
+    eps: Any,
+) -> Any:
+    """`_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input, weight, bias, running_mean, running_var
+    ):
+        return interpose(
+            "_native_batch_norm_legit",
+            "",
+            _native_batch_norm_legit_default,
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            training,
+            momentum,
+            eps,
+        )
+    input_ = tensor_arg(input, "_native_batch_norm_legit", "input", 1)
+    weight_ = optional_tensor_arg(weight, "_native_batch_norm_legit", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "_native_batch_norm_legit", "bias", 3)
+    running_mean_ = tensor_arg(
+        running_mean, "_native_batch_norm_legit", "running_mean", 4
+    )
+    running_var_ = tensor_arg(running_var, "_native_batch_norm_legit", "running_var", 5)
+    training = bool_arg(training, "_native_batch_norm_legit", "training", 6)
+    momentum = float_arg(momentum, "_native_batch_norm_legit", "momentum", 7)
+    eps = float_arg(eps, "_native_batch_norm_legit", "eps", 8)
+    check_no_requires_grad(running_mean, "running_mean", "_native_batch_norm_legit")
+    check_no_requires_grad(running_var, "running_var", "_native_batch_norm_legit")
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormLegitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_eps = eps
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_mean = SavedVariable(running_mean, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_var = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.c_order(
+                normalization.native_batch_norm_kernel(
+                    input_,
+                    weight_,
+                    bias_,
+                    running_mean_,
+                    running_var_,
+                    training,
+                    momentum,
+                    eps,
+                )
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_native_batch_norm_legit",
+            kernel_failure,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
+            running_mean=running_mean_,
+            running_var=running_var_,
+            training=training,
+            momentum=momentum,
+            eps=eps,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                _native_batch_norm_legit_default,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "running_mean": running_mean,
+                    "running_var": running_var,
+                    "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return tuple(outputs)
+
+
+def _native_batch_norm_legit_no_stats(
+    input: Any, weight: Any, bias: Any, training: Any, momentum: Any, eps: Any
+) -> Any:
+    """`_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(input, weight, bias):
+        return interpose(
+            "_native_batch_norm_legit.no_stats",
+            "",
+            _native_batch_norm_legit_no_stats,
+            input,
+            weight,
+            bias,
+            training,
+            momentum,
+            eps,
+        )
+    input_ = tensor_arg(input, "_native_batch_norm_legit", "input", 1)
+    weight_ = optional_tensor_arg(weight, "_native_batch_norm_legit", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "_native_batch_norm_legit", "bias", 3)
+    training = bool_arg(training, "_native_batch_norm_legit", "training", 4)
+    momentum = float_arg(momentum, "_native_batch_norm_legit", "momentum", 5)
+    eps = float_arg(eps, "_native_batch_norm_legit", "eps", 6)
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormLegitBackward1()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_eps = eps
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_training = training
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in shapes.c_order(
+                normalization.native_batch_norm_kernel(
+                    input_, weight_, bias_, None, None, training, momentum, eps
+                )
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_native_batch_norm_legit",
+            kernel_failure,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
+            training=training,
+            momentum=momentum,
+            eps=eps,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                _native_batch_norm_legit_no_stats,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return tuple(outputs)
+
+
+def _batch_norm_with_update(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    momentum: Any,
+    eps: Any,
+) -> Any:
+    """`_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`"""
+    if interposition.active and interposed(
+        input, weight, bias, running_mean, running_var
+    ):
+        return interpose(
+            "_batch_norm_with_update",
+            "",
+            _batch_norm_with_update,
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            momentum,
+            eps,
+        )
+    input_ = tensor_arg(input, "_batch_norm_with_update", "input", 1)
+    weight_ = optional_tensor_arg(weight, "_batch_norm_with_update", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "_batch_norm_with_update", "bias", 3)
+    running_mean_ = tensor_arg(
+        running_mean, "_batch_norm_with_update", "running_mean", 4
+    )
+    running_var_ = tensor_arg(running_var, "_batch_norm_with_update", "running_var", 5)
+    momentum = float_arg(momentum, "_batch_norm_with_update", "momentum", 6)
+    eps = float_arg(eps, "_batch_norm_with_update", "eps", 7)
+    check_no_requires_grad(running_mean, "running_mean", "_batch_norm_with_update")
+    check_no_requires_grad(running_var, "running_var", "_batch_norm_with_update")
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = BatchNormWithUpdateBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_eps = eps
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_mean = SavedVariable(running_mean, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_var = SavedVariable(running_var, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in normalization.batch_norm_with_update_kernel(
+                input_, weight_, bias_, running_mean_, running_var_, momentum, eps
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_batch_norm_with_update",
+            kernel_failure,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
+            running_mean=running_mean_,
+            running_var=running_var_,
+            momentum=momentum,
+            eps=eps,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                _batch_norm_with_update,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "running_mean": running_mean,
+                    "running_var": running_var,
                     "momentum": momentum,
                     "eps": eps,
                 },
@@ -25176,6 +25795,59 @@ def _adaptive_avg_pool3d(*args: Any, **kwargs: Any) -> Tensor:
     )
 
 
+__NATIVE_BATCH_NORM_LEGIT_OVERLOADS = (
+    Overload(
+        _native_batch_norm_legit_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("weight", "Tensor", True, REQUIRED, False, "Tensor? weight"),
+            Param("bias", "Tensor", True, REQUIRED, False, "Tensor? bias"),
+            Param(
+                "running_mean",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor(a!) running_mean",
+            ),
+            Param(
+                "running_var",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor(b!) running_var",
+            ),
+            Param("training", "bool", False, REQUIRED, False, "bool training"),
+            Param("momentum", "float", False, REQUIRED, False, "float momentum"),
+            Param("eps", "float", False, REQUIRED, False, "float eps"),
+        ),
+    ),
+    Overload(
+        _native_batch_norm_legit_no_stats,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("weight", "Tensor", True, REQUIRED, False, "Tensor? weight"),
+            Param("bias", "Tensor", True, REQUIRED, False, "Tensor? bias"),
+            Param("training", "bool", False, REQUIRED, False, "bool training"),
+            Param("momentum", "float", False, REQUIRED, False, "float momentum"),
+            Param("eps", "float", False, REQUIRED, False, "float eps"),
+        ),
+    ),
+)
+
+
+def _native_batch_norm_legit(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    `_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    """
+    return dispatch(
+        "_native_batch_norm_legit", __NATIVE_BATCH_NORM_LEGIT_OVERLOADS, args, kwargs
+    )
+
+
 add = add_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 add.__qualname__ = "add"
@@ -26485,6 +27157,9 @@ OVERLOADS = {
             "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         ),
     },
+    "_softmax_backward_data": {
+        "default": _softmax_backward_data,
+    },
     "_safe_softmax": {
         "default": schema_names(
             _safe_softmax,
@@ -26664,6 +27339,9 @@ OVERLOADS = {
             bernoulli_p,
             "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
         ),
+    },
+    "native_dropout_backward": {
+        "default": native_dropout_backward,
     },
     "multinomial": {
         "default": schema_names(
@@ -27311,6 +27989,18 @@ OVERLOADS = {
     "index": {
         "Tensor": schema_names(
             index_Tensor, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"
+        ),
+    },
+    "_unsafe_masked_index": {
+        "default": schema_names(
+            _unsafe_masked_index,
+            "_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor",
+        ),
+    },
+    "_unsafe_masked_index_put_accumulate": {
+        "default": schema_names(
+            _unsafe_masked_index_put_accumulate,
+            "_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor",
         ),
     },
     "rot90": {
@@ -28126,6 +28816,12 @@ OVERLOADS = {
             "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         ),
     },
+    "max_pool2d_with_indices_backward": {
+        "default": schema_names(
+            max_pool2d_with_indices_backward,
+            "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+        ),
+    },
     "max_pool2d": {
         "default": schema_names(
             max_pool2d,
@@ -28203,6 +28899,13 @@ OVERLOADS = {
     },
     "native_batch_norm": {
         "default": native_batch_norm,
+    },
+    "_native_batch_norm_legit": {
+        "default": _native_batch_norm_legit_default,
+        "no_stats": _native_batch_norm_legit_no_stats,
+    },
+    "_batch_norm_with_update": {
+        "default": _batch_norm_with_update,
     },
     "native_group_norm": {
         "default": native_group_norm,
@@ -28724,6 +29427,8 @@ NUMPY_ONLY_REASONS.update(
         "as_strided_scatter": "writes through a view by explicit strides (numpy's as_strided), which the array API has no counterpart for",
         "unfold_backward": "adds overlapping strided windows back in place (as_strided views); the array API has neither",
         "index.Tensor": "indexes several dims at once by integer or boolean tensors (a boolean index gives a data-dependent shape); the array API indexes by an integer array along one axis only",
+        "_unsafe_masked_index": "indexes several dims at once by integer tensors, which the array API lacks",
+        "_unsafe_masked_index_put_accumulate": "adds through several dims' integer index tensors with np.add.at, which the array API lacks",
         "index_reduce": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
@@ -28749,6 +29454,7 @@ NUMPY_ONLY_REASONS.update(
         "slow_conv_dilated2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_dilated3d": "strided windows (as_strided) have no array API counterpart",
         "max_pool2d_with_indices": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
+        "max_pool2d_with_indices_backward": "adds each window's gradient at its argmax (np.bincount), which the array API lacks",
         "adaptive_max_pool2d": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "adaptive_max_pool3d": "the backward scatter-adds each window's gradient at its argmax (np.add.at, windows may share one), which the array API lacks",
         "fractional_max_pool2d": "windows placed by random samples, gathered by numpy fancy indexing, with an np.add.at backward; neither is in the array API",

@@ -486,6 +486,7 @@ Tensor.var = var  # type: ignore[attr-defined]
 ops = SimpleNamespace(
     **{name: SimpleNamespace(**group) for name, group in VariableType.OVERLOADS.items()}
 )
+ops.aten = ops  # PyTorch's spelling, torch.ops.aten.<name>.<overload>
 
 
 # -- yg.special --------------------------------------------------------------------

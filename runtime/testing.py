@@ -270,9 +270,13 @@ def call_torch(
 ) -> Any:
     """The PyTorch call that reaches exactly this overload, as a user writes it.
     `leaf_safe`: an in-place op gets `self * 1` for a leaf that requires grad."""
-    args, kwargs = split_arguments(
-        info, inplace_safe(info, values) if leaf_safe else values
-    )
+    values = inplace_safe(info, values) if leaf_safe else dict(values)
+    for argument in info.func.arguments:  # a sample's dtype is given by its name
+        if argument.type.base == "ScalarType" and isinstance(
+            values.get(argument.name), str
+        ):
+            values[argument.name] = getattr(torch, values[argument.name])
+    args, kwargs = split_arguments(info, values)
     name = info.func.name
     if info.python_binding and hasattr(torch, name):
         return getattr(torch, name)(*args, **kwargs)

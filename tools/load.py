@@ -288,8 +288,11 @@ def _has_view_copy(entry: YamlMap, display: str, info: DifferentiabilityInfo) ->
     """Whether a view entry asks for its `_copy` twin (`view_copy: true`)."""
     value = entry.get("view_copy", False)
     e = _Entry(entry, display, str(info.func))
+    if isinstance(value, dict) and set(value) == {"forward"}:
+        value = True
     if not isinstance(value, bool):
-        raise e.error("view_copy", "'view_copy' must be true or false")
+        message = "'view_copy' must be true, false or a mapping with 'forward'"
+        raise e.error("view_copy", message)
     if value and (info.op is None or "forward" not in entry or not info.is_view):
         message = "'view_copy' needs a view entry (a `Tensor(a)` output) with formulas"
         raise e.error("view_copy", message)
@@ -299,8 +302,10 @@ def _has_view_copy(entry: YamlMap, display: str, info: DifferentiabilityInfo) ->
 def _view_copy_entry(entry: YamlMap) -> YamlMap:
     """The `_copy` twin of a view entry, as torchgen derives view_copy ops: the
     schema without its alias annotations and named `<op>_copy`, a forward that
-    copies the view, the same formulas and samples, a function only and always
-    bound (alias_copy is public although alias is not)."""
+    copies the view (or the result of `view_copy: {forward: ...}`, for a view
+    whose kernel refuses a layout the copy takes), the same formulas and
+    samples, a function only and always bound (alias_copy is public although
+    alias is not)."""
     name, _, rest = entry["name"].partition("(")
     base, dot, overload = name.partition(".")
     schema = (
@@ -312,7 +317,9 @@ def _view_copy_entry(entry: YamlMap) -> YamlMap:
         if key not in ("view_copy", "variants", "python_binding")
     )
     twin["name"] = schema
-    twin["forward"] = f"{VIEW_COPY_KERNEL}({entry['forward']})"
+    copy = entry["view_copy"]
+    forward = copy["forward"] if isinstance(copy, dict) else entry["forward"]
+    twin["forward"] = f"{VIEW_COPY_KERNEL}({forward})"
     twin["variants"] = "function"
     twin.line = entry.line
     twin.lines = dict(entry.lines)

@@ -45,6 +45,7 @@ __all__ = [
     *_convolutions,
     "max_pool1d",
     "max_pool2d",
+    "max_pool2d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
@@ -88,6 +89,7 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "nll_loss",
     "cross_entropy",
+    "linear_cross_entropy",
     "kl_div",
     "normalize",
     "cosine_similarity",
@@ -101,6 +103,7 @@ __all__ = [
 ]
 
 pad = VariableType.pad
+pdist = VariableType.pdist  # torch.nn.functional.pdist is torch.pdist
 pixel_shuffle = VariableType.pixel_shuffle
 pixel_unshuffle = VariableType.pixel_unshuffle
 channel_shuffle = VariableType.channel_shuffle
@@ -323,6 +326,20 @@ def max_pool2d(
     if return_indices:
         return tuple(VariableType.max_pool2d_with_indices(input, *args, ceil_mode))
     return VariableType.max_pool2d(input, *args, ceil_mode)
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """max_pool2d's values and indices, whatever `return_indices` says (PyTorch's
+    spelling keeps the argument)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool1d(
@@ -770,6 +787,7 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     binary_cross_entropy_with_logits,
     nll_loss,
     cross_entropy,
+    linear_cross_entropy,
     kl_div,
     normalize,
     cosine_similarity,

@@ -475,6 +475,75 @@ def cross_entropy(
     return _nll_loss_nd(log_p, target, weight, enum, ignore_index)
 
 
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """cross_entropy of `linear(input, linear_weight, linear_bias)`.
+
+    `linear_weight` is `(classes, *out_features, in_features)`: the logits are
+    `(*batch, classes, *out_features)`, a K-dimensional loss. PyTorch's `options`
+    choose a batch-chunked kernel that saves memory and gives the same loss;
+    yamlgrad accepts them and computes the logits in one piece."""
+    del options  # chunking changes memory use, not the value
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(
+            f"expected input with dimensionality 1 or 2, got {input.dim()}"
+        )
+    if linear_weight.dim() < 2:
+        raise RuntimeError(
+            "expected linear_weight with dimensionality at least 2, got "
+            f"{linear_weight.dim()}"
+        )
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (
+        classes,
+        *out_features,
+    ):
+        raise RuntimeError(
+            f"expected linear_bias shape {(classes, *out_features)}, got "
+            f"{tuple(linear_bias.shape)}"
+        )
+    if out_features and not batch:
+        raise RuntimeError(
+            "K-dimensional loss defined by linear_weight shape "
+            f"{tuple(linear_weight.shape)} requires batched input, (N, {in_features}),"
+            f" got unbatched input with shape {tuple(input.shape)}"
+        )
+    logits_shape = (*batch, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError(
+            "ignore_index cannot be specified when target contains probabilities"
+        )
+    rows = math.prod(out_features, start=classes)
+    flat_weight = VariableType.reshape(linear_weight, (rows, in_features))
+    if linear_bias is not None:
+        linear_bias = VariableType.reshape(linear_bias, (rows,))
+    logits = VariableType.linear(input, flat_weight, linear_bias)
+    return cross_entropy(
+        VariableType.reshape(logits, logits_shape),
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )
+
+
 def kl_div(
     input: Tensor,
     target: Tensor,

@@ -32,6 +32,7 @@ KERNELS = (
     "relu",
     "silu_kernel",
     "softmax",
+    "softmax_backward_data",
     "log_softmax",
     "cpu_softmax_input",
     "gelu_kernel",
@@ -51,6 +52,7 @@ BACKWARD_HELPERS = (
     "sigmoid_backward",
     "tanh_backward",
     "softmax_backward_data",
+    "softmax_double_backward",
     "log_softmax_backward_data",
     "gelu_backward",
     "silu_backward",
@@ -389,6 +391,17 @@ def softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
     """_softmax's backward: output * (grad - sum(grad * output, dim))."""
     dims = _dims(dim, output.ndim)
     return output * (grad - _sum_keepdim(grad * output, dims))
+
+
+def softmax_double_backward(grad: Any, grad_output: Any, dim: int, output: Any) -> Any:
+    """_softmax_backward_data's gradient for `output`.
+
+    With `y = o * (g - sum(g * o))` and cotangent `u`, varying `o` gives
+    `u * (g - sum(g * o)) - g * sum(u * o)` (both sums over `dim`, kept)."""
+    dims = _dims(dim, output.ndim)
+    return grad * (grad_output - _sum_keepdim(grad_output * output, dims)) - (
+        grad_output * _sum_keepdim(grad * output, dims)
+    )
 
 
 def log_softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:

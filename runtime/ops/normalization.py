@@ -19,12 +19,13 @@ from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.common import _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import rsqrt
 from yamlgrad.runtime.ops.reductions import _sum_keepdim, mean_reduce, var
-from yamlgrad.runtime.ops.shapes import expand, reshape
+from yamlgrad.runtime.ops.shapes import c_order, expand, reshape
 from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError
 
 KERNELS = (
     "native_layer_norm_kernel",
     "native_batch_norm_kernel",
+    "batch_norm_with_update_kernel",
     "native_group_norm_kernel",
 )
 BACKWARD_HELPERS = (
@@ -149,6 +150,24 @@ def native_batch_norm_kernel(
     elif bias is not None:
         out = out + xp.reshape(bias, shape)
     return _in_dtype(xp, x.dtype, out, save_mean, save_invstd)
+
+
+def batch_norm_with_update_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """_batch_norm_with_update: native_batch_norm in training (the running
+    statistics updated in place), and the CPU kernel's empty reserve space."""
+    out = native_batch_norm_kernel(
+        input, weight, bias, running_mean, running_var, True, momentum, eps
+    )
+    reserve = array_namespace(out[0]).zeros((0,), dtype=np.uint8)
+    return (*(c_order(part) for part in out), reserve)
 
 
 def _same_float(x: Any, param: Any) -> bool:

@@ -38,11 +38,13 @@ from yamlgrad.runtime.ops.windows import (
 
 KERNELS = (
     "max_pool2d_with_indices_kernel",
+    "max_pool2d_with_indices_backward_kernel",
     "avg_pool2d_kernel",
     "adaptive_avg_pool2d_kernel",
 )
 BACKWARD_HELPERS = (
     "max_pool2d_with_indices_backward",
+    "max_pool_double_backward",
     "avg_pool2d_backward",
     "adaptive_avg_pool2d_backward",
 )
@@ -189,6 +191,36 @@ def _max_pool2d_with_indices_backward(
         return total.reshape(sizes)
     total = np.bincount(where, weights=np.ravel(grad), minlength=size)
     return total.astype(grad.dtype, copy=False).reshape(sizes)
+
+
+def max_pool2d_with_indices_backward_kernel(
+    grad_output: Any, self: Any, indices: Any
+) -> np.ndarray:
+    """The op max_pool2d_with_indices_backward: `grad_output` added at the argmax
+    positions `indices` in a zero tensor shaped like `self`."""
+    if np.shape(grad_output) != np.shape(indices):
+        raise RuntimeError(
+            "Expected a tensor of size "
+            f"{list(np.shape(indices))} for grad_output, but got "
+            f"{list(np.shape(grad_output))}"
+        )
+    return _max_pool2d_with_indices_backward(
+        grad_output, np.asarray(indices), np.shape(self)
+    )
+
+
+def max_pool_double_backward(grad: Any, indices: Any) -> Any:
+    """max_pool2d_with_indices_backward's gradient for its `grad_output`: the
+    incoming gradient read back at each window's argmax (a gather over each
+    flattened plane; recorded on a Tensor)."""
+    index = np.asarray(_raw(indices))
+    planes = index.shape[:-2]
+    flat_index = np.reshape(index, (*planes, -1))
+    if not isinstance(grad, Tensor):
+        flat = np.reshape(grad, (*np.shape(grad)[:-2], -1))
+        return np.take_along_axis(flat, flat_index, -1).reshape(index.shape)
+    flat = ops.reshape(grad, (*tuple(grad.shape)[:-2], -1))
+    return ops.reshape(ops.gather(flat, -1, _as_tensor(flat_index)), index.shape)
 
 
 def avg_pool2d_matrices(

@@ -42,6 +42,8 @@ KERNELS = (
     "scatter_reduce_kernel",
     "index_reduce_kernel",
     "masked_scatter_kernel",
+    "unsafe_masked_index",
+    "unsafe_masked_index_put_accumulate",
 )
 BACKWARD_HELPERS = (
     "index_put",
@@ -49,6 +51,8 @@ BACKWARD_HELPERS = (
     "scatter_reduce_backward",
     "index_reduce_backward",
     "masked_scatter_backward",
+    "unsafe_masked_index",
+    "unsafe_masked_index_put_accumulate",
 )
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -98,6 +102,60 @@ def index_of(grad: Any, indices: list[Any]) -> Any:
         tensors = [None if i is None else constant_tensor(i) for i in indices]
         return ops.index_Tensor(grad, tensors)
     return np.array(np.asarray(grad)[_index_key(indices)], copy=True)
+
+
+# -- _unsafe_masked_index: x[indices] where a mask is set ------------------------------
+#
+# These are the ops PyTorch's decompositions emit for padded gathers: where the
+# mask is off an index may point outside `x`, so indices are clamped into range
+# first and the masked-off entries never read (or write) what they point at.
+# Each function takes ndarrays (the kernel) or Tensors (the recorded op), so the
+# two ops' formulas, each the other op, differentiate again.
+
+
+def _in_range(sizes: tuple[int, ...], indices: list[Any]) -> list[Any]:
+    """Each index tensor clamped into its dim's range [-size, size - 1]."""
+    clamped = []
+    for size, index in zip(sizes, indices):
+        if index is None:
+            clamped.append(None)
+            continue
+        index = np.asarray(_data(index))
+        clamped.append(np.clip(index, -size, max(size - 1, 0)))
+    return clamped
+
+
+def _tensors(indices: list[Any]) -> list[Any]:
+    return [None if i is None else constant_tensor(_data(i)) for i in indices]
+
+
+def unsafe_masked_index(x: Any, mask: Any, indices: list[Any], fill: Any) -> Any:
+    """`where(mask, x[indices], fill)`, reading only in-range positions."""
+    if isinstance(x, Tensor):
+        return ops._unsafe_masked_index(
+            x, constant_tensor(mask), _tensors(indices), fill
+        )
+    x = np.asarray(x)
+    picked = x[_index_key(_in_range(x.shape, indices))]
+    fill = np.asarray(fill).astype(x.dtype)
+    return np.where(np.asarray(mask), picked, fill).astype(x.dtype, copy=False)
+
+
+def unsafe_masked_index_put_accumulate(
+    x: Any, mask: Any, indices: list[Any], values: Any
+) -> Any:
+    """A copy of `x` with `values` added at `x[indices]` where `mask` is set."""
+    if isinstance(x, Tensor) or isinstance(values, Tensor):
+        return ops._unsafe_masked_index_put_accumulate(
+            constant_tensor(x),
+            constant_tensor(mask),
+            _tensors(indices),
+            constant_tensor(values),
+        )
+    x = np.asarray(x)
+    values = np.asarray(values)
+    kept = np.where(np.asarray(mask), values, np.zeros((), values.dtype))
+    return index_put_kernel(x, _in_range(x.shape, indices), kept, True)
 
 
 # -- scatter_reduce and index_reduce --------------------------------------------------

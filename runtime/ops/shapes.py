@@ -36,6 +36,7 @@ KERNELS = (
     "copy_of_view",
     "expand_shape",
     "view_kernel",
+    "reshape_kernel",
     "alias_kernel",
     "reshape_alias_kernel",
     "clone_kernel",
@@ -183,6 +184,15 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
         return np.reshape(np.asarray(x), shape, copy=False)
     except ValueError:
         raise RuntimeError(ERR_VIEW_STRIDES) from None
+
+
+def reshape_kernel(x: Any, size: tuple[int, ...]) -> Any:
+    """`x` as `size` in any layout: a view where the strides allow, else a copy
+    (view_copy's forward, which takes what view refuses)."""
+    shape = view_shape(x, size)
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):
+        return reshaped(x, shape)
+    return np.reshape(np.asarray(x), shape)
 
 
 def alias_kernel(x: Any) -> Any:

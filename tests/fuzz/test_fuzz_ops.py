@@ -83,9 +83,6 @@ LEFT_OUT = {
     "as_strided": "strides address the input's memory",
     "as_strided_copy": "strides address the input's memory",
     "as_strided_scatter": "strides address the input's memory",
-    # torch's view_copy copies any layout; yamlgrad's refuses a non-contiguous
-    # input as view does (to close in tools/load.py's view_copy twins).
-    "view_copy": "refuses a non-contiguous input, where torch copies",
     # PyTorch's CPU kernel dies of SIGFPE (an integer division by zero) on an
     # empty batch, which a perturbed sample draws; its own tests cover it.
     "_scaled_dot_product_flash_attention_for_cpu": "torch crashes on empty inputs",

@@ -110,6 +110,8 @@ def candidate_names(op: OpInfo) -> list[str]:
     if method is not None and not _is_lambda(method):
         names.append(f"Tensor.{method.__name__}")
     names.append(f"Tensor.{op.name}")  # properties: T, mH, ...
+    if _is_test_glue(fn):  # glue around an op PyTorch has under torch.ops only
+        names.append(f"ops.{op.name}.default")
     return names
 
 
@@ -237,6 +239,29 @@ def load_known_differences(
     return [
         KnownDifference(**entry) for entry in yaml.safe_load(path.read_text()) or []
     ]
+
+
+UNMAPPED_PATH = Path(__file__).with_name("unmapped.yaml")
+#: unmapped.yaml's kinds, in the order the table lists them.
+UNMAPPED_KINDS = {
+    "no_real_dtype": "no meaning in yamlgrad's real CPU dtypes",
+    "complex": "complex numbers (no complex dtype yet)",
+    "not_yet": "real-dtype ops not built yet",
+}
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """One line of unmapped.yaml: why `opinfo` has no yamlgrad callable."""
+
+    opinfo: str
+    kind: str
+    reason: str
+
+
+def load_unmapped(path: Path = UNMAPPED_PATH) -> dict[str, Unmapped]:
+    entries = (Unmapped(**entry) for entry in yaml.safe_load(path.read_text()) or [])
+    return {entry.opinfo: entry for entry in entries}
 
 
 def known_difference(

@@ -99,6 +99,19 @@ def test_the_table_maps_every_opinfo_as_yamlgrad_does_now() -> None:
     assert _table_targets() == now, "run `python benchmarks/opinfo.py`"
 
 
+def test_every_missing_opinfo_has_a_reason() -> None:
+    """unmapped.yaml gives each OpInfo without a callable its kind and reason, and
+    names only real OpInfos."""
+    unmapped = harness.load_unmapped()
+    names = {op.full_name for op in OPINFOS}
+    missing = {op.full_name for op in OPINFOS if harness.resolve(op) is None}
+    assert sorted(missing - set(unmapped)) == []
+    for entry in unmapped.values():
+        assert entry.opinfo in names, entry
+        assert entry.kind in harness.UNMAPPED_KINDS, entry
+        assert len(entry.reason) > 20, entry
+
+
 def test_known_differences_name_real_opinfos_checks_and_dtypes() -> None:
     names = {op.full_name for op in OPINFOS}
     for known in KNOWN:

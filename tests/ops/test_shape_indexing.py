@@ -534,3 +534,22 @@ def test_pad_of_a_transposed_input_is_contiguous_as_torch_s(mode: str) -> None:
     theirs = torch.nn.functional.pad(torch.tensor(data).T, (2, 1), mode=mode)
     assert ours.is_contiguous() == theirs.is_contiguous()
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_view_copy_copies_a_layout_that_view_refuses() -> None:
+    """torch.view_copy reshapes a transposed input (a copy) where view raises;
+    values and gradients as torch's, and view itself still refuses."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(12.0).reshape(3, 4)
+    cotangent = np.linspace(-1.0, 1.0, 12).reshape(2, 6)
+    x = yg.tensor(data, requires_grad=True)
+    tx = torch.tensor(data, requires_grad=True)
+    out = yg.view_copy(x.t(), (2, 6))
+    ref = torch.view_copy(tx.t(), (2, 6))
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    assert type(out.grad_fn).__name__ == "ViewBackward0_copy"
+    out.backward(yg.tensor(cotangent))
+    ref.backward(torch.tensor(cotangent))
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.t().view(2, 6)
