@@ -168,6 +168,7 @@ from yamlgrad.runtime.ops.pooling2d import (
     avg_pool2d_backward,
     max_pool2d_with_indices_backward,
 )
+from yamlgrad.runtime.ops.random_gamma import _standard_gamma_grad
 from yamlgrad.runtime.ops.recurrent import (
     pack_padded_sequence_backward,
     thnn_fused_gru_cell_backward,
@@ -236,6 +237,7 @@ from yamlgrad.runtime.ops.special import (
     erfinv,
     i1_backward,
     i1e_backward,
+    lgamma,
     polygamma,
     sinc_backward,
     special_i1,
@@ -354,6 +356,7 @@ __all__ = [
     "SpecialLogNdtrBackward0",
     "SpecialEntrBackward0",
     "SpecialXlog1PyBackward0",
+    "IgammaBackward0",
     "FloorBackward0",
     "CeilBackward0",
     "RoundBackward0",
@@ -401,6 +404,7 @@ __all__ = [
     "TopkBackward0",
     "BernoulliBackward0",
     "PoissonBackward0",
+    "StandardGammaBackward0",
     "NormalBackward0",
     "NormalBackward1",
     "NormalBackward2",
@@ -3639,6 +3643,43 @@ class SpecialXlog1PyBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * exp(
+                (self_ - 1) * log(other) - other - lgamma(self_)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class FloorBackward0(Node):
     """Backward of `floor(Tensor self) -> Tensor`.
 
@@ -5168,6 +5209,41 @@ class PoissonBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class StandardGammaBackward0(Node):
+    """Backward of `_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: grad * _standard_gamma_grad(self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * _standard_gamma_grad(self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:

@@ -16,7 +16,9 @@ A random op (one that takes a Generator: bernoulli, normal) gets a Generator
 seeded alike at every call, so it is a function of its inputs; its sample is a
 constant to autograd (PyTorch's definition: the draw is not reparameterised), so
 its gradients are compared with those of a constant, zero, after checking that
-one seed gives one draw.
+one seed gives one draw. A reparameterised draw (`_standard_gamma`) is a smooth
+function of its inputs at a fixed seed: its gradient is compared with finite
+differences, as any op's.
 
 The project's tests (tests/ops/test_gradients.py) run exactly these functions over
 derivatives.yaml. Loading a YAML file needs the generator's dependencies (pyyaml);
@@ -373,7 +375,7 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
             return _flat(float_outputs(call(info, kwargs, tensors, module), info))
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]
-        if info.random:  # the draw is a constant to autograd
+        if info.random and not info.reparameterized:  # a constant to autograd
             expected = [np.zeros_like(a) for a in arrays]
         else:
             expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))

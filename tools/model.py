@@ -633,6 +633,16 @@ class DifferentiabilityInfo:
         return any(a.type.base == "Generator" for a in self.func.arguments)
 
     @property
+    def reparameterized(self) -> bool:
+        """A random op whose draw is differentiable (`_standard_gamma`): a formula
+        other than a zero. Its gradient is the derivative of the draw at a fixed
+        seed, checked with finite differences like any op's; the other random
+        ops' draws are constants to autograd (`zeros_like(grad)`)."""
+        return self.random and any(
+            not d.original_formula.startswith("zeros_like(") for d in self.derivatives
+        )
+
+    @property
     def draws_out_of_place(self) -> bool:
         """A random op returning a new tensor: under vmap(randomness="different")
         it draws per sample even when its tensors are unbatched."""

@@ -57,6 +57,7 @@ KERNELS = (
 )
 BACKWARD_HELPERS = (
     "erfinv",
+    "lgamma",
     "digamma",
     "polygamma",
     "special_i0e",

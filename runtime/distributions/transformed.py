@@ -1,0 +1,529 @@
+"""TransformedDistribution, and the families PyTorch defines as one: a base
+distribution pushed through transforms (LogNormal = exp of a Normal, Gumbel =
+loc - scale log(-log U), ...).
+
+log_prob inverts the transforms one by one, adding each -log |det J|, so it
+is differentiable in the base's parameters and in the transforms'. A draw is
+the transforms applied to the base's draw: reparameterised whenever the base's
+is.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+from typing import Any
+
+import yamlgrad as yg
+from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.distributions import constraints
+from yamlgrad.runtime.distributions.distribution import Distribution
+from yamlgrad.runtime.distributions.gamma_family import Exponential
+from yamlgrad.runtime.distributions.location_scale import Cauchy, Normal, Uniform
+from yamlgrad.runtime.distributions.transforms import (
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    Transform,
+    AbsTransform,
+)
+from yamlgrad.runtime.distributions.utils import (
+    _sum_rightmost,
+    broadcast_all,
+    euler_constant,
+)
+
+__all__ = [
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
+    "Kumaraswamy",
+    "LogNormal",
+    "Pareto",
+    "TransformedDistribution",
+    "Weibull",
+]
+
+
+class TransformedDistribution(Distribution):
+    """base_distribution with each of `transforms` applied to its draws."""
+
+    arg_constraints: dict[str, constraints.Constraint] = {}
+
+    def __init__(
+        self,
+        base_distribution: Distribution,
+        transforms: Any,
+        validate_args: bool | None = None,
+    ) -> None:
+        if isinstance(transforms, Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, Transform) for t in transforms):
+                raise ValueError(
+                    "transforms must be a Transform or a list of Transforms"
+                )
+            self.transforms = transforms
+        else:
+            raise ValueError(
+                f"transforms must be a Transform or list, but was {transforms}"
+            )
+        base_shape = base_distribution.batch_shape + base_distribution.event_shape
+        chain = ComposeTransform(self.transforms)
+        base_event_dim = len(base_distribution.event_shape)
+        if len(base_shape) < chain.domain.event_dim:
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least "
+                f"{chain.domain.event_dim}, but got {base_shape}."
+            )
+        shape = Size(chain.forward_shape(base_shape))
+        expanded_base = Size(chain.inverse_shape(shape))
+        if base_shape != expanded_base:
+            split = len(expanded_base) - base_event_dim
+            base_distribution = base_distribution.expand(expanded_base[:split])
+        reinterpreted = chain.domain.event_dim - base_event_dim
+        if reinterpreted > 0:
+            from yamlgrad.runtime.distributions.combinators import Independent
+
+            base_distribution = Independent(base_distribution, reinterpreted)
+        self.base_dist = base_distribution
+        event_dim = max(chain.codomain.event_dim, len(self.base_dist.event_shape))
+        cut = len(shape) - event_dim
+        super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = Size(batch_shape)
+        shape = batch_shape + self.event_shape
+        for t in reversed(self.transforms):
+            shape = Size(t.inverse_shape(shape))
+        base_batch = shape[: len(shape) - len(self.base_dist.event_shape)]
+        new.base_dist = self.base_dist.expand(base_batch)
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self.event_shape, False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=False)
+    def support(self) -> constraints.Constraint:
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self.event_shape) > support.event_dim:
+            support = constraints.independent(
+                support, len(self.event_shape) - support.event_dim
+            )
+        return support
+
+    @property
+    def has_rsample(self) -> bool:  # type: ignore[override]
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape: Any = Size()) -> Tensor:
+        with yg.no_grad():
+            x = self.base_dist.sample(sample_shape)
+            for t in self.transforms:
+                x = t(x)
+            return x
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        x = self.base_dist.rsample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        total: Any = 0.0
+        y = value
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
+            term = t.log_abs_det_jacobian(x, y)
+            total = total - _sum_rightmost(term, event_dim - t.domain.event_dim)
+            y = x
+        base = self.base_dist.log_prob(y)
+        return total + _sum_rightmost(base, event_dim - len(self.base_dist.event_shape))
+
+    def _monotone_cdf_value(self, value: Tensor) -> Tensor:
+        sign: Any = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value: Tensor) -> Tensor:
+        for t in self.transforms[::-1]:
+            value = t.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotone_cdf_value(self.base_dist.cdf(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        value = self.base_dist.icdf(self._monotone_cdf_value(value))
+        for t in self.transforms:
+            value = t(value)
+        return value
+
+
+class LogNormal(TransformedDistribution):
+    """exp(X) for X ~ Normal(loc, scale)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.loc - self.scale.pow(2)).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        s2 = self.scale.pow(2)
+        return yg.expm1(s2) * (2 * self.loc + s2).exp()
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc
+
+
+class HalfNormal(TransformedDistribution):
+    """|X| for X ~ Normal(0, scale)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(0, scale, validate_args=False)
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(HalfNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self) -> Tensor:
+        return yg.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return yg.where(value >= 0, log_prob, yg.full_like(log_prob, -math.inf))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfCauchy(TransformedDistribution):
+    """|X| for X ~ Cauchy(0, scale)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        base = Cauchy(0, scale, validate_args=False)
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(HalfCauchy, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return yg.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return yg.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = yg.as_tensor(value, dtype=self.scale.dtype)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return yg.where(value >= 0, log_prob, yg.full_like(log_prob, -math.inf))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class Gumbel(TransformedDistribution):
+    """loc - scale log(-log U) for U uniform on (0, 1)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        info = yg.finfo(self.loc.dtype)
+        if isinstance(loc, Number) and isinstance(scale, Number):
+            base = Uniform(info.tiny, 1 - info.eps, validate_args=validate_args)
+        else:
+            low = yg.full_like(self.loc, info.tiny)
+            high = yg.full_like(self.loc, 1 - info.eps)
+            base = Uniform(low, high, validate_args=validate_args)
+        transforms = [
+            ExpTransform().inv,
+            AffineTransform(loc=0, scale=-yg.ones_like(self.scale)),
+            ExpTransform().inv,
+            AffineTransform(loc=self.loc, scale=-self.scale),
+        ]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(Gumbel, _instance)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (self.loc - value) / self.scale
+        return (z - z.exp()) - self.scale.log()
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc + self.scale * euler_constant
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.stddev.pow(2)
+
+    def entropy(self) -> Tensor:
+        return self.scale.log() + (1 + euler_constant)
+
+
+class Pareto(TransformedDistribution):
+    """scale * exp(E) for E ~ Exponential(alpha): density alpha scale^alpha /
+    x^(alpha + 1) above scale."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base = Exponential(self.alpha, validate_args=validate_args)
+        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.alpha = self.alpha.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self) -> Tensor:
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """scale * E^(1/concentration) for E ~ Exponential(1)."""
+
+    arg_constraints = {
+        "scale": constraints.positive,
+        "concentration": constraints.positive,
+    }
+    support = constraints.positive
+
+    def __init__(
+        self, scale: Any, concentration: Any, validate_args: bool | None = None
+    ) -> None:
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base = Exponential(yg.ones_like(self.scale), validate_args=validate_args)
+        transforms = [
+            PowerTransform(exponent=self.concentration_reciprocal),
+            AffineTransform(loc=0, scale=self.scale),
+        ]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(Weibull, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.concentration_reciprocal = new.concentration.reciprocal()
+        base = self.base_dist.expand(batch_shape)
+        transforms = [
+            PowerTransform(exponent=new.concentration_reciprocal),
+            AffineTransform(loc=0, scale=new.scale),
+        ]
+        TransformedDistribution.__init__(new, base, transforms, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * yg.exp(yg.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self) -> Tensor:
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** k.reciprocal()
+
+    @property
+    def variance(self) -> Tensor:
+        second = yg.exp(yg.lgamma(1 + 2 * self.concentration_reciprocal))
+        first = yg.exp(2 * yg.lgamma(1 + self.concentration_reciprocal))
+        return self.scale.pow(2) * (second - first)
+
+    def entropy(self) -> Tensor:
+        return (
+            euler_constant * (1 - self.concentration_reciprocal)
+            + yg.log(self.scale * self.concentration_reciprocal)
+            + 1
+        )
+
+
+def _moments(a: Tensor, b: Tensor, n: int) -> Tensor:
+    """E[X^n] of a Kumaraswamy(a, b): b B(1 + n/a, b)."""
+    shifted = 1 + n / a
+    log_value = yg.lgamma(shifted) + yg.lgamma(b) - yg.lgamma(shifted + b)
+    return b * yg.exp(log_value)
+
+
+class Kumaraswamy(TransformedDistribution):
+    """(1 - U^(1/b))^(1/a) for U uniform: density a b x^(a-1) (1 - x^a)^(b-1)."""
+
+    arg_constraints = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive,
+    }
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(
+        self, concentration1: Any, concentration0: Any, validate_args: bool | None = None
+    ) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(
+            concentration1, concentration0
+        )
+        base = Uniform(
+            yg.full_like(self.concentration0, 0),
+            yg.full_like(self.concentration0, 1),
+            validate_args=validate_args,
+        )
+        transforms = [
+            PowerTransform(exponent=self.concentration0.reciprocal()),
+            AffineTransform(loc=1.0, scale=-1.0),
+            PowerTransform(exponent=self.concentration1.reciprocal()),
+        ]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self) -> Tensor:
+        return _moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        value = ((a - 1) / (a * b - 1)) ** a.reciprocal()
+        return yg.where((a < 1) | (b < 1), yg.full_like(value, math.nan), value)
+
+    @property
+    def variance(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        return _moments(a, b, 2) - yg.pow(self.mean, 2)
+
+    def entropy(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        harmonic = yg.digamma(b + 1) + euler_constant
+        return (
+            (1 - b.reciprocal())
+            + (1 - a.reciprocal()) * harmonic
+            - yg.log(a)
+            - yg.log(b)
+        )

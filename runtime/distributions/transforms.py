@@ -1,0 +1,945 @@
+"""Transforms: invertible maps y = f(x) with the log |det J| of their Jacobian,
+the pieces TransformedDistribution and biject_to are made of.
+
+A Transform maps between a `domain` and a `codomain` constraint and knows how
+many rightmost dimensions one point spans on each side (their event_dim).
+Calls are cached one deep (`cache_size=1`): the inverse of the last output is
+the last input, so that log_prob of a sample needs no numerical inverse.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import yamlgrad as yg
+from yamlgrad.runtime.nn import functional as F
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.distributions import constraints
+from yamlgrad.runtime.distributions.utils import _sum_rightmost
+
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "CatTransform",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftplusTransform",
+    "TanhTransform",
+    "SoftmaxTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "Transform",
+    "identity_transform",
+]
+
+
+class Transform:
+    """An invertible map with a computable log |det J|."""
+
+    bijective = False
+    domain: constraints.Constraint = constraints.real
+    codomain: constraints.Constraint = constraints.real
+
+    def __init__(self, cache_size: int = 0) -> None:
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._inv: Any = None
+        self._last: tuple[Any, Any] | None = None
+        super().__init__()
+
+    @property
+    def event_dim(self) -> int:
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self) -> Transform:
+        """The inverse map (the same object each time while it lives)."""
+        inverse = None if self._inv is None else self._inv()
+        if inverse is None:
+            inverse = _InverseTransform(self)
+            self._inv = weakref.ref(inverse)
+        return inverse
+
+    @property
+    def sign(self) -> Any:
+        """The sign of the Jacobian's determinant (for element-wise maps)."""
+        raise NotImplementedError
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __call__(self, x: Tensor) -> Tensor:
+        if self._cache_size == 0:
+            return self._call(x)
+        if self._last is not None and self._last[0] is x:
+            return self._last[1]
+        y = self._call(x)
+        self._last = (x, y)
+        return y
+
+    def _inv_call(self, y: Tensor) -> Tensor:
+        if self._cache_size == 0:
+            return self._inverse(y)
+        if self._last is not None and self._last[1] is y:
+            return self._last[0]
+        x = self._inverse(y)
+        self._last = (x, y)
+        return x
+
+    def _call(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        """log |dy/dx|, summed over the event dimensions."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + "()"
+
+    def forward_shape(self, shape: Any) -> Any:
+        return shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return shape
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform, sharing its cache."""
+
+    def __init__(self, transform: Transform) -> None:
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform  # a strong reference: the inverse keeps its twin
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.codomain
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.domain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self._inv.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self._inv.sign
+
+    @property
+    def inv(self) -> Transform:
+        return self._inv
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self.inv.with_cache(cache_size).inv
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._inv!r})"
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape: Any) -> Any:
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return self._inv.forward_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """parts applied in order: ComposeTransform([f, g])(x) = g(f(x))."""
+
+    def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        # The event dimension a point of the input must span for the whole chain.
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(part.bijective for part in self.parts)
+
+    @property
+    def sign(self) -> Any:
+        sign = 1
+        for part in self.parts:
+            sign = sign * part.sign
+        return sign
+
+    @property
+    def inv(self) -> Transform:
+        inverse = None if self._inv is None else self._inv()
+        if inverse is None:
+            inverse = ComposeTransform([part.inv for part in reversed(self.parts)])
+            self._inv = weakref.ref(inverse)
+            inverse._inv = weakref.ref(self)
+        return inverse
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        if not self.parts:
+            return yg.zeros_like(x)
+        # Each part's term is summed down to the chain's event dimension.
+        inputs = [x]
+        for part in self.parts[:-1]:
+            inputs.append(part(inputs[-1]))
+        inputs.append(y)
+        total: Any = 0
+        event_dim = self.domain.event_dim
+        for part, a, b in zip(self.parts, inputs[:-1], inputs[1:]):
+            term = part.log_abs_det_jacobian(a, b)
+            total = total + _sum_rightmost(term, event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def forward_shape(self, shape: Any) -> Any:
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self) -> str:
+        inner = ",\n    ".join(repr(part) for part in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class IndependentTransform(Transform):
+    """base_transform with `reinterpreted_batch_ndims` more event dimensions:
+    its log |det J| is summed over them."""
+
+    def __init__(
+        self,
+        base_transform: Transform,
+        reinterpreted_batch_ndims: int,
+        cache_size: int = 0,
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(
+            self.base_transform.domain, self.reinterpreted_batch_ndims
+        )
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(
+            self.base_transform.codomain, self.reinterpreted_batch_ndims
+        )
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self.base_transform.sign
+
+    def _call(self, x: Tensor) -> Tensor:
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        term = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(term, self.reinterpreted_batch_ndims)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.base_transform!r}, "
+            f"{self.reinterpreted_batch_ndims})"
+        )
+
+    def forward_shape(self, shape: Any) -> Any:
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """A reshape of the rightmost dimensions from in_shape to out_shape."""
+
+    bijective = True
+
+    def __init__(self, in_shape: Any, out_shape: Any, cache_size: int = 0) -> None:
+        self.in_shape = yg.Size(in_shape)
+        self.out_shape = yg.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        batch = x.shape[: x.dim() - len(self.in_shape)]
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        batch = y.shape[: y.dim() - len(self.out_shape)]
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        batch = x.shape[: x.dim() - len(self.in_shape)]
+        return yg.zeros(batch, dtype=x.dtype)
+
+    def forward_shape(self, shape: Any) -> Any:
+        cut = len(shape) - len(self.in_shape)
+        return tuple(shape[:cut]) + tuple(self.out_shape)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        cut = len(shape) - len(self.out_shape)
+        return tuple(shape[:cut]) + tuple(self.in_shape)
+
+
+class ExpTransform(Transform):
+    """y = exp(x)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.exp()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return x
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = (exponent,) if isinstance(exponent, Tensor) else (
+            yg.tensor(float(exponent)),
+        )
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @property
+    def sign(self) -> Any:
+        return self.exponent.sign()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and bool(
+            (self.exponent == other.exponent).all()
+        )
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return yg.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return yg.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+
+class SigmoidTransform(Transform):
+    """y = 1 / (1 + exp(-x)), kept inside (0, 1) of the dtype."""
+
+    domain = constraints.real
+    codomain = constraints.unit_interval
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        info = yg.finfo(x.dtype)
+        return yg.sigmoid(x).clamp(min=info.tiny, max=1.0 - info.eps)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        info = yg.finfo(y.dtype)
+        y = y.clamp(min=info.tiny, max=1.0 - info.eps)
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -F.softplus(-x) - F.softplus(x)
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x))."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -F.softplus(-x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x); its log |det J| is 2 (log 2 - x - softplus(-2x)), which
+    stays finite for large |x|."""
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return yg.atanh(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """y = |x| (not injective: the inverse picks the positive root)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x, on `event_dim` rightmost dimensions."""
+
+    bijective = True
+
+    def __init__(
+        self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.loc = loc
+        self.scale = scale
+        self._event_dim = event_dim
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        if self.event_dim == 0:
+            return constraints.real
+        return constraints.independent(constraints.real, self.event_dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        if self.event_dim == 0:
+            return constraints.real
+        return constraints.independent(constraints.real, self.event_dim)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(
+            self.loc, self.scale, self.event_dim, cache_size=cache_size
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AffineTransform):
+            return False
+        return _same(self.loc, other.loc) and _same(self.scale, other.scale)
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self) -> Any:
+        if isinstance(self.scale, (int, float)):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.loc + self.scale * x
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        shape = x.shape
+        scale = self.scale
+        if isinstance(scale, (int, float)):
+            result = yg.full_like(x, math.log(abs(scale)))
+        else:
+            result = scale.abs().log()
+        if self.event_dim:
+            result_size = result.shape[: result.dim() - self.event_dim] + (-1,)
+            result = result.reshape(result_size).sum(-1)
+            shape = shape[: len(shape) - self.event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape: Any) -> Any:
+        return yg.broadcast_shapes(
+            shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
+        )
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return self.forward_shape(shape)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, (int, float)) or isinstance(b, (int, float)):
+        tensor = a if isinstance(a, Tensor) else b
+        number = b if tensor is a else a
+        return bool((tensor == number).all())
+    return bool((a == b).all())
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax(x) on the last dimension (not injective: the inverse is
+    log y up to a constant)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        shifted = x - x.max(-1, keepdim=True)[0]
+        probs = shifted.exp()
+        return probs / probs.sum(-1, keepdim=True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    inverse_shape = forward_shape
+
+
+class StickBreakingTransform(Transform):
+    """The unconstrained R^(K-1) onto the K-simplex by breaking a stick: each
+    coordinate takes a sigmoid share (offset so that 0 maps to the centre) of
+    what the previous ones left."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _offset(k: int, like: Tensor) -> Tensor:
+        return (k - yg.arange(k, dtype=like.dtype)).log()
+
+    def _call(self, x: Tensor) -> Tensor:
+        k = x.shape[-1]
+        share = yg.sigmoid(x - self._offset(k, x))
+        left = (1 - share).cumprod(-1)
+        return F.pad(share, [0, 1], value=1) * F.pad(left, [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        body = y[..., :-1]
+        k = body.shape[-1]
+        remaining = 1 - body.cumsum(-1)
+        info = yg.finfo(y.dtype)
+        remaining = remaining.clamp(min=info.tiny)
+        return body.log() - remaining.log() + self._offset(k, y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        shifted = x - self._offset(x.shape[-1], x)
+        return (-shifted + F.logsigmoid(shifted) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices onto lower Cholesky factors: the strict lower triangle
+    kept, the diagonal exponentiated (not injective)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        diagonal = x.diagonal(dim1=-2, dim2=-1).exp()
+        return x.tril(-1) + yg.diag_embed(diagonal)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        diagonal = y.diagonal(dim1=-2, dim2=-1).log()
+        return y.tril(-1) + yg.diag_embed(diagonal)
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices onto positive-definite ones: L L^T of the lower
+    Cholesky factor LowerCholeskyTransform makes."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        factor = LowerCholeskyTransform()(x)
+        return factor @ factor.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return LowerCholeskyTransform().inv(yg.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length n (n - 1) / 2 onto Cholesky factors of
+    n x n correlation matrices: tanh gives partial correlations, which the
+    rows turn into unit vectors one stick break at a time."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        from yamlgrad.runtime.distributions.utils import vec_to_tril_matrix
+
+        info = yg.finfo(x.dtype)
+        r = yg.tanh(x).clamp(min=-1 + info.eps, max=1 - info.eps)
+        z = vec_to_tril_matrix(r, diag=-1)
+        n = z.shape[-1]
+        eye = yg.eye(n, dtype=x.dtype)
+        # Row i: z_ij sqrt(1 - sum_{k<j} w_ik^2), and the diagonal the rest.
+        squared = (1 - z.pow(2)).cumprod(-1)
+        padded = F.pad(squared[..., :-1], [1, 0], value=1)
+        w = (z + eye) * padded.sqrt()
+        return w
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        from yamlgrad.runtime.distributions.utils import tril_matrix_to_vec
+
+        remaining = 1 - y.pow(2).cumsum(-1)
+        info = yg.finfo(y.dtype)
+        padded = F.pad(remaining[..., :-1], [1, 0], value=1).clamp(min=info.tiny)
+        z = y / padded.sqrt()
+        return yg.atanh(tril_matrix_to_vec(z, diag=-1))
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        from yamlgrad.runtime.distributions.utils import tril_matrix_to_vec
+
+        remaining = 1 - y.pow(2).cumsum(-1)
+        info = yg.finfo(y.dtype)
+        padded = F.pad(remaining[..., :-1], [1, 0], value=1).clamp(min=info.tiny)
+        stick = 0.5 * tril_matrix_to_vec(padded.log(), diag=-1)
+        tanh_term = 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+        return (stick + tanh_term).sum(-1)
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        m = shape[-1]
+        n = round((0.25 + 2 * m) ** 0.5 + 0.5)
+        if n * (n - 1) // 2 != m:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (n, n)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        return tuple(shape[:-2]) + (n * (n - 1) // 2,)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x) onto the unit interval."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)
+
+
+class CatTransform(Transform):
+    """Transforms applied to consecutive pieces of `dim`."""
+
+    def __init__(
+        self, tseq: Any, dim: int = 0, lengths: Any = None, cache_size: int = 0
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq]
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        self.dim = dim
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.cat(
+            [t.codomain for t in self.transforms], self.dim, self.lengths
+        )
+
+    def _pieces(self, x: Tensor) -> list[Tensor]:
+        out, start = [], 0
+        for length in self.lengths:
+            out.append(x.narrow(self.dim, start, length))
+            start += length
+        return out
+
+    def _call(self, x: Tensor) -> Tensor:
+        return yg.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return yg.cat(
+            [t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim
+        )
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = [
+            t.log_abs_det_jacobian(a, b)
+            for t, a, b in zip(self.transforms, self._pieces(x), self._pieces(y))
+        ]
+        return yg.cat(terms, self.dim)
+
+
+class StackTransform(Transform):
+    """Transforms applied to the slices of `dim`, one each."""
+
+    def __init__(self, tseq: Any, dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq]
+        self.dim = dim
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+    def _slices(self, x: Tensor) -> list[Tensor]:
+        return [x.select(self.dim, i) for i in range(x.shape[self.dim])]
+
+    def _call(self, x: Tensor) -> Tensor:
+        return yg.stack(
+            [t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim
+        )
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return yg.stack(
+            [t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim
+        )
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = [
+            t.log_abs_det_jacobian(a, b)
+            for t, a, b in zip(self.transforms, self._slices(x), self._slices(y))
+        ]
+        return yg.stack(terms, self.dim)
