@@ -146,14 +146,15 @@ class Geometric(_Binary):
     ) -> None:
         super().__init__(probs, logits, validate_args)
         if self._validate_args and probs is not None:
-            # Checked here as well: 0 is outside the support of a success rate.
-            if not bool((self.probs > 0).all()):
+            # A success rate of 0 never stops: refused, with the zeros shown.
+            positive = self.probs > 0
+            if not bool(positive.all()):
                 raise ValueError(
                     "Expected parameter probs "
                     f"({type(self.probs).__name__} of shape "
                     f"{tuple(self.probs.shape)}) of distribution {self!r} "
-                    "to satisfy the constraint HalfOpenInterval(lower_bound=0.0, "
-                    f"upper_bound=1.0), but found invalid values:\n{self.probs}"
+                    "to be positive but found invalid values:\n"
+                    f"{self.probs[~positive]}"
                 )
 
     @property
@@ -236,10 +237,6 @@ class Poisson(ExponentialFamily):
         return yg.exp(x)
 
 
-def _log_binomial_coefficient(n: Tensor, k: Tensor) -> Tensor:
-    return yg.lgamma(n + 1) - yg.lgamma(k + 1) - yg.lgamma(n - k + 1)
-
-
 class Binomial(Distribution):
     """Successes among total_count trials of probability probs."""
 
@@ -309,11 +306,16 @@ class Binomial(Distribution):
             self._validate_sample(value)
         n = self.total_count
         # log p^k (1-p)^(n-k) from the logits without cancellation:
-        # k logit - n log(1 + e^logit), with log(1 + e^l) = max(l, 0) + log1p(e^-|l|).
+        # k logit - n log(1 + e^logit), log(1 + e^l) = max(l, 0) + log1p(e^-|l|).
         logits = self.logits
         softplus = logits.clamp(min=0) + yg.log1p(yg.exp(-logits.abs()))
-        normalised = value * logits - n * softplus
-        return _log_binomial_coefficient(n, value) + normalised
+        log_normalizer = n * softplus - yg.lgamma(n + 1)
+        return (
+            value * logits
+            - yg.lgamma(value + 1)
+            - yg.lgamma(n - value + 1)
+            - log_normalizer
+        )
 
     def entropy(self) -> Tensor:
         count = int(self.total_count.max())

@@ -27,10 +27,10 @@ __all__ = ["Beta", "Chi2", "Dirichlet", "Exponential", "Gamma"]
 
 
 def _keep_positive(x: Tensor) -> Tensor:
-    """x with draws that underflowed to 0 raised to the dtype's smallest normal
-    number, the gradient left as x's (a shift that autograd does not see)."""
-    tiny = yg.finfo(x.dtype).tiny
-    return x + (x.clamp(min=tiny) - x).detach()
+    """x with draws that underflowed to 0 raised, in place and unseen by
+    autograd, to the dtype's smallest normal number (log_prob stays finite)."""
+    x.detach().clamp_(min=yg.finfo(x.dtype).tiny)
+    return x
 
 
 class Gamma(ExponentialFamily):
@@ -180,7 +180,7 @@ class Exponential(ExponentialFamily):
         return -yg.log(-x)
 
 
-class _DirichletDraw(Function):
+class _Dirichlet(Function):
     """A Dirichlet draw whose backward is the implicit reparameterisation
     gradient: d x_i / d alpha_j from each Beta marginal (`_dirichlet_grad`),
     projected so that the draw stays on the simplex."""
@@ -222,7 +222,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        return _DirichletDraw.apply(self.concentration.expand(shape))
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

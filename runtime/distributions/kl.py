@@ -51,8 +51,8 @@ from yamlgrad.runtime.distributions.utils import _sum_rightmost, euler_constant
 __all__ = ["register_kl", "kl_divergence"]
 
 KLFunction = Callable[[Any, Any], Tensor]
-_REGISTRY: dict[tuple[type, type], KLFunction] = {}
-_CACHE: dict[tuple[type, type], KLFunction | None] = {}
+_KL_REGISTRY: dict[tuple[type, type], KLFunction] = {}
+_KL_MEMOIZE: dict[tuple[type, type], KLFunction | None] = {}
 
 
 def register_kl(type_p: type, type_q: type) -> Callable[[KLFunction], KLFunction]:
@@ -72,8 +72,8 @@ def register_kl(type_p: type, type_q: type) -> Callable[[KLFunction], KLFunction
         )
 
     def decorator(fun: KLFunction) -> KLFunction:
-        _REGISTRY[type_p, type_q] = fun
-        _CACHE.clear()
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
         return fun
 
     return decorator
@@ -83,15 +83,15 @@ def _lookup(type_p: type, type_q: type) -> KLFunction | None:
     mro_p, mro_q = type_p.__mro__, type_q.__mro__
     candidates = [
         (mro_p.index(p), mro_q.index(q), p, q)
-        for p, q in _REGISTRY
+        for p, q in _KL_REGISTRY
         if issubclass(type_p, p) and issubclass(type_q, q)
     ]
     if not candidates:
         return None
     by_p = min(candidates, key=lambda c: (c[0], c[1]))
     by_q = min(candidates, key=lambda c: (c[1], c[0]))
-    chosen = _REGISTRY[by_p[2], by_p[3]]
-    if chosen is not _REGISTRY[by_q[2], by_q[3]]:
+    chosen = _KL_REGISTRY[by_p[2], by_p[3]]
+    if chosen is not _KL_REGISTRY[by_q[2], by_q[3]]:
         warnings.warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
             f"Please register_kl({by_p[2].__name__}, {by_q[3].__name__})",
@@ -108,9 +108,9 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     tensor(0.5000)
     """
     key = (type(p), type(q))
-    if key not in _CACHE:
-        _CACHE[key] = _lookup(*key)
-    fun = _CACHE[key]
+    if key not in _KL_MEMOIZE:
+        _KL_MEMOIZE[key] = _lookup(*key)
+    fun = _KL_MEMOIZE[key]
     if fun is None:
         raise NotImplementedError(
             f"No KL(p || q) is implemented for p type {p.__class__.__name__} "

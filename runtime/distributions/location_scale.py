@@ -139,12 +139,12 @@ class Laplace(_LocScale):
     def stddev(self) -> Tensor:
         return math.sqrt(2) * self.scale
 
-    def _standard(self, shape: Size) -> Tensor:
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
         # u uniform on (-1, 1), kept off -1 so that log1p(-|u|) is finite.
-        tiny = yg.finfo(self.loc.dtype).eps
-        u = yg.rand(tuple(shape), dtype=self.loc.dtype) * 2 - 1
-        u = u.clamp(min=tiny - 1)
-        return -u.sign() * yg.log1p(-u.abs())
+        shape = tuple(self._extended_shape(sample_shape))
+        eps = yg.finfo(self.loc.dtype).eps
+        u = (yg.rand(shape, dtype=self.loc.dtype) * 2 - 1).clamp(min=eps - 1)
+        return self.loc - self.scale * (u.sign() * yg.log1p(-u.abs()))
 
     def log_prob(self, value: Tensor) -> Tensor:
         return -yg.log(2 * self.scale) - self._z(value).abs()
@@ -274,22 +274,23 @@ class StudentT(Distribution):
 class Uniform(Distribution):
     """The uniform distribution on [low, high)."""
 
-    arg_constraints = {
-        "low": constraints.dependent(is_discrete=False, event_dim=0),
-        "high": constraints.dependent(is_discrete=False, event_dim=0),
-    }
     has_rsample = True
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+        return {
+            "low": constraints.less_than(self.high),
+            "high": constraints.greater_than(self.low),
+        }
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         numbers = isinstance(low, Number) and isinstance(high, Number)
         self.low, self.high = broadcast_all(low, high)
         batch_shape = Size() if numbers else self.low.shape
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        return self._expanded(Uniform, batch_shape, _instance)
+        return self._expanded(Uniform, batch_shape, _instance, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:

@@ -509,9 +509,13 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
+        # As PyTorch computes it: (1/b) log1p(-b) - log1p(-a b), in log space,
+        # nan where either concentration is below one.
         a, b = self.concentration1, self.concentration0
-        value = ((a - 1) / (a * b - 1)) ** a.reciprocal()
-        return yg.where((a < 1) | (b < 1), yg.full_like(value, math.nan), value)
+        log_mode = b.reciprocal() * (-b).log1p() - (-b * a).log1p()
+        undefined = (b < 1) | (a < 1)
+        log_mode = yg.where(undefined, yg.full_like(log_mode, math.nan), log_mode)
+        return log_mode.exp()
 
     @property
     def variance(self) -> Tensor:
