@@ -14,6 +14,7 @@ of yamlgrad's ops, so gradients are the YAML entries'.
 from __future__ import annotations
 
 from yamlgrad.runtime.distributions import constraints, transforms
+from yamlgrad.runtime.distributions.continuous_bernoulli import ContinuousBernoulli
 from yamlgrad.runtime.distributions.combinators import Independent, MixtureSameFamily
 from yamlgrad.runtime.distributions.constraint_registry import biject_to, transform_to
 from yamlgrad.runtime.distributions.discrete import (
@@ -45,8 +46,13 @@ from yamlgrad.runtime.distributions.location_scale import (
     Uniform,
 )
 from yamlgrad.runtime.distributions.multivariate import (
+    LKJCholesky,
     LowRankMultivariateNormal,
     MultivariateNormal,
+)
+from yamlgrad.runtime.distributions.relaxed import (
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
 )
 from yamlgrad.runtime.distributions.transformed import (
     Gumbel,
@@ -59,8 +65,14 @@ from yamlgrad.runtime.distributions.transformed import (
     Weibull,
 )
 from yamlgrad.runtime.distributions.transforms import *  # noqa: F403
+from yamlgrad.runtime.distributions.von_mises import VonMises
 
 __all__ = [
+    "VonMises",
+    "RelaxedOneHotCategorical",
+    "RelaxedBernoulli",
+    "LKJCholesky",
+    "ContinuousBernoulli",
     "Bernoulli",
     "Beta",
     "Binomial",

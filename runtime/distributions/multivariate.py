@@ -8,6 +8,10 @@ loc + L e, the Mahalanobis term is |L^-1 (x - loc)|^2 by a triangular solve,
 and the log-determinant is twice the sum of log diag(L). The low-rank family
 applies the Woodbury identity through the Cholesky factor of its capacitance
 matrix I + W^T D^-1 W, so no n x n matrix is factored.
+
+LKJCholesky draws Cholesky factors of correlation matrices by the onion
+method: row i is a uniform direction in the first i coordinates scaled by the
+square root of a Beta draw, and its diagonal entry completes the unit norm.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import yamlgrad as yg
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.distributions import constraints
 from yamlgrad.runtime.distributions.distribution import Distribution
-from yamlgrad.runtime.distributions.utils import lazy_property
+from yamlgrad.runtime.distributions.utils import broadcast_all, lazy_property
 
-__all__ = ["LowRankMultivariateNormal", "MultivariateNormal"]
+__all__ = ["LKJCholesky", "LowRankMultivariateNormal", "MultivariateNormal"]
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -98,6 +102,9 @@ class MultivariateNormal(Distribution):
         batch_shape = yg.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
+        # Validated before factoring: a matrix that is not positive definite
+        # gets the constraint's message, not the factorisation's.
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
         if name == "scale_tril":
             self._unbroadcasted_scale_tril = matrix
         elif name == "covariance_matrix":
@@ -106,7 +113,6 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = yg.linalg.cholesky(
                 yg.linalg.inv(matrix)
             )
-        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         new = self._expanded(
@@ -304,3 +310,72 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         value = 0.5 * (n * (1.0 + _LOG_2PI) + self._log_det())
         return value.expand(self._batch_shape) if self._batch_shape else value
+
+
+class LKJCholesky(Distribution):
+    """Lower Cholesky factors L of dim x dim correlation matrices with density
+    proportional to det(L L^T)^(concentration - 1)."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(
+        self, dim: int, concentration: Any = 1.0, validate_args: bool | None = None
+    ) -> None:
+        if dim < 2:
+            raise ValueError(
+                "Expected dim to be an integer greater than or equal to 2. "
+                f"Found dim={dim}."
+            )
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        batch_shape = self.concentration.shape
+        super().__init__(batch_shape, Size((dim, dim)), validate_args=validate_args)
+        self._beta = self._onion_betas(self.concentration, dim)
+
+    @staticmethod
+    def _onion_betas(concentration: Tensor, dim: int) -> Any:
+        from yamlgrad.runtime.distributions.gamma_family import Beta
+
+        dtype = concentration.dtype
+        offsets = yg.cat(
+            [yg.zeros(1, dtype=dtype), yg.arange(dim - 1, dtype=dtype)]
+        )
+        marginal = concentration + 0.5 * (dim - 2)
+        first = offsets + 0.5
+        second = marginal.unsqueeze(-1) - 0.5 * offsets
+        return Beta(first, second)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._expanded(LKJCholesky, batch_shape, _instance, ("concentration",))
+        new.dim = self.dim
+        new._beta = self._onion_betas(new.concentration, self.dim)
+        return new
+
+    def sample(self, sample_shape: Any = Size()) -> Tensor:
+        with yg.no_grad():
+            shape = tuple(self._extended_shape(sample_shape))
+            radius2 = self._beta.sample(sample_shape).unsqueeze(-1)
+            normal = yg.randn(shape, dtype=self.concentration.dtype).tril(-1)
+            norms = yg.linalg.norm(normal, dim=-1, keepdim=True)
+            directions = normal / yg.where(norms > 0, norms, yg.ones_like(norms))
+            w = radius2.sqrt() * directions
+            tiny = yg.finfo(w.dtype).tiny
+            diagonal = (1 - w.pow(2).sum(-1)).clamp(min=tiny).sqrt()
+            return w + yg.diag_embed(diagonal)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        dim = self.dim
+        diagonal = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        rows = yg.arange(2, dim + 1, dtype=value.dtype)
+        powers = 2 * (self.concentration - 1).unsqueeze(-1) + dim - rows
+        unnormalised = (powers * diagonal.log()).sum(-1)
+        alpha = self.concentration + 0.5 * (dim - 1)
+        log_normalizer = (
+            0.5 * (dim - 1) * math.log(math.pi)
+            + yg.mvlgamma(alpha - 0.5, dim - 1)
+            - yg.lgamma(alpha) * (dim - 1)
+        )
+        return unnormalised - log_normalizer

@@ -72,6 +72,15 @@ CASES: list[Case] = [
     Case("Bernoulli", lambda D, t: D.Bernoulli(probs=t(unit((2, 3), 1)))),
     Case("Bernoulli", lambda D, t: D.Bernoulli(logits=t(real((4,), 2))), seed=1),
     Case(
+        "ContinuousBernoulli",
+        lambda D, t: D.ContinuousBernoulli(probs=t(unit((2, 3), 1))),
+    ),
+    Case(
+        "ContinuousBernoulli",
+        lambda D, t: D.ContinuousBernoulli(logits=t(real((4,), 2))),
+        seed=1,
+    ),
+    Case(
         "Binomial",
         lambda D, t: D.Binomial(
             t(np.array([5.0, 10.0, 3.0]), grad=False), probs=t(unit((2, 3), 1))
@@ -139,6 +148,10 @@ CASES: list[Case] = [
     ),
     Case("Gumbel", lambda D, t: D.Gumbel(t(real((2, 3), 1)), t(positive((3,), 2)))),
     Case(
+        "VonMises",
+        lambda D, t: D.VonMises(t(real((2, 3), 1)), t(positive((3,), 2, 0.5, 4.0))),
+    ),
+    Case(
         "Weibull", lambda D, t: D.Weibull(t(positive((2, 3), 1)), t(positive((3,), 2)))
     ),
     Case(
@@ -150,6 +163,10 @@ CASES: list[Case] = [
         lambda D, t: D.Kumaraswamy(
             t(positive((2, 3), 1, 1.0, 3.0)), t(positive((3,), 2, 1.0, 3.0))
         ),
+    ),
+    Case(
+        "LKJCholesky",
+        lambda D, t: D.LKJCholesky(3, t(positive((2,), 1, 0.5, 2.0))),
     ),
     Case(
         "MultivariateNormal",
@@ -202,6 +219,18 @@ CASES: list[Case] = [
             D.Independent(D.Normal(t(real((3, 2), 2)), t(positive((3, 2), 3))), 1),
         ),
         seed=1,
+    ),
+    Case(
+        "RelaxedBernoulli",
+        lambda D, t: D.RelaxedBernoulli(
+            t(np.array(0.7), grad=False), probs=t(unit((2, 3), 1))
+        ),
+    ),
+    Case(
+        "RelaxedOneHotCategorical",
+        lambda D, t: D.RelaxedOneHotCategorical(
+            t(np.array(0.5), grad=False), logits=t(real((2, 4), 1))
+        ),
     ),
     Case(
         "TransformedDistribution",
