@@ -136,8 +136,9 @@ class Distribution:
     def sample_n(self, n: int) -> Tensor:
         """n draws (deprecated: `sample((n,))`)."""
         warnings.warn(
-            "sample_n will be deprecated. Use .sample((n,)) instead",
-            UserWarning,
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
+            stacklevel=2,
         )
         return self.sample(Size((n,)))
 
