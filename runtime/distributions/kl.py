@@ -22,6 +22,7 @@ import yamlgrad as yg
 from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.distributions.combinators import Independent
+from yamlgrad.runtime.distributions.continuous_bernoulli import ContinuousBernoulli
 from yamlgrad.runtime.distributions.discrete import (
     Bernoulli,
     Binomial,
@@ -179,6 +180,16 @@ def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     terms = _where_inf((q.probs == 0).expand_as(terms), terms)
     terms = _where_zero((p.probs == 0).expand_as(terms), terms)
     return terms.sum(-1)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(
+    p: ContinuousBernoulli, q: ContinuousBernoulli
+) -> Tensor:
+    cross = p.mean * (p.logits - q.logits)
+    p_terms = p._cont_bern_log_norm() + yg.log1p(-p.probs)
+    q_terms = q._cont_bern_log_norm() + yg.log1p(-q.probs)
+    return cross + p_terms - q_terms
 
 
 @register_kl(Dirichlet, Dirichlet)
@@ -366,3 +377,6 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
 
 
 
+
+# The pairs of different families (after the helpers above, which they use).
+from yamlgrad.runtime.distributions import _kl_mixed  # noqa: E402,F401
