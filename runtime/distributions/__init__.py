@@ -35,6 +35,7 @@ from yamlgrad.runtime.distributions.gamma_family import (
     Chi2,
     Dirichlet,
     Exponential,
+    FisherSnedecor,
     Gamma,
 )
 from yamlgrad.runtime.distributions.kl import kl_divergence, register_kl
@@ -58,7 +59,9 @@ from yamlgrad.runtime.distributions.transformed import (
     Gumbel,
     HalfCauchy,
     HalfNormal,
+    InverseGamma,
     Kumaraswamy,
+    LogisticNormal,
     LogNormal,
     Pareto,
     TransformedDistribution,
@@ -68,6 +71,9 @@ from yamlgrad.runtime.distributions.transforms import *  # noqa: F403
 from yamlgrad.runtime.distributions.von_mises import VonMises
 
 __all__ = [
+    "LogisticNormal",
+    "InverseGamma",
+    "FisherSnedecor",
     "VonMises",
     "RelaxedOneHotCategorical",
     "RelaxedBernoulli",

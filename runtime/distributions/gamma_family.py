@@ -12,6 +12,7 @@ a Dirichlet([a, b]).
 
 from __future__ import annotations
 
+import math
 from numbers import Number
 from typing import Any
 
@@ -23,7 +24,7 @@ from yamlgrad.runtime.distributions.distribution import Distribution
 from yamlgrad.runtime.distributions.exp_family import ExponentialFamily
 from yamlgrad.runtime.distributions.utils import broadcast_all
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "Exponential", "Gamma"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma"]
 
 
 def _keep_positive(x: Tensor) -> Tensor:
@@ -346,3 +347,59 @@ class Beta(ExponentialFamily):
 
     def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
         return yg.lgamma(x) + yg.lgamma(y) - yg.lgamma(x + y)
+
+
+class FisherSnedecor(Distribution):
+    """Snedecor's F: (X1 / df1) / (X2 / df2) for chi-squared X1, X2, drawn as
+    a ratio of two Gamma draws (so reparameterised)."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
+        numbers = isinstance(df1, Number) and isinstance(df2, Number)
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        batch_shape = Size() if numbers else self.df1.shape
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._expanded(FisherSnedecor, batch_shape, _instance)
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        value = self.df2 / (self.df2 - 2)
+        return yg.where(self.df2 <= 2, yg.full_like(value, math.nan), value)
+
+    @property
+    def mode(self) -> Tensor:
+        value = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return yg.where(self.df1 <= 2, yg.full_like(value, math.nan), value)
+
+    @property
+    def variance(self) -> Tensor:
+        d1, d2 = self.df1, self.df2
+        value = 2 * d2.pow(2) * (d1 + d2 - 2) / (d1 * (d2 - 2).pow(2) * (d2 - 4))
+        return yg.where(d2 <= 4, yg.full_like(value, math.nan), value)
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        numerator = self._gamma1.rsample(sample_shape).reshape(shape)
+        denominator = self._gamma2.rsample(sample_shape).reshape(shape)
+        # Both kept off 0, recorded (a clamped entry has no gradient).
+        tiny = yg.finfo(denominator.dtype).tiny
+        return (numerator / denominator.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        half1, half2 = self.df1 * 0.5, self.df2 * 0.5
+        ratio = self.df1 / self.df2
+        log_beta = (half1 + half2).lgamma() - half1.lgamma() - half2.lgamma()
+        body = half1 * ratio.log() + (half1 - 1) * yg.log(value)
+        return log_beta + body - (half1 + half2) * yg.log1p(ratio * value)

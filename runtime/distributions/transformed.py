@@ -37,6 +37,8 @@ from yamlgrad.runtime.distributions.utils import (
 __all__ = [
     "Gumbel",
     "HalfCauchy",
+    "InverseGamma",
+    "LogisticNormal",
     "HalfNormal",
     "Kumaraswamy",
     "LogNormal",
@@ -531,3 +533,84 @@ class Kumaraswamy(TransformedDistribution):
             - yg.log(a)
             - yg.log(b)
         )
+
+
+class InverseGamma(TransformedDistribution):
+    """1 / X for X ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {
+        "concentration": constraints.positive,
+        "rate": constraints.positive,
+    }
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(
+        self, concentration: Any, rate: Any, validate_args: bool | None = None
+    ) -> None:
+        from yamlgrad.runtime.distributions.gamma_family import Gamma
+
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        reciprocal = PowerTransform(-base.rate.new_ones(()))
+        super().__init__(base, reciprocal, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(InverseGamma, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def concentration(self) -> Tensor:
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.concentration
+        value = self.rate / (a - 1)
+        return yg.where(a > 1, value, yg.full_like(value, math.inf))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.concentration
+        value = self.rate.pow(2) / ((a - 1).pow(2) * (a - 2))
+        return yg.where(a > 2, value, yg.full_like(value, math.inf))
+
+    def entropy(self) -> Tensor:
+        a = self.concentration
+        return a + self.rate.log() + a.lgamma() - (1 + a) * a.digamma()
+
+
+class LogisticNormal(TransformedDistribution):
+    """The stick-breaking image of a Normal(loc, scale) vector: a distribution
+    on the simplex one dimension larger than loc's last."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        from yamlgrad.runtime.distributions.transforms import StickBreakingTransform
+
+        base: Distribution = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        new = self._get_checked_instance(LogisticNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale

@@ -250,6 +250,22 @@ CASES: list[Case] = [
         ),
         seed=1,
     ),
+    Case(
+        "FisherSnedecor",
+        lambda D, t: D.FisherSnedecor(
+            t(positive((2, 3), 1, 3, 9)), t(positive((3,), 2, 5, 9))
+        ),
+    ),
+    Case(
+        "InverseGamma",
+        lambda D, t: D.InverseGamma(
+            t(positive((2, 3), 1, 2.5, 4.0)), t(positive((3,), 2))
+        ),
+    ),
+    Case(
+        "LogisticNormal",
+        lambda D, t: D.LogisticNormal(t(real((2, 3), 1)), t(positive((3,), 2))),
+    ),
 ]
 
 
