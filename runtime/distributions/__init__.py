@@ -41,6 +41,7 @@ from yamlgrad.runtime.distributions.gamma_family import (
 from yamlgrad.runtime.distributions.kl import kl_divergence, register_kl
 from yamlgrad.runtime.distributions.location_scale import (
     Cauchy,
+    GeneralizedPareto,
     Laplace,
     Normal,
     StudentT,
@@ -71,6 +72,7 @@ from yamlgrad.runtime.distributions.transforms import *  # noqa: F403
 from yamlgrad.runtime.distributions.von_mises import VonMises
 
 __all__ = [
+    "GeneralizedPareto",
     "LogisticNormal",
     "InverseGamma",
     "FisherSnedecor",
