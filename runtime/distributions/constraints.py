@@ -19,18 +19,18 @@ import yamlgrad as yg
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
-    "Constraint",
     "boolean",
     "cat",
+    "Constraint",
     "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
     "greater_than_eq",
+    "half_open_interval",
     "independent",
     "integer_interval",
     "interval",
-    "half_open_interval",
     "is_dependent",
     "less_than",
     "lower_cholesky",
@@ -41,9 +41,9 @@ __all__ = [
     "nonnegative_integer",
     "one_hot",
     "positive",
-    "positive_semidefinite",
     "positive_definite",
     "positive_integer",
+    "positive_semidefinite",
     "real",
     "real_vector",
     "simplex",
@@ -78,31 +78,32 @@ def _reduce_event(ok: Tensor, dims: int) -> Tensor:
 
 class _Dependent(Constraint):
     """A placeholder for a region that depends on other arguments: never
-    checked. Called, it makes one with other flags (`dependent(event_dim=1)`)."""
+    checked. Called, it makes one with other flags (`dependent(event_dim=1)`).
+    A flag left unknown (NotImplemented) raises when it is read."""
 
-    def __init__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
-        self._is_discrete = is_discrete
-        self._event_dim = event_dim
+    def __init__(
+        self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented
+    ) -> None:
+        self._flags = {"is_discrete": is_discrete, "event_dim": event_dim}
         super().__init__()
 
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        if self._is_discrete is NotImplemented:
-            raise NotImplementedError(".is_discrete cannot be determined statically")
-        return self._is_discrete
+    def _flag(self, name: str) -> Any:
+        value = self._flags[name]
+        if value is NotImplemented:
+            raise NotImplementedError(f".{name} cannot be determined statically")
+        return value
 
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        if self._event_dim is NotImplemented:
-            raise NotImplementedError(".event_dim cannot be determined statically")
-        return self._event_dim
+    is_discrete = property(lambda self: self._flag("is_discrete"))  # type: ignore[assignment]
+    event_dim = property(lambda self: self._flag("event_dim"))  # type: ignore[assignment]
 
-    def __call__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> _Dependent:
-        if is_discrete is NotImplemented:
-            is_discrete = self._is_discrete
-        if event_dim is NotImplemented:
-            event_dim = self._event_dim
-        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+    def __call__(
+        self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented
+    ) -> _Dependent:
+        given = {"is_discrete": is_discrete, "event_dim": event_dim}
+        flags = {
+            k: self._flags[k] if v is NotImplemented else v for k, v in given.items()
+        }
+        return _Dependent(**flags)
 
     def check(self, x: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
@@ -128,9 +129,7 @@ class _DependentProperty(property, _Dependent):
         _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
     def __call__(self, fn: Callable[..., Any]) -> _DependentProperty:  # type: ignore[override]
-        return _DependentProperty(
-            fn, is_discrete=self._is_discrete, event_dim=self._event_dim
-        )
+        return _DependentProperty(fn, **self._flags)
 
 
 class _IndependentConstraint(Constraint):
@@ -144,22 +143,15 @@ class _IndependentConstraint(Constraint):
             raise ValueError("reinterpreted_batch_ndims must be a non-negative int")
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+        # Fixed at construction: the base's flags, with the moved dimensions.
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
 
     def check(self, value: Tensor) -> Tensor:
         ok = self.base_constraint.check(value)
         if ok.dim() < self.reinterpreted_batch_ndims:
-            expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
             raise ValueError(
-                f"Expected value.dim() >= {expected} but got {value.dim()}"
+                f"Expected value.dim() >= {self.event_dim} but got {value.dim()}"
             )
         return _reduce_event(ok, self.reinterpreted_batch_ndims)
 
@@ -178,15 +170,8 @@ class MixtureSameFamilyConstraint(Constraint):
         if not isinstance(base_constraint, Constraint):
             raise TypeError(f"Expected a Constraint, got {type(base_constraint)}")
         self.base_constraint = base_constraint
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim
 
     def check(self, value: Tensor) -> Tensor:
         # A sample has no component dimension: the component's own check.
@@ -441,15 +426,8 @@ class _Cat(Constraint):
         if len(self.lengths) != len(self.cseq):
             raise ValueError("lengths and constraints differ in length")
         self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return max(c.event_dim for c in self.cseq)
+        self.is_discrete = any(c.is_discrete for c in self.cseq)
+        self.event_dim = max(c.event_dim for c in self.cseq)
 
     def check(self, value: Tensor) -> Tensor:
         pieces = []
@@ -466,16 +444,10 @@ class _Stack(Constraint):
     def __init__(self, cseq: Any, dim: int = 0) -> None:
         self.cseq = list(cseq)
         self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        dim = max(c.event_dim for c in self.cseq)
-        return dim + 1 if self.dim + dim < 0 else dim
+        self.is_discrete = any(c.is_discrete for c in self.cseq)
+        # A negative dim inside the pieces' events makes it one more event dim.
+        inner = max(c.event_dim for c in self.cseq)
+        self.event_dim = inner + 1 if dim + inner < 0 else inner
 
     def check(self, value: Tensor) -> Tensor:
         slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
@@ -484,26 +456,15 @@ class _Stack(Constraint):
         )
 
 
-# The public names: instances for fixed regions, classes for parameterised ones.
-dependent = _Dependent()
-dependent_property = _DependentProperty
-independent = _IndependentConstraint
+# The public names. Fixed regions are instances ...
 boolean = _Boolean()
 one_hot = _OneHot()
-nonnegative_integer = _IntegerGreaterThan(0)
-positive_integer = _IntegerGreaterThan(1)
-integer_interval = _IntegerInterval
 real = _Real()
-real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
-greater_than = _GreaterThan
-greater_than_eq = _GreaterThanEq
-less_than = _LessThan
-multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
-interval = _Interval
-half_open_interval = _HalfOpenInterval
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
@@ -512,5 +473,18 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+dependent = _Dependent()
+
+# ... parameterised ones are the classes themselves.
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+integer_interval = _IntegerInterval
+multinomial = _Multinomial
+independent = _IndependentConstraint
 cat = _Cat
 stack = _Stack
+dependent_property = _DependentProperty
+real_vector = independent(real, 1)

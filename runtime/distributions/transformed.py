@@ -48,6 +48,18 @@ __all__ = [
 ]
 
 
+def _of_base(name: str, levels: int = 1) -> property:
+    """A parameter read from the base distribution (`levels` deep)."""
+
+    def read(self: Any) -> Any:
+        d = self
+        for _ in range(levels):
+            d = d.base_dist
+        return getattr(d, name)
+
+    return property(read, doc=f"The base distribution's {name}.")
+
+
 class TransformedDistribution(Distribution):
     """base_distribution with each of `transforms` applied to its draws."""
 
@@ -94,7 +106,15 @@ class TransformedDistribution(Distribution):
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
+    # A family defined here lists the tensors it keeps besides base_dist
+    # (Gumbel's loc and scale); expand broadcasts them and the base.
+    _own_tensors: tuple[str, ...] | None = None
+
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        if _instance is None and "_own_tensors" in type(self).__dict__:
+            _instance = self.__new__(type(self))
+            for name in type(self)._own_tensors or ():
+                setattr(_instance, name, getattr(self, name).expand(batch_shape))
         new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = Size(batch_shape)
         shape = batch_shape + self.event_shape
@@ -183,17 +203,11 @@ class LogNormal(TransformedDistribution):
         base = Normal(loc, scale, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def loc(self) -> Tensor:
-        return self.base_dist.loc
+    loc = _of_base("loc")
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = _of_base("scale")
 
     @property
     def mean(self) -> Tensor:
@@ -223,13 +237,9 @@ class HalfNormal(TransformedDistribution):
         base = Normal(0, scale, validate_args=False)
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = _of_base("scale")
 
     @property
     def mean(self) -> Tensor:
@@ -272,13 +282,9 @@ class HalfCauchy(TransformedDistribution):
         base = Cauchy(0, scale, validate_args=False)
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = _of_base("scale")
 
     @property
     def mean(self) -> Tensor:
@@ -334,11 +340,7 @@ class Gumbel(TransformedDistribution):
         ]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ("loc", "scale")
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -378,11 +380,7 @@ class Pareto(TransformedDistribution):
         transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(Pareto, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.alpha = self.alpha.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ("scale", "alpha")
 
     @property
     def mean(self) -> Tensor:
@@ -499,11 +497,7 @@ class Kumaraswamy(TransformedDistribution):
         ]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(Kumaraswamy, _instance)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ("concentration1", "concentration0")
 
     @property
     def mean(self) -> Tensor:
@@ -554,17 +548,11 @@ class InverseGamma(TransformedDistribution):
         reciprocal = PowerTransform(-base.rate.new_ones(()))
         super().__init__(base, reciprocal, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def concentration(self) -> Tensor:
-        return self.base_dist.concentration
+    concentration = _of_base("concentration")
 
-    @property
-    def rate(self) -> Tensor:
-        return self.base_dist.rate
+    rate = _of_base("rate")
 
     @property
     def mean(self) -> Tensor:
@@ -603,14 +591,8 @@ class LogisticNormal(TransformedDistribution):
             base = base.expand([1])
         super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def loc(self) -> Tensor:
-        return self.base_dist.base_dist.loc
+    loc = _of_base("loc", levels=2)
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.base_dist.scale
+    scale = _of_base("scale", levels=2)
