@@ -11,7 +11,7 @@ from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.distributions import constraints
 from yamlgrad.runtime.distributions.discrete import Categorical
 from yamlgrad.runtime.distributions.distribution import Distribution
-from yamlgrad.runtime.distributions.utils import _sum_rightmost
+from yamlgrad.runtime.distributions.utils import _of_base, _sum_rightmost
 
 __all__ = ["Independent", "MixtureSameFamily"]
 
@@ -54,9 +54,10 @@ class Independent(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def has_rsample(self) -> bool:  # type: ignore[override]
-        return self.base_dist.has_rsample
+    has_rsample = _of_base("has_rsample")  # type: ignore[assignment]
+    mean = _of_base("mean")
+    mode = _of_base("mode")
+    variance = _of_base("variance")
 
     @property
     def has_enumerate_support(self) -> bool:  # type: ignore[override]
@@ -70,18 +71,6 @@ class Independent(Distribution):
         if self.reinterpreted_batch_ndims:
             return constraints.independent(base, self.reinterpreted_batch_ndims)
         return base
-
-    @property
-    def mean(self) -> Tensor:
-        return self.base_dist.mean
-
-    @property
-    def mode(self) -> Tensor:
-        return self.base_dist.mode
-
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         return self.base_dist.sample(sample_shape)
@@ -100,7 +89,7 @@ class Independent(Distribution):
             raise NotImplementedError(
                 "Enumeration over cartesian product is not implemented"
             )
-        return self.base_dist.enumerate_support(expand=expand)
+        return self.base_dist.enumerate_support(expand)
 
     def __repr__(self) -> str:
         return (
@@ -113,8 +102,8 @@ class MixtureSameFamily(Distribution):
     """A mixture whose weights are a Categorical over the rightmost batch
     dimension of component_distribution (its components)."""
 
-    arg_constraints: dict[str, constraints.Constraint] = {}
     has_rsample = False
+    arg_constraints: dict[str, constraints.Constraint] = {}
 
     def __init__(
         self,
@@ -178,13 +167,12 @@ class MixtureSameFamily(Distribution):
             self._component_distribution.support
         )
 
-    @property
-    def mixture_distribution(self) -> Categorical:
-        return self._mixture_distribution
-
-    @property
-    def component_distribution(self) -> Distribution:
-        return self._component_distribution
+    mixture_distribution = property(
+        lambda self: self._mixture_distribution, doc="The mixing Categorical."
+    )
+    component_distribution = property(
+        lambda self: self._component_distribution, doc="The components, batched."
+    )
 
     def _weights(self) -> Tensor:
         """The mixture's probabilities, shaped to broadcast with a component

@@ -29,6 +29,7 @@ from yamlgrad.runtime.distributions.transforms import (
     AbsTransform,
 )
 from yamlgrad.runtime.distributions.utils import (
+    _of_base,
     _sum_rightmost,
     broadcast_all,
     euler_constant,
@@ -46,18 +47,6 @@ __all__ = [
     "TransformedDistribution",
     "Weibull",
 ]
-
-
-def _of_base(name: str, levels: int = 1) -> property:
-    """A parameter read from the base distribution (`levels` deep)."""
-
-    def read(self: Any) -> Any:
-        d = self
-        for _ in range(levels):
-            d = d.base_dist
-        return getattr(d, name)
-
-    return property(read, doc=f"The base distribution's {name}.")
 
 
 class TransformedDistribution(Distribution):
@@ -138,9 +127,7 @@ class TransformedDistribution(Distribution):
             )
         return support
 
-    @property
-    def has_rsample(self) -> bool:  # type: ignore[override]
-        return self.base_dist.has_rsample
+    has_rsample = _of_base("has_rsample")  # type: ignore[assignment]
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         with yg.no_grad():

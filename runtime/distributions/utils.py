@@ -55,6 +55,19 @@ def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
     return value.reshape(*value.shape[: value.dim() - dim], -1).sum(-1)
 
 
+def _of_base(name: str, levels: int = 1) -> property:
+    """A property read from the wrapped distribution, `base_dist`, `levels`
+    deep (LogisticNormal's loc is its Independent's Normal's)."""
+
+    def read(self: Any) -> Any:
+        d = self
+        for _ in range(levels):
+            d = d.base_dist
+        return getattr(d, name)
+
+    return property(read, doc=f"The base distribution's {name}.")
+
+
 def clamp_probs(probs: Tensor) -> Tensor:
     """probs kept within [eps, 1 - eps] of its dtype."""
     eps = yg.finfo(probs.dtype).eps
