@@ -48,26 +48,11 @@ def _exactly_one(probs: Any, logits: Any) -> None:
         raise ValueError(_ONE_OF)
 
 
-class _Binary(Distribution):
-    """A family parameterised by one probability per batch entry (or its
-    logit): Bernoulli and Geometric."""
+class _BinaryParameters:
+    """One probability per entry, given as `probs` or as `logits`: the other
+    is computed from it on first use. `_param` is the one given."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-
-    def __init__(self, probs: Any, logits: Any, validate_args: bool | None) -> None:
-        _exactly_one(probs, logits)
-        given = probs if probs is not None else logits
-        name = "probs" if probs is not None else "logits"
-        (tensor,) = broadcast_all(given)
-        setattr(self, name, tensor)
-        self._param = tensor
-        batch_shape = Size() if isinstance(given, Number) else tensor.shape
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._expanded(type(self), batch_shape, _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+    _param: Tensor
 
     @lazy_property
     def logits(self) -> Tensor:
@@ -77,9 +62,39 @@ class _Binary(Distribution):
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits, is_binary=True)
 
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
+    param_shape = property(lambda self: self._param.size())
+
+    def _keep(self, probs: Any, logits: Any, *more: Any) -> tuple[Tensor, ...]:
+        """Broadcast the other parameters with the one of probs and logits
+        given, store it under its name, and return the others."""
+        _exactly_one(probs, logits)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        *others, tensor = broadcast_all(*more, given)
+        setattr(self, name, tensor)
+        self._param = tensor
+        return tuple(others)
+
+    def _reattach(self, new: Any) -> Any:
+        """After expand: the new instance's `_param` is its expanded twin."""
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+
+class _Binary(_BinaryParameters, Distribution):
+    """A family parameterised by one probability per batch entry (or its
+    logit): Bernoulli and Geometric."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
+    def __init__(self, probs: Any, logits: Any, validate_args: bool | None) -> None:
+        self._keep(probs, logits)
+        numbers = isinstance(probs if probs is not None else logits, Number)
+        batch_shape = Size() if numbers else self._param.shape
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        return self._reattach(self._expanded(type(self), batch_shape, _instance))
+
 
 
 class Bernoulli(_Binary, ExponentialFamily):
@@ -237,7 +252,7 @@ class Poisson(ExponentialFamily):
         return yg.exp(x)
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParameters, Distribution):
     """Successes among total_count trials of probability probs."""
 
     arg_constraints = {
@@ -254,35 +269,17 @@ class Binomial(Distribution):
         logits: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        _exactly_one(probs, logits)
-        given = probs if probs is not None else logits
-        name = "probs" if probs is not None else "logits"
-        self.total_count, tensor = broadcast_all(total_count, given)
-        self.total_count = self.total_count.type_as(tensor)
-        setattr(self, name, tensor)
-        self._param = tensor
+        (count,) = self._keep(probs, logits, total_count)
+        self.total_count = count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._expanded(Binomial, batch_shape, _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._reattach(self._expanded(Binomial, batch_shape, _instance))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
 
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self) -> Tensor:
@@ -337,7 +334,7 @@ class Binomial(Distribution):
         return values.expand((-1,) + self._batch_shape) if expand else values
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryParameters, Distribution):
     """Successes before total_count failures, each trial a success of
     probability probs."""
 
@@ -355,31 +352,13 @@ class NegativeBinomial(Distribution):
         logits: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        _exactly_one(probs, logits)
-        given = probs if probs is not None else logits
-        name = "probs" if probs is not None else "logits"
-        self.total_count, tensor = broadcast_all(total_count, given)
-        self.total_count = self.total_count.type_as(tensor)
-        setattr(self, name, tensor)
-        self._param = tensor
+        (count,) = self._keep(probs, logits, total_count)
+        self.total_count = count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._expanded(NegativeBinomial, batch_shape, _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._reattach(self._expanded(NegativeBinomial, batch_shape, _instance))
 
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self) -> Tensor:
@@ -502,7 +481,18 @@ class Categorical(Distribution):
         return values.expand((-1,) + self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
+class _ViaCategorical:
+    """A family made of a Categorical (`_categorical`), whose parameters are
+    its."""
+
+    _categorical: Categorical
+    probs = property(lambda self: self._categorical.probs)
+    logits = property(lambda self: self._categorical.logits)
+    param_shape = property(lambda self: self._categorical.param_shape)
+    _param = property(lambda self: self._categorical._param)
+
+
+class OneHotCategorical(_ViaCategorical, Distribution):
     """A Categorical draw written as a one-hot vector of length K."""
 
     arg_constraints = {
@@ -528,18 +518,6 @@ class OneHotCategorical(Distribution):
         return new
 
     @property
-    def _param(self) -> Tensor:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
     def mean(self) -> Tensor:
         return self._categorical.probs
 
@@ -552,10 +530,6 @@ class OneHotCategorical(Distribution):
     def variance(self) -> Tensor:
         probs = self._categorical.probs
         return probs * (1 - probs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         probs = self._categorical.probs
@@ -589,7 +563,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return draw + (probs - probs.detach())
 
 
-class Multinomial(Distribution):
+class Multinomial(_ViaCategorical, Distribution):
     """Counts of total_count Categorical draws."""
 
     arg_constraints = {
@@ -623,18 +597,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:

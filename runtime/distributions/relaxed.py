@@ -16,17 +16,15 @@ from typing import Any
 import yamlgrad as yg
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.distributions import constraints
-from yamlgrad.runtime.distributions.discrete import Categorical
+from yamlgrad.runtime.distributions.discrete import (
+    Categorical,
+    _BinaryParameters,
+    _ViaCategorical,
+)
 from yamlgrad.runtime.distributions.distribution import Distribution
 from yamlgrad.runtime.distributions.transformed import TransformedDistribution
 from yamlgrad.runtime.distributions.transforms import ExpTransform, SigmoidTransform
-from yamlgrad.runtime.distributions.utils import (
-    broadcast_all,
-    clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from yamlgrad.runtime.distributions.utils import _of_base, broadcast_all, clamp_probs
 
 __all__ = [
     "ExpRelaxedCategorical",
@@ -36,7 +34,7 @@ __all__ = [
 ]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryParameters, Distribution):
     """The logit of a RelaxedBernoulli draw: (logits + L) / temperature for
     standard logistic noise L."""
 
@@ -51,34 +49,15 @@ class LogitRelaxedBernoulli(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError(
-                "Either `probs` or `logits` must be specified, but not both."
-            )
-        given = probs if probs is not None else logits
-        (tensor,) = broadcast_all(given)
-        setattr(self, "probs" if probs is not None else "logits", tensor)
-        self._param = tensor
-        batch_shape = Size() if isinstance(given, Number) else tensor.shape
+        self._keep(probs, logits)
+        numbers = isinstance(probs if probs is not None else logits, Number)
+        batch_shape = Size() if numbers else self._param.shape
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         new = self._expanded(LogitRelaxedBernoulli, batch_shape, _instance)
         new.temperature = self.temperature
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
+        return self._reattach(new)
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
@@ -112,24 +91,14 @@ class RelaxedBernoulli(TransformedDistribution):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    temperature = _of_base("temperature")
+    logits = _of_base("logits")
+    probs = _of_base("probs")
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_ViaCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical draw: log-softmax of (logits + G)
     / temperature for standard Gumbel noise G."""
 
@@ -160,18 +129,6 @@ class ExpRelaxedCategorical(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
@@ -217,18 +174,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         )
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
+    _own_tensors = ()
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    temperature = _of_base("temperature")
+    logits = _of_base("logits")
+    probs = _of_base("probs")
