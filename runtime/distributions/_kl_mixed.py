@@ -51,20 +51,27 @@ _register_infinite(
     "concentration",
 )
 _register_infinite(
-    [(Gumbel, q) for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)],
+    [
+        (Gumbel, q)
+        for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+    ],
     "loc",
 )
 _register_infinite(
-    [(Laplace, q) for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)],
+    [
+        (Laplace, q)
+        for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+    ],
     "loc",
 )
 _register_infinite(
-    [(Normal, q) for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)],
+    [
+        (Normal, q)
+        for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+    ],
     "loc",
 )
-_register_infinite(
-    [(Pareto, q) for q in (Beta, ContinuousBernoulli, Uniform)], "scale"
-)
+_register_infinite([(Pareto, q) for q in (Beta, ContinuousBernoulli, Uniform)], "scale")
 _register_infinite([(Poisson, Bernoulli), (Poisson, Binomial)], "rate")
 
 

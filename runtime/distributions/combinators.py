@@ -79,7 +79,9 @@ class Independent(Distribution):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+        return _sum_rightmost(
+            self.base_dist.log_prob(value), self.reinterpreted_batch_ndims
+        )
 
     def entropy(self) -> Tensor:
         return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
@@ -217,9 +219,7 @@ class MixtureSameFamily(Distribution):
             draws = self._component_distribution.sample(sample_shape)
             k_dim = len(sample_shape) + len(self.batch_shape)
             index = which.reshape(which.shape + (1,) * (self._event_ndims + 1))
-            index = index.expand(
-                which.shape + (1,) + tuple(self.event_shape)
-            )
+            index = index.expand(which.shape + (1,) + tuple(self.event_shape))
             return draws.gather(k_dim, index).squeeze(k_dim)
 
     def __repr__(self) -> str:

@@ -136,10 +136,15 @@ class _IndependentConstraint(Constraint):
     """A constraint whose `reinterpreted_batch_ndims` rightmost batch
     dimensions become event dimensions."""
 
-    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+    def __init__(
+        self, base_constraint: Constraint, reinterpreted_batch_ndims: int
+    ) -> None:
         if not isinstance(base_constraint, Constraint):
             raise TypeError(f"Expected a Constraint, got {type(base_constraint)}")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+        if (
+            not isinstance(reinterpreted_batch_ndims, int)
+            or reinterpreted_batch_ndims < 0
+        ):
             raise ValueError("reinterpreted_batch_ndims must be a non-negative int")
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
@@ -451,9 +456,7 @@ class _Stack(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
-        return yg.stack(
-            [c.check(v) for c, v in zip(self.cseq, slices)], self.dim
-        )
+        return yg.stack([c.check(v) for c, v in zip(self.cseq, slices)], self.dim)
 
 
 # The public names. Fixed regions are instances ...

@@ -100,7 +100,9 @@ class ContinuousBernoulli(ExponentialFamily):
         below = yg.where(p <= 0.5, p, yg.zeros_like(p))
         above = yg.where(p >= 0.5, p, yg.ones_like(p))
         log_ratio = (yg.log1p(-p) - yg.log(p)).abs().log()
-        denominator = yg.where(p <= 0.5, yg.log1p(-2.0 * below), yg.log(2.0 * above - 1.0))
+        denominator = yg.where(
+            p <= 0.5, yg.log1p(-2.0 * below), yg.log(2.0 * above - 1.0)
+        )
         exact = log_ratio - denominator
         x2 = (self.probs - 0.5).pow(2)
         series = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x2) * x2

@@ -96,7 +96,6 @@ class _Binary(_BinaryParameters, Distribution):
         return self._reattach(self._expanded(type(self), batch_shape, _instance))
 
 
-
 class Bernoulli(_Binary, ExponentialFamily):
     """A draw of 1 with probability probs, else 0."""
 
@@ -202,7 +201,9 @@ class Geometric(_Binary):
 
     def entropy(self) -> Tensor:
         return (
-            F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+            F.binary_cross_entropy_with_logits(
+                self.logits, self.probs, reduction="none"
+            )
             / self.probs
         )
 
@@ -279,7 +280,6 @@ class Binomial(_BinaryParameters, Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
-
 
     @property
     def mean(self) -> Tensor:
@@ -359,7 +359,6 @@ class NegativeBinomial(_BinaryParameters, Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         return self._reattach(self._expanded(NegativeBinomial, batch_shape, _instance))
 
-
     @property
     def mean(self) -> Tensor:
         return self.total_count * yg.exp(self.logits)
@@ -386,12 +385,12 @@ class NegativeBinomial(_BinaryParameters, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         r = self.total_count
-        unnormalised = r * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        unnormalised = r * F.logsigmoid(-self.logits) + value * F.logsigmoid(
+            self.logits
+        )
         normaliser = -yg.lgamma(r + value) + yg.lgamma(1.0 + value) + yg.lgamma(r)
         # r + value == 0 (no draws at all): probability one.
-        normaliser = yg.where(
-            r + value == 0.0, yg.zeros_like(normaliser), normaliser
-        )
+        normaliser = yg.where(r + value == 0.0, yg.zeros_like(normaliser), normaliser)
         return unnormalised - normaliser
 
 

@@ -209,7 +209,9 @@ class Dirichlet(ExponentialFamily):
     support = constraints.simplex
     has_rsample = True
 
-    def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
+    def __init__(
+        self, concentration: Tensor, validate_args: bool | None = None
+    ) -> None:
         if concentration.dim() < 1:
             raise ValueError(
                 "`concentration` parameter must be at least one-dimensional."
@@ -245,9 +247,9 @@ class Dirichlet(ExponentialFamily):
         mode = shifted / shifted.sum(-1, keepdim=True)
         # All concentrations below one: the density peaks at the corner of the
         # largest one.
-        corner = yg.nn.functional.one_hot(
-            mode.argmax(-1), shifted.shape[-1]
-        ).to(mode.dtype)
+        corner = yg.nn.functional.one_hot(mode.argmax(-1), shifted.shape[-1]).to(
+            mode.dtype
+        )
         all_below = (self.concentration < 1).all(-1, keepdim=True)
         return yg.where(all_below, corner, mode)
 
@@ -288,7 +290,10 @@ class Beta(ExponentialFamily):
     has_rsample = True
 
     def __init__(
-        self, concentration1: Any, concentration0: Any, validate_args: bool | None = None
+        self,
+        concentration1: Any,
+        concentration0: Any,
+        validate_args: bool | None = None,
     ) -> None:
         numbers = isinstance(concentration1, Number) and isinstance(
             concentration0, Number
@@ -325,9 +330,7 @@ class Beta(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         total = self.concentration1 + self.concentration0
-        return (
-            self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
-        )
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self._dirichlet.rsample(sample_shape).select(-1, 0)

@@ -33,8 +33,18 @@ from yamlgrad.runtime.distributions.discrete import (
 )
 from yamlgrad.runtime.distributions.distribution import Distribution
 from yamlgrad.runtime.distributions.exp_family import ExponentialFamily
-from yamlgrad.runtime.distributions.gamma_family import Beta, Dirichlet, Exponential, Gamma
-from yamlgrad.runtime.distributions.location_scale import Cauchy, Laplace, Normal, Uniform
+from yamlgrad.runtime.distributions.gamma_family import (
+    Beta,
+    Dirichlet,
+    Exponential,
+    Gamma,
+)
+from yamlgrad.runtime.distributions.location_scale import (
+    Cauchy,
+    Laplace,
+    Normal,
+    Uniform,
+)
 from yamlgrad.runtime.distributions.multivariate import (
     LowRankMultivariateNormal,
     MultivariateNormal,
@@ -150,7 +160,9 @@ def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
     a2, b2 = q.concentration1, q.concentration0
     total1, total2 = a1 + b1, a2 + b2
     log_beta_ratio = (
-        yg.lgamma(a2) + yg.lgamma(b2) + yg.lgamma(total1)
+        yg.lgamma(a2)
+        + yg.lgamma(b2)
+        + yg.lgamma(total1)
         - (yg.lgamma(a1) + yg.lgamma(b1) + yg.lgamma(total2))
     )
     return (
@@ -263,9 +275,7 @@ def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
 def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
     ratio = p.scale / q.scale
     distance = (p.loc - q.loc).abs()
-    return (
-        -yg.log(ratio) + distance / q.scale + ratio * yg.exp(-distance / p.scale) - 1
-    )
+    return -yg.log(ratio) + distance / q.scale + ratio * yg.exp(-distance / p.scale) - 1
 
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
@@ -374,8 +384,6 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     return _sum_rightmost(
         kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims
     )
-
-
 
 
 # The pairs of different families (after the helpers above, which they use).

@@ -233,7 +233,9 @@ class StudentT(Distribution):
     def variance(self) -> Tensor:
         finite = self.scale.pow(2) * self.df / (self.df - 2)
         infinite = yg.where(
-            self.df > 1, yg.full_like(self.df, math.inf), yg.full_like(self.df, math.nan)
+            self.df > 1,
+            yg.full_like(self.df, math.inf),
+            yg.full_like(self.df, math.nan),
         )
         return yg.where(self.df > 2, finite, infinite)
 
@@ -260,9 +262,7 @@ class StudentT(Distribution):
 
     def entropy(self) -> Tensor:
         half_df = 0.5 * self.df
-        log_beta = (
-            yg.lgamma(half_df) + math.lgamma(0.5) - yg.lgamma(half_df + 0.5)
-        )
+        log_beta = yg.lgamma(half_df) + math.lgamma(0.5) - yg.lgamma(half_df + 0.5)
         return (
             self.scale.log()
             + (half_df + 0.5) * (yg.digamma(half_df + 0.5) - yg.digamma(half_df))
@@ -350,7 +350,11 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(
-        self, loc: Any, scale: Any, concentration: Any, validate_args: bool | None = None
+        self,
+        loc: Any,
+        scale: Any,
+        concentration: Any,
+        validate_args: bool | None = None,
     ) -> None:
         numbers = all(isinstance(v, Number) for v in (loc, scale, concentration))
         self.loc, self.scale, self.concentration = broadcast_all(

@@ -110,9 +110,7 @@ class MultivariateNormal(Distribution):
         elif name == "covariance_matrix":
             self._unbroadcasted_scale_tril = yg.linalg.cholesky(matrix)
         else:
-            self._unbroadcasted_scale_tril = yg.linalg.cholesky(
-                yg.linalg.inv(matrix)
-            )
+            self._unbroadcasted_scale_tril = yg.linalg.cholesky(yg.linalg.inv(matrix))
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         new = self._expanded(
@@ -141,13 +139,8 @@ class MultivariateNormal(Distribution):
         inverse = yg.cholesky_inverse(self._unbroadcasted_scale_tril)
         return inverse.expand(self._batch_shape + (n, n))
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = property(lambda self: self.loc, doc="loc.")
+    mode = property(lambda self: self.loc, doc="loc.")
 
     @property
     def variance(self) -> Tensor:
@@ -217,9 +210,9 @@ class LowRankMultivariateNormal(Distribution):
         self.loc = loc.expand(batch_shape + (-1,))
         self.cov_factor = cov_factor.expand(batch_shape + (-1, -1))
         self.cov_diag = cov_diag.expand(batch_shape + (-1,))
-        self._unbroadcasted_cov_factor = cov_factor
-        self._unbroadcasted_cov_diag = cov_diag
-        self._capacitance_tril = self._capacitance(cov_factor, cov_diag)
+        self._factor = cov_factor
+        self._diag = cov_diag
+        self._capacitance_factor = self._capacitance(cov_factor, cov_diag)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     @staticmethod
@@ -232,25 +225,18 @@ class LowRankMultivariateNormal(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         new = self._expanded(LowRankMultivariateNormal, batch_shape, _instance)
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
+        new._factor = self._factor
+        new._diag = self._diag
+        new._capacitance_factor = self._capacitance_factor
         return new
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = property(lambda self: self.loc, doc="loc.")
+    mode = property(lambda self: self.loc, doc="loc.")
 
     @lazy_property
     def variance(self) -> Tensor:
-        diagonal = self._unbroadcasted_cov_factor.pow(2).sum(-1)
-        return (diagonal + self._unbroadcasted_cov_diag).expand(
-            self._batch_shape + self._event_shape
-        )
+        diagonal = self._factor.pow(2).sum(-1)
+        return (diagonal + self._diag).expand(self._batch_shape + self._event_shape)
 
     @lazy_property
     def scale_tril(self) -> Tensor:
@@ -258,19 +244,19 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
-        factor = self._unbroadcasted_cov_factor
-        cov = factor @ factor.mT + yg.diag_embed(self._unbroadcasted_cov_diag)
+        factor = self._factor
+        cov = factor @ factor.mT + yg.diag_embed(self._diag)
         n = self._event_shape[0]
         return cov.expand(self._batch_shape + (n, n))
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
         # Woodbury: D^-1 - D^-1 W C^-1 W^T D^-1, C the capacitance matrix.
-        factor = self._unbroadcasted_cov_factor
-        inv_diag = self._unbroadcasted_cov_diag.reciprocal()
+        factor = self._factor
+        inv_diag = self._diag.reciprocal()
         weighted = factor * inv_diag.unsqueeze(-1)
         solved = yg.linalg.solve_triangular(
-            self._capacitance_tril, weighted.mT, upper=False
+            self._capacitance_factor, weighted.mT, upper=False
         )
         precision = yg.diag_embed(inv_diag) - solved.mT @ solved
         n = self._event_shape[0]
@@ -281,22 +267,18 @@ class LowRankMultivariateNormal(Distribution):
         rank = self.cov_factor.shape[-1]
         e_factor = yg.randn(tuple(shape[:-1]) + (rank,), dtype=self.loc.dtype)
         e_diag = yg.randn(tuple(shape), dtype=self.loc.dtype)
-        return (
-            self.loc
-            + _matvec(self._unbroadcasted_cov_factor, e_factor)
-            + self._unbroadcasted_cov_diag.sqrt() * e_diag
-        )
+        return self.loc + _matvec(self._factor, e_factor) + self._diag.sqrt() * e_diag
 
     def _log_det(self) -> Tensor:
-        capacitance = 2 * _half_log_det(self._capacitance_tril)
-        return capacitance + self._unbroadcasted_cov_diag.log().sum(-1)
+        capacitance = 2 * _half_log_det(self._capacitance_factor)
+        return capacitance + self._diag.log().sum(-1)
 
     def _mahalanobis(self, diff: Tensor) -> Tensor:
-        factor = self._unbroadcasted_cov_factor
-        diag = self._unbroadcasted_cov_diag
+        factor = self._factor
+        diag = self._diag
         direct = (diff.pow(2) / diag).sum(-1)
         projected = _matvec(factor.mT, diff / diag)
-        correction = _mahalanobis(self._capacitance_tril, projected)
+        correction = _mahalanobis(self._capacitance_factor, projected)
         return direct - correction
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -338,9 +320,7 @@ class LKJCholesky(Distribution):
         from yamlgrad.runtime.distributions.gamma_family import Beta
 
         dtype = concentration.dtype
-        offsets = yg.cat(
-            [yg.zeros(1, dtype=dtype), yg.arange(dim - 1, dtype=dtype)]
-        )
+        offsets = yg.cat([yg.zeros(1, dtype=dtype), yg.arange(dim - 1, dtype=dtype)])
         marginal = concentration + 0.5 * (dim - 2)
         first = offsets + 0.5
         second = marginal.unsqueeze(-1) - 0.5 * offsets

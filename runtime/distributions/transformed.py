@@ -361,7 +361,9 @@ class Pareto(TransformedDistribution):
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
 
-    def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
+    def __init__(
+        self, scale: Any, alpha: Any, validate_args: bool | None = None
+    ) -> None:
         self.scale, self.alpha = broadcast_all(scale, alpha)
         base = Exponential(self.alpha, validate_args=validate_args)
         transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
@@ -467,7 +469,10 @@ class Kumaraswamy(TransformedDistribution):
     has_rsample = True
 
     def __init__(
-        self, concentration1: Any, concentration0: Any, validate_args: bool | None = None
+        self,
+        concentration1: Any,
+        concentration0: Any,
+        validate_args: bool | None = None,
     ) -> None:
         self.concentration1, self.concentration0 = broadcast_all(
             concentration1, concentration0

@@ -79,11 +79,12 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size: int = 1) -> Transform:
-        if self._cache_size == cache_size:
+        """This transform with a cache of the given size (itself if it has one)."""
+        if cache_size == self._cache_size:
             return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        if type(self).__init__ is not Transform.__init__:
+            raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        return type(self)(cache_size=cache_size)
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -196,32 +197,39 @@ class ComposeTransform(Transform):
 
     __hash__ = object.__hash__
 
+    def _event_dims(self) -> tuple[int, int]:
+        """How many dimensions one point spans at the chain's input and at its
+        output: enough for every part on the way (a part with a vector domain
+        after an element-wise one makes the whole chain act on vectors)."""
+        need = 0
+        for part in reversed(self.parts):
+            need = max(
+                part.domain.event_dim,
+                need + part.domain.event_dim - part.codomain.event_dim,
+            )
+        out = need
+        for part in self.parts:
+            out += part.codomain.event_dim - part.domain.event_dim
+        return need, out
+
+    @staticmethod
+    def _spanning(
+        constraint: constraints.Constraint, dims: int
+    ) -> constraints.Constraint:
+        extra = dims - constraint.event_dim
+        return constraints.independent(constraint, extra) if extra > 0 else constraint
+
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
         if not self.parts:
             return constraints.real
-        domain = self.parts[0].domain
-        # The event dimension a point of the input must span for the whole chain.
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
+        return self._spanning(self.parts[0].domain, self._event_dims()[0])
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
         if not self.parts:
             return constraints.real
-        codomain = self.parts[-1].codomain
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
+        return self._spanning(self.parts[-1].codomain, self._event_dims()[1])
 
     @property
     def bijective(self) -> bool:  # type: ignore[override]
@@ -433,8 +441,10 @@ class PowerTransform(Transform):
 
     def __init__(self, exponent: Any, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
-        (self.exponent,) = (exponent,) if isinstance(exponent, Tensor) else (
-            yg.tensor(float(exponent)),
+        (self.exponent,) = (
+            (exponent,)
+            if isinstance(exponent, Tensor)
+            else (yg.tensor(float(exponent)),)
         )
 
     def with_cache(self, cache_size: int = 1) -> Transform:
@@ -577,17 +587,18 @@ class AffineTransform(Transform):
     def event_dim(self) -> int:
         return self._event_dim
 
-    @constraints.dependent_property(is_discrete=False)
-    def domain(self) -> constraints.Constraint:
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
+    def _real_of_event_dim(self) -> constraints.Constraint:
+        dims = self._event_dim
+        return (
+            constraints.independent(constraints.real, dims)
+            if dims
+            else constraints.real
+        )
 
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self) -> constraints.Constraint:
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
+    # Both the reals of the transform's event dimension (a dependent property:
+    # the class attribute reads as a constraint).
+    domain = constraints.dependent_property(_real_of_event_dim, is_discrete=False)
+    codomain = constraints.dependent_property(_real_of_event_dim, is_discrete=False)
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
@@ -873,7 +884,9 @@ class CatTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
-        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+        return constraints.cat(
+            [t.domain for t in self.transforms], self.dim, self.lengths
+        )
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
@@ -889,7 +902,9 @@ class CatTransform(Transform):
         return out
 
     def _call(self, x: Tensor) -> Tensor:
-        return yg.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+        return yg.cat(
+            [t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim
+        )
 
     def _inverse(self, y: Tensor) -> Tensor:
         return yg.cat(
