@@ -16,6 +16,7 @@ from typing import Any
 import yamlgrad as yg
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.distributions import constraints
+from yamlgrad.runtime.distributions.discrete import _exactly_one
 from yamlgrad.runtime.distributions.distribution import Distribution
 from yamlgrad.runtime.distributions.exp_family import ExponentialFamily
 from yamlgrad.runtime.distributions.utils import (
@@ -45,10 +46,7 @@ class ContinuousBernoulli(ExponentialFamily):
         lims: tuple[float, float] = (0.499, 0.501),
         validate_args: bool | None = None,
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError(
-                "Either `probs` or `logits` must be specified, but not both."
-            )
+        _exactly_one(probs, logits)
         if probs is not None:
             numbers = isinstance(probs, Number)
             (self.probs,) = broadcast_all(probs)
@@ -74,16 +72,15 @@ class ContinuousBernoulli(ExponentialFamily):
         return new
 
     @lazy_property
+    def probs(self) -> Tensor:
+        # Clamped as a given probs is: the density's formulas divide by p(1-p).
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    @lazy_property
     def logits(self) -> Tensor:
         return probs_to_logits(self.probs, is_binary=True)
 
-    @lazy_property
-    def probs(self) -> Tensor:
-        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
+    param_shape = property(lambda self: self._param.size())
 
     def _stable(self) -> Tensor:
         """Where probs lies outside the window around 1/2."""

@@ -118,14 +118,12 @@ class TransformedDistribution(Distribution):
 
     @constraints.dependent_property(is_discrete=False)
     def support(self) -> constraints.Constraint:
-        if not self.transforms:
+        """The last transform's codomain, spanning the whole event."""
+        if self.transforms == []:
             return self.base_dist.support
-        support = self.transforms[-1].codomain
-        if len(self.event_shape) > support.event_dim:
-            support = constraints.independent(
-                support, len(self.event_shape) - support.event_dim
-            )
-        return support
+        last = self.transforms[-1].codomain
+        extra = len(self.event_shape) - last.event_dim
+        return last if extra <= 0 else constraints.independent(last, extra)
 
     has_rsample = _of_base("has_rsample")  # type: ignore[assignment]
 
@@ -335,21 +333,19 @@ class Gumbel(TransformedDistribution):
         z = (self.loc - value) / self.scale
         return (z - z.exp()) - self.scale.log()
 
+    mode = property(lambda self: self.loc, doc="loc.")
+
     @property
     def mean(self) -> Tensor:
-        return self.loc + self.scale * euler_constant
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
-    def stddev(self) -> Tensor:
-        return (math.pi / math.sqrt(6)) * self.scale
+        return self.loc + euler_constant * self.scale
 
     @property
     def variance(self) -> Tensor:
         return self.stddev.pow(2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale * (math.pi / math.sqrt(6))
 
     def entropy(self) -> Tensor:
         return self.scale.log() + (1 + euler_constant)
@@ -376,9 +372,7 @@ class Pareto(TransformedDistribution):
         a = self.alpha.clamp(min=1)
         return a * self.scale / (a - 1)
 
-    @property
-    def mode(self) -> Tensor:
-        return self.scale
+    mode = property(lambda self: self.scale, doc="scale.")
 
     @property
     def variance(self) -> Tensor:
@@ -415,16 +409,14 @@ class Weibull(TransformedDistribution):
         super().__init__(base, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        # The transforms hold the parameters: built anew from expanded ones.
         new = self._get_checked_instance(Weibull, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.concentration_reciprocal = new.concentration.reciprocal()
-        base = self.base_dist.expand(batch_shape)
-        transforms = [
-            PowerTransform(exponent=new.concentration_reciprocal),
-            AffineTransform(loc=0, scale=new.scale),
-        ]
-        TransformedDistribution.__init__(new, base, transforms, validate_args=False)
+        Weibull.__init__(
+            new,
+            self.scale.expand(batch_shape),
+            self.concentration.expand(batch_shape),
+            validate_args=False,
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -482,11 +474,11 @@ class Kumaraswamy(TransformedDistribution):
             yg.full_like(self.concentration0, 1),
             validate_args=validate_args,
         )
-        transforms = [
-            PowerTransform(exponent=self.concentration0.reciprocal()),
-            AffineTransform(loc=1.0, scale=-1.0),
-            PowerTransform(exponent=self.concentration1.reciprocal()),
-        ]
+        # u -> u^(1/b) -> 1 - u^(1/b) -> (1 - u^(1/b))^(1/a)
+        root_b = PowerTransform(exponent=self.concentration0.reciprocal())
+        complement = AffineTransform(loc=1.0, scale=-1.0)
+        root_a = PowerTransform(exponent=self.concentration1.reciprocal())
+        transforms = [root_b, complement, root_a]
         super().__init__(base, transforms, validate_args=validate_args)
 
     _own_tensors = ("concentration1", "concentration0")
