@@ -222,17 +222,10 @@ class Poisson(ExponentialFamily):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         return self._expanded(Poisson, batch_shape, _instance)
 
-    @property
-    def mean(self) -> Tensor:
-        return self.rate
-
-    @property
-    def mode(self) -> Tensor:
-        return self.rate.floor()
-
-    @property
-    def variance(self) -> Tensor:
-        return self.rate
+    # Mean and variance are both the rate; the mode is its integer part.
+    mean = property(lambda self: self.rate)
+    variance = property(lambda self: self.rate)
+    mode = property(lambda self: self.rate.floor())
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -283,7 +276,8 @@ class Binomial(_BinaryParameters, Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.total_count * self.probs
+        n, p = self.total_count, self.probs
+        return n * p
 
     @property
     def mode(self) -> Tensor:
@@ -432,12 +426,12 @@ class Categorical(Distribution):
         return constraints.integer_interval(0, self._num_events - 1)
 
     @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs)
-
-    @lazy_property
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs)
 
     @property
     def param_shape(self) -> Size:
@@ -598,12 +592,13 @@ class Multinomial(_ViaCategorical, Distribution):
         return constraints.multinomial(self.total_count)
 
     @property
-    def mean(self) -> Tensor:
-        return self.probs * self.total_count
+    def variance(self) -> Tensor:
+        p = self.probs
+        return self.total_count * p * (1 - p)
 
     @property
-    def variance(self) -> Tensor:
-        return self.total_count * self.probs * (1 - self.probs)
+    def mean(self) -> Tensor:
+        return self.total_count * self.probs
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         sample_shape = Size(sample_shape)
