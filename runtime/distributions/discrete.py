@@ -22,7 +22,6 @@ from yamlgrad.runtime.distributions.distribution import Distribution
 from yamlgrad.runtime.distributions.exp_family import ExponentialFamily
 from yamlgrad.runtime.distributions.utils import (
     broadcast_all,
-    clamp_probs,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
