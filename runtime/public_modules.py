@@ -82,7 +82,9 @@ TORCH_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
             "mixture_same_family", "multinomial", "multivariate_normal",
             "negative_binomial", "normal", "one_hot_categorical", "pareto",
             "poisson", "studentT", "transformed_distribution", "uniform",
-            "weibull",
+            "weibull", "fishersnedecor", "inverse_gamma", "logistic_normal",
+            "generalized_pareto", "continuous_bernoulli", "von_mises",
+            "lkj_cholesky", "relaxed_bernoulli", "relaxed_categorical",
         ),
     ),
 }  # fmt: skip

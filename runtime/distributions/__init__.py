@@ -70,8 +70,10 @@ from yamlgrad.runtime.distributions.transformed import (
 )
 from yamlgrad.runtime.distributions.transforms import *  # noqa: F403
 from yamlgrad.runtime.distributions.von_mises import VonMises
+from yamlgrad.runtime.distributions.wishart import Wishart
 
 __all__ = [
+    "Wishart",
     "GeneralizedPareto",
     "LogisticNormal",
     "InverseGamma",

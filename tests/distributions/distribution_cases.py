@@ -266,6 +266,17 @@ CASES: list[Case] = [
         "LogisticNormal",
         lambda D, t: D.LogisticNormal(t(real((2, 3), 1)), t(positive((3,), 2))),
     ),
+    Case(
+        "Wishart",
+        lambda D, t: D.Wishart(
+            t(positive((2,), 1, 4.0, 6.0)), covariance_matrix=t(spd(3, (2,), 2))
+        ),
+    ),
+    Case(
+        "Wishart",
+        lambda D, t: D.Wishart(t(np.array(5.0)), scale_tril=t(tril(3, (), 2))),
+        seed=1,
+    ),
 ]
 
 
