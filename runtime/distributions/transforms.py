@@ -31,11 +31,11 @@ __all__ = [
     "PowerTransform",
     "ReshapeTransform",
     "SigmoidTransform",
-    "SoftplusTransform",
-    "TanhTransform",
     "SoftmaxTransform",
+    "SoftplusTransform",
     "StackTransform",
     "StickBreakingTransform",
+    "TanhTransform",
     "Transform",
     "identity_transform",
 ]
@@ -58,9 +58,12 @@ class Transform:
 
     @property
     def event_dim(self) -> int:
-        if self.domain.event_dim == self.codomain.event_dim:
-            return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+        dims = {self.domain.event_dim, self.codomain.event_dim}
+        if len(dims) > 1:
+            raise ValueError(
+                "Please use either .domain.event_dim or .codomain.event_dim"
+            )
+        return dims.pop()
 
     @property
     def inv(self) -> Transform:
@@ -185,9 +188,9 @@ class ComposeTransform(Transform):
     """parts applied in order: ComposeTransform([f, g])(x) = g(f(x))."""
 
     def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         if cache_size:
             parts = [part.with_cache(cache_size) for part in parts]
-        super().__init__(cache_size=cache_size)
         self.parts = list(parts)
 
     def __eq__(self, other: object) -> bool:
@@ -303,9 +306,9 @@ class IndependentTransform(Transform):
         reinterpreted_batch_ndims: int,
         cache_size: int = 0,
     ) -> None:
-        super().__init__(cache_size=cache_size)
-        self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.base_transform = base_transform.with_cache(cache_size)
+        super().__init__(cache_size=cache_size)
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
@@ -326,9 +329,7 @@ class IndependentTransform(Transform):
             self.base_transform.codomain, self.reinterpreted_batch_ndims
         )
 
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return self.base_transform.bijective
+    bijective = property(lambda self: self.base_transform.bijective)  # type: ignore[assignment]
 
     @property
     def sign(self) -> Any:
