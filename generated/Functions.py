@@ -186,6 +186,7 @@ from yamlgrad.runtime.ops.pooling2d import (
     max_pool2d_with_indices_backward,
     max_pool_double_backward,
 )
+from yamlgrad.runtime.ops.random_gamma import _standard_gamma_grad
 from yamlgrad.runtime.ops.recurrent import (
     pack_padded_sequence_backward,
     thnn_fused_gru_cell_backward,
@@ -430,6 +431,7 @@ __all__ = [
     "BernoulliBackward0",
     "NativeDropoutBackwardBackward0",
     "PoissonBackward0",
+    "StandardGammaBackward0",
     "NormalBackward0",
     "NormalBackward1",
     "NormalBackward2",
@@ -5448,6 +5450,41 @@ class PoissonBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class StandardGammaBackward0(Node):
+    """Backward of `_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: grad * _standard_gamma_grad(self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * _standard_gamma_grad(self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:

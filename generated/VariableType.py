@@ -45,6 +45,7 @@ from yamlgrad.runtime.ops import (
     pooling,
     pooling2d,
     random_draws,
+    random_gamma,
     recurrent,
     reductions,
     resampling,
@@ -284,6 +285,7 @@ from .Functions import (
     BernoulliBackward0,
     NativeDropoutBackwardBackward0,
     PoissonBackward0,
+    StandardGammaBackward0,
     NormalBackward0,
     NormalBackward1,
     NormalBackward2,
@@ -656,6 +658,11 @@ __all__ = [
     "native_dropout_backward",
     "multinomial",
     "poisson",
+    "_standard_gamma",
+    "_standard_gamma_grad",
+    "_sample_dirichlet",
+    "_dirichlet_grad",
+    "binomial",
     "mm",
     "matmul",
     "dot",
@@ -4577,6 +4584,22 @@ def special_gammaln(input: Any) -> Tensor:
         raise
 
 
+def special_gammainc(input: Any, other: Any) -> Tensor:
+    """`special_gammainc(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return igamma(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "special_gammainc",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
 def special_polygamma(n: Any, input: Any) -> Tensor:
     """`special_polygamma(int n, Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -7729,6 +7752,109 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
         with formula_mode():
             result_t = elementwise.zeros_like(self)
         set_fw_grad(result, result_t)
+    return result
+
+
+def _standard_gamma(input: Any, generator: Any = None) -> Tensor:
+    """`_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, random=True):
+        return interpose(
+            "_standard_gamma",
+            "elementwise",
+            _standard_gamma,
+            self,
+            generator,
+            random=True,
+        )
+    self_ = tensor_arg(self, "_standard_gamma", "input", 1)
+    generator = optional_generator_arg(generator, "_standard_gamma", "generator", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = StandardGammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(random_gamma.standard_gamma_draw(self_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_standard_gamma", kernel_failure, self=self_, generator=generator
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * random_gamma._standard_gamma_grad(self, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _standard_gamma_grad(input: Any, output: Any) -> Tensor:
+    """`_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, output):
+        return interpose("_standard_gamma_grad", "", _standard_gamma_grad, self, output)
+    self_ = tensor_arg(self, "_standard_gamma_grad", "input", 1)
+    output_ = tensor_arg(output, "_standard_gamma_grad", "output", 2)
+    try:
+        result = Tensor._make(random_gamma._standard_gamma_grad(self_, output_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_standard_gamma_grad", kernel_failure, self=self_, output=output_
+        )
+    return result
+
+
+def _sample_dirichlet(input: Any, generator: Any = None) -> Tensor:
+    """`_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, random=True):
+        return interpose(
+            "_sample_dirichlet", "", _sample_dirichlet, self, generator, random=True
+        )
+    self_ = tensor_arg(self, "_sample_dirichlet", "input", 1)
+    generator = optional_generator_arg(generator, "_sample_dirichlet", "generator", 2)
+    try:
+        result = Tensor._make(random_gamma.sample_dirichlet_draw(self_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_sample_dirichlet", kernel_failure, self=self_, generator=generator
+        )
+    return result
+
+
+def _dirichlet_grad(x: Any, alpha: Any, total: Any) -> Tensor:
+    """`_dirichlet_grad(Tensor x, Tensor alpha, Tensor total) -> Tensor`"""
+    if interposition.active and interposed(x, alpha, total):
+        return interpose("_dirichlet_grad", "", _dirichlet_grad, x, alpha, total)
+    x_ = tensor_arg(x, "_dirichlet_grad", "x", 1)
+    alpha_ = tensor_arg(alpha, "_dirichlet_grad", "alpha", 2)
+    total_ = tensor_arg(total, "_dirichlet_grad", "total", 3)
+    try:
+        result = Tensor._make(random_gamma._dirichlet_grad(x_, alpha_, total_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_dirichlet_grad", kernel_failure, x=x_, alpha=alpha_, total=total_
+        )
+    return result
+
+
+def binomial(count: Any, prob: Any, generator: Any = None) -> Tensor:
+    """`binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`"""
+    if interposition.active and interposed(count, prob, random=True):
+        return interpose("binomial", "", binomial, count, prob, generator, random=True)
+    count_ = tensor_arg(count, "binomial", "count", 1)
+    prob_ = tensor_arg(prob, "binomial", "prob", 2)
+    generator = optional_generator_arg(generator, "binomial", "generator", 3)
+    try:
+        result = Tensor._make(random_gamma.binomial_draw(count_, prob_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "binomial", kernel_failure, count=count_, prob=prob_, generator=generator
+        )
     return result
 
 
@@ -26866,6 +26992,11 @@ OVERLOADS = {
             special_gammaln, "special_gammaln(Tensor self) -> Tensor"
         ),
     },
+    "special_gammainc": {
+        "default": schema_names(
+            special_gammainc, "special_gammainc(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
     "special_polygamma": {
         "default": schema_names(
             special_polygamma, "special_polygamma(int n, Tensor self) -> Tensor"
@@ -27353,6 +27484,30 @@ OVERLOADS = {
         "default": schema_names(
             poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor"
         ),
+    },
+    "_standard_gamma": {
+        "default": schema_names(
+            _standard_gamma,
+            "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "_standard_gamma_grad": {
+        "default": schema_names(
+            _standard_gamma_grad,
+            "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+        ),
+    },
+    "_sample_dirichlet": {
+        "default": schema_names(
+            _sample_dirichlet,
+            "_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "_dirichlet_grad": {
+        "default": _dirichlet_grad,
+    },
+    "binomial": {
+        "default": binomial,
     },
     "normal_": {
         "default": schema_names(
@@ -29392,6 +29547,11 @@ NUMPY_ONLY_REASONS.update(
         "unique_consecutive": "output shape depends on the data",
         "unique_dim_consecutive": "output shape depends on the data",
         "_unique2": "output shape depends on the data",
+        "_standard_gamma": "drawn by inverting scipy.special's incomplete gamma function",
+        "_standard_gamma_grad": "a series summed until it converges, element by element",
+        "_sample_dirichlet": "drawn by inverting scipy.special's incomplete gamma function",
+        "_dirichlet_grad": "a series summed until it converges, element by element",
+        "binomial": "numpy's binomial sampler",
         "_linalg_det": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
         "_linalg_slogdet": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",
         "_linalg_solve_ex": "keeps LAPACK's LU factors (getrf) for its backward, which the array API linalg extension lacks",

@@ -62,6 +62,8 @@ from yamlgrad.runtime.tensor_methods import (
     ShortTensor,
     is_tensor,
     meshgrid,
+    broadcast_shapes,
+    broadcast_tensors,
     allclose,
     detach,
     detach_,
@@ -159,6 +161,7 @@ __all__ = [
     "linalg",
     "special",
     "nn",
+    "distributions",
     "optim",
     "utils",
     "save",
@@ -526,3 +529,7 @@ LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.svd`, `yg.linalg.inv`), th
 Python-level ones of runtime/linalg_functional.py (matrix_rank, eig, eigvals),
 `linalg.matmul`, which is `matmul`, and `linalg.LinAlgError`, the RuntimeError
 of a singular input."""
+
+# The distributions are a library over the ops above (as torch.distributions is
+# over torch): imported last, they find every op they use.
+from yamlgrad.runtime import distributions  # noqa: E402

@@ -72,6 +72,21 @@ TORCH_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
         ("dataloader", "dataset", "sampler", "_utils", "distributed"),
     ),
     "utils.data._utils": ("utils.data", ("collate", "fetch", "worker")),
+    "distributions": (
+        "distributions",
+        (
+            "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2",
+            "dirichlet", "exponential", "gamma", "geometric", "gumbel",
+            "half_cauchy", "half_normal", "independent", "kumaraswamy",
+            "laplace", "log_normal", "lowrank_multivariate_normal",
+            "mixture_same_family", "multinomial", "multivariate_normal",
+            "negative_binomial", "normal", "one_hot_categorical", "pareto",
+            "poisson", "studentT", "transformed_distribution", "uniform",
+            "weibull", "fishersnedecor", "inverse_gamma", "logistic_normal",
+            "generalized_pareto", "continuous_bernoulli", "von_mises",
+            "lkj_cholesky", "relaxed_bernoulli", "relaxed_categorical",
+        ),
+    ),
 }  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import array_backends, backend, devices, dtypes, factories
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.wrappers.binding import numpy_keywords
+from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
 
 __all__ = [
     "equal",
@@ -31,6 +32,10 @@ __all__ = [
     "detach_",
     "is_tensor",
     "meshgrid",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "broadcast_shapes",
+    "broadcast_tensors",
     "FloatTensor",
     "DoubleTensor",
     "HalfTensor",
@@ -367,6 +372,39 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         shape[order.index(i)] = -1
         out.append(VariableType.expand(VariableType.view(t, shape), grid))
     return tuple(out)
+
+
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape the given shapes broadcast to (an int is a 1-d shape), as
+    torch.broadcast_shapes: `broadcast_shapes((2, 1), (3,))` is Size([2, 3])."""
+    result: list[int] = []
+    for index, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        result = [1] * (len(shape) - len(result)) + result
+        for k in range(1, len(shape) + 1):
+            size, expected = shape[-k], result[-k]
+            if expected == 1:
+                result[-k] = size
+            elif size not in (1, expected):
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {-k}! "
+                    f"Mismatching argument at index {index} had {shape}; but "
+                    f"expected shape should be broadcastable to {result}"
+                )
+    return Size(result)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Each tensor expanded to the shapes' broadcast (ExpandBackward0), as
+    torch.broadcast_tensors; one of that shape already is returned as it is."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape: tuple[int, ...] = ()
+    for t in tensors:
+        shape = broadcast_pair(shape, tuple(t.shape))
+    return tuple(
+        t if tuple(t.shape) == shape else VariableType.expand(t, shape) for t in tensors
+    )
 
 
 class tensortype(type):

@@ -16,7 +16,9 @@ A random op (one that takes a Generator: bernoulli, normal) gets a Generator
 seeded alike at every call, so it is a function of its inputs; its sample is a
 constant to autograd (PyTorch's definition: the draw is not reparameterised), so
 its gradients are compared with those of a constant, zero, after checking that
-one seed gives one draw.
+one seed gives one draw. A reparameterised draw (`_standard_gamma`) is a smooth
+function of its inputs at a fixed seed: its gradient is compared with finite
+differences, as any op's.
 
 The project's tests (tests/ops/test_gradients.py) run exactly these functions over
 derivatives.yaml. Loading a YAML file needs the generator's dependencies (pyyaml);

@@ -69,6 +69,18 @@ class Size(tuple):
             n *= s
         return n
 
+    # A Size joined with a Size or a tuple is a Size, as torch.Size's is.
+    def __add__(self, other: tuple) -> Size:  # type: ignore[override]
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: tuple) -> Size:
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n: int) -> Size:  # type: ignore[override]
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 _bump_lock = threading.Lock()
 _new = object.__new__

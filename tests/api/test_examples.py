@@ -139,3 +139,14 @@ def test_char_lstm_learns_the_shipped_text() -> None:
 def test_char_lstm_runs_compiled() -> None:
     out = run("char_lstm.py", "--steps", "4", "--report-every", "2", "--compile")
     assert "step    4  loss" in out
+
+
+def test_vae_digits_lowers_its_loss_and_draws_digits(tmp_path: Path) -> None:
+    """A few epochs of the VAE example: the negative ELBO falls, samples saved."""
+    plot = tmp_path / "vae.png"
+    out = run("vae_digits.py", "--epochs", "3", "--plot", str(plot))
+    first = float(out.split("first epoch loss: ")[1].split()[0])
+    last = float(out.split("last epoch loss: ")[1].split()[0])
+    test = float(out.split("test negative ELBO: ")[1].split()[0])
+    assert last < first and test < first
+    assert plot.read_bytes().startswith(b"\x89PNG")

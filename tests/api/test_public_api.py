@@ -135,6 +135,7 @@ NOT_FROM_YAML = {
     "load": "reads what save wrote, records nothing",
     "testing": "a module: finite-difference checks of a YAML file's ops",
     "func": "a namespace: vmap and the torch.func transforms over the YAML's ops",
+    "distributions": "a namespace: probability distributions over the YAML's ops",
     "compile": "traces YAML ops into one generated forward and backward",
     "tensordot": (
         "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
