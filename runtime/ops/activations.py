@@ -200,8 +200,8 @@ def gelu_kernel(x: Any, approximate: str) -> Any:
     np.multiply(x, _SQRT_HALF, out=out)
     erf_into(out, out)
     out += 1
+    out *= 0.5  # before x: x * 2 overflows near the largest float
     out *= x
-    out *= 0.5
     return out
 
 
