@@ -4376,7 +4376,7 @@ def special_ndtr(input: Any) -> Tensor:
     """`special_ndtr(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return mul_Scalar(erfc(mul_Scalar(self, -0.7071067811865476)), 0.5)
+        return mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
     except (AttributeError, TypeError):
         check_arguments("special_ndtr", (("input", "Tensor", 1, self),))
         raise
