@@ -88,6 +88,8 @@ def _ncdf(x: Any) -> Any:
 
 
 def _log_ndtr(x: Any) -> Any:
+    if x > 0:  # log(1 - ncdf(-x)): the 40 digits of ncdf(x) would round to 1
+        return mp.log1p(-_ncdf(-x))
     if x > -_HUGE:
         return mp.log(_ncdf(x))
     return -x * x / 2 - mp.log(-x) - mp.log(2 * mp.pi) / 2
@@ -194,7 +196,8 @@ def _functions() -> list[Function]:
         ),
         Function(
             "gelu_tanh",
-            lambda x: x / 2 * (1 + mp.tanh(_GELU_K * (x + 0.044715 * x**3))),
+            # (1 + tanh(z)) / 2 as 1 / (1 + exp(-2z)): no cancellation for z << 0
+            lambda x: x / (1 + mp.exp(-2 * _GELU_K * (x + 0.044715 * x**3))),
             dense_tanh_gelu,
             lambda t: F.gelu(t, approximate="tanh"),
             lambda t: T.gelu(t, approximate="tanh"),
@@ -367,7 +370,9 @@ def _measure(fn: Function, dtype: np.dtype, points: int) -> Row:
 def _cell(value: float | None, digits: int = 2) -> str:
     if value is None:
         return ""
-    return "inf" if math.isinf(value) else f"{value:.{digits}f}"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.{digits}f}" if value < 1e5 else f"{value:.1e}"
 
 
 def render(rows: list[Row], points: int) -> str:
