@@ -115,7 +115,8 @@ T = torch.nn.functional
 
 def _functions() -> list[Function]:
     def dense_tanh_gelu(x: np.ndarray) -> np.ndarray:
-        return 0.5 * x * (1 + np.tanh(_GELU_K * (x + 0.044715 * x**3)))
+        # x / (1 + exp(-2z)), not x (1 + tanh(z)) / 2, which is 0 from x = -7
+        return x / (1 + np.exp(-2 * _GELU_K * (x + 0.044715 * x**3)))
 
     return [
         Function("erf", mp.erf, sc.erf, yg.erf, torch.erf, sc.erf, (-4, 4)),
