@@ -151,6 +151,9 @@ class Workload:
     tolerance: float = 1e-8
     ops: int | None = None  # ops in one step, where the workload counts them
     compiled_target: Target | None = None  # what the compiled step aims for
+    # What the gradients are checked against, where calling the numpy floor
+    # changes what it returns next (a training step updates its parameters).
+    reference: Runner | None = None
 
 
 @dataclass
@@ -433,6 +436,85 @@ def mlp_runners(data: MlpData) -> dict[str, Runner]:
 
         runners["mygrad"] = with_mygrad
     return runners
+
+
+# Workload 2 as a training loop runs it: the parameters are created once (as
+# Parameters, kept across steps), the batch is converted from numpy each step,
+# and each step ends with the SGD update `p -= p.grad * lr` under no_grad and
+# the gradients cleared (set to None, as `zero_grad()` does by default); the
+# floor does the same update by hand, in place. Each framework trains its own
+# copy of the parameters from the same start, so the first step's gradients (the
+# warm-up call's) are checked against the floor's first.
+LEARNING_RATE = 0.01
+
+
+def mlp_training_floor(data: MlpData) -> Runner:
+    """Workload 2's training step in numpy: the hand-written step, then the
+    update in place."""
+    params = [a.copy() for a in data.params]
+    gradients = mlp_floor(replace(data, params=tuple(params)))
+
+    def step() -> Gradients:
+        grads = gradients()
+        for p, g in zip(params, grads):
+            p -= g * LEARNING_RATE
+        return grads
+
+    return step
+
+
+def _training_step(lib: Any, data: MlpData, loss: Callable[..., Any]) -> Runner:
+    """A training step in yamlgrad or torch (`lib`), `loss` taking (x, hot,
+    *params): mlp_loss eagerly, or its compiled form."""
+    params = [lib.nn.Parameter(lib.from_numpy(a.copy())) for a in data.params]
+
+    def step() -> Gradients:
+        x, hot = lib.from_numpy(data.x0), lib.from_numpy(data.onehot)
+        loss(x, hot, *params).backward()
+        grads = tuple(p.grad for p in params)
+        with lib.no_grad():
+            for p in params:
+                p -= p.grad * LEARNING_RATE
+                p.grad = None
+        return grads
+
+    return step
+
+
+def mlp_training_runners(data: MlpData) -> dict[str, Runner]:
+    """Workload 2's training step in yamlgrad (eager and compiled) and torch."""
+
+    def loss_in(lib: Any) -> Callable[..., Any]:
+        act = lib.tanh if data.activation == "tanh" else lib.relu
+        amax = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+        return lambda x, hot, *p: mlp_loss(lib, x, p, act, amax, hot, data.batch)
+
+    compiled = yg_compile(loss_in(yg))
+    runners: dict[str, Runner] = {
+        "yamlgrad": _training_step(yg, data, loss_in(yg)),
+        COMPILED: Compiled(_training_step(yg, data, compiled), compiled),
+    }
+    if torch is not None:
+        runners["torch"] = _training_step(torch, data, loss_in(torch))
+    return runners
+
+
+def mlp_training(
+    batch: int, sizes: tuple[int, int, int], activation: str, dtype: type
+) -> Workload:
+    """784-256-10 MLP trained by SGD: forward, backward and the update."""
+    data = MlpData.make(batch, sizes, activation, dtype)
+    n_in, n_hidden, n_out = sizes
+    name = np.dtype(dtype).name
+    return Workload(
+        f"2. MLP {n_in}-{n_hidden}-{n_out} batch {batch}, {activation}, {name}, "
+        "SGD training step",
+        {"numpy": mlp_training_floor(data), **mlp_training_runners(data)},
+        Target(1.35, "numpy"),
+        tolerance=1e-8 if dtype == np.float64 else 1e-4,
+        compiled_target=Target(1.05 if dtype == np.float64 else 1.08, "numpy"),
+        reference=mlp_floor(data),
+    )
 
 
 def mlp(
@@ -834,7 +916,7 @@ def calls_per_sample(runners: dict[str, Runner], fixed: int | None) -> int:
 
 def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[Row]:
     """One row per framework: median time, x floor, x torch, gradient check, target."""
-    reference = _flat(workload.runners["numpy"]())
+    reference = _flat((workload.reference or workload.runners["numpy"])())
     scale = max(1.0, float(np.max(np.abs(reference))))
     checks: dict[str, str] = {}
     runners: dict[str, Runner] = {}
@@ -1140,9 +1222,10 @@ def timed_workloads(number: int, smoke: bool) -> list[Workload]:
     if number == 2:
         batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
         return [
-            mlp(batch, sizes, activation, dtype)
+            workload(batch, sizes, activation, dtype)
             for dtype in (np.float32, np.float64)
             for activation in ("tanh", "relu")
+            for workload in (mlp, mlp_training)
         ]
     if number == 3:
         return [large_elementwise(100 if smoke else 2_000_000)]

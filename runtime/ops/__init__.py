@@ -4,6 +4,8 @@ elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
 (gather/scatter, advanced indexing), convolutions, pooling2d and pooling (with the
 window arithmetic they share in windows), normalization, activations, gates (glu
 and the thresholding activations), losses, composites (bodies of composite entries), special (scipy.special's functions),
+special_kernels (fast forms of special functions, used where they beat
+scipy's at no more error than PyTorch's kernels; benchmarks/special_accuracy.md),
 special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
 std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,
