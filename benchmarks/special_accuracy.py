@@ -114,10 +114,11 @@ T = torch.nn.functional
 
 
 def _functions() -> list[Function]:
-    def dense_tanh_gelu(x: np.ndarray) -> np.ndarray:
-        # x / (1 + exp(-2z)), not x (1 + tanh(z)) / 2, which is 0 from x = -7
-        return x / (1 + np.exp(-2 * _GELU_K * (x + 0.044715 * x**3)))
+    return _error_functions() + _activations()
 
+
+def _error_functions() -> list[Function]:
+    """erf and the normal distribution's functions."""
     return [
         Function("erf", mp.erf, sc.erf, yg.erf, torch.erf, sc.erf, (-4, 4)),
         Function("erfc", _erfc, sc.erfc, yg.erfc, torch.erfc, sc.erfc, (-4, 11)),
@@ -159,6 +160,17 @@ def _functions() -> list[Function]:
             sc.log_ndtr,
             (-40, 9),
         ),
+    ]
+
+
+def _activations() -> list[Function]:
+    """The activations, and sin and cos."""
+
+    def dense_tanh_gelu(x: np.ndarray) -> np.ndarray:
+        # x / (1 + exp(-2z)), not x (1 + tanh(z)) / 2, which is 0 from x = -7
+        return x / (1 + np.exp(-2 * _GELU_K * (x + 0.044715 * x**3)))
+
+    return [
         Function(
             "sigmoid",
             lambda x: 1 / (1 + mp.exp(-x)),

@@ -5394,7 +5394,7 @@ class BernoulliBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """Backward of `native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`.
 
-    grad_output: grad * mask * scale
+    grad_output: where(mask, grad * scale, 0.0)
     mask: not_implemented('native_dropout_backward: mask')
     """
 
@@ -5417,7 +5417,7 @@ class NativeDropoutBackwardBackward0(Node):
         mask = self._raw_saved_mask.unpack(self, raw)
         scale = self._saved_scale
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * mask * scale
+            grad_inputs[0] = where(mask, grad * scale, 0.0)
         if self.task_should_compute_output(1):
             grad_inputs[1] = not_implemented("native_dropout_backward: mask")
         return grad_inputs

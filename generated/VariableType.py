@@ -7666,6 +7666,11 @@ def native_dropout_backward(grad_output: Any, mask: Any, scale: Any) -> Tensor:
     grad_output_ = tensor_arg(grad_output, "native_dropout_backward", "grad_output", 1)
     mask_ = tensor_arg(mask, "native_dropout_backward", "mask", 2)
     scale = float_arg(scale, "native_dropout_backward", "scale", 3)
+    xp = (
+        np
+        if type(grad_output_) in NUMPY and type(mask_) in NUMPY
+        else xp_of(grad_output_, mask_)
+    )
     grad_fn = None
     if compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0()
@@ -7674,7 +7679,7 @@ def native_dropout_backward(grad_output: Any, mask: Any, scale: Any) -> Tensor:
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
     try:
-        result = Tensor._make(grad_output_ * mask_ * scale)
+        result = Tensor._make(xp.where(mask_, grad_output_ * scale, 0.0))
     except ValueError as kernel_failure:
         raise kernel_error(
             "native_dropout_backward",

@@ -105,6 +105,8 @@ from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
+# torch.pairwise_distance and torch.cosine_similarity are nn.functional's.
+from yamlgrad.runtime.nn.functional_losses import cosine_similarity, pairwise_distance
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -151,6 +153,8 @@ __all__ = [
     "tensordot",
     "block_diag",
     *functional.__all__,
+    "cosine_similarity",
+    "pairwise_distance",
     *linalg_functional.__all__,
     "Tensor",
     "Size",

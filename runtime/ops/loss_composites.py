@@ -20,6 +20,7 @@ import numpy as np
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import argument_type
 
 COMPOSITE_HELPERS = (
     "cosine_embedding_loss_via_ops",
@@ -155,6 +156,11 @@ def poisson_nll_loss_via_ops(
 ) -> Any:
     """exp(x) - t x (log_input) or x - t log(x + eps); `full` adds Stirling's term
     t log t - t + log(2 pi t) / 2 where t > 1."""
+    for position, (name, flag) in enumerate((("log_input", log_input), ("full", full))):
+        if not isinstance(flag, (bool, np.bool_)):  # as PyTorch's argument parser
+            raise TypeError(
+                argument_type("poisson_nll_loss", name, position + 3, "bool", flag)
+            )
     ops = dispatch.ops
     if log_input:
         loss = ops.sub(ops.exp(input), ops.mul(target, input))
@@ -178,6 +184,12 @@ def rms_norm_via_ops(
     """x * rsqrt(mean(x^2) + eps) over the trailing `normalized_shape` dims, times
     `weight`; eps defaults to the machine epsilon of the input's dtype."""
     ops = dispatch.ops
+    if isinstance(normalized_shape, str):  # as PyTorch's argument parser
+        raise TypeError(
+            argument_type(
+                "rms_norm", "normalized_shape", 2, "tuple of ints", normalized_shape
+            )
+        )
     shape = tuple(normalized_shape)
     if not shape:
         raise RuntimeError(

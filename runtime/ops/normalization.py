@@ -166,7 +166,8 @@ def batch_norm_with_update_kernel(
     out = native_batch_norm_kernel(
         input, weight, bias, running_mean, running_var, True, momentum, eps
     )
-    reserve = array_namespace(out[0]).zeros((0,), dtype=np.uint8)
+    xp = array_namespace(out[0])
+    reserve = xp.zeros((0,), dtype=xp.uint8)
     return (*(c_order(part) for part in out), reserve)
 
 

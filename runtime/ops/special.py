@@ -80,6 +80,8 @@ def _unary(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
         if isinstance(x, Tensor):
             return getattr(TENSOR_NAMESPACE, name)(x)
+        if getattr(x, "dtype", np.dtype(float)).kind in "biu":
+            x = x.astype(np.float64)  # an integer input (igamma's self): in float
         return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name

@@ -317,7 +317,23 @@ def to_yamlgrad_leaf(value: Any) -> Any:
         return yg.device(str(value))
     if isinstance(value, (torch.memory_format, torch.layout)):
         return _yamlgrad_attribute(value, str(value).removeprefix("torch."))
+    if isinstance(value, types.BuiltinFunctionType) and value.__module__ == "torch":
+        return _yamlgrad_attribute(value, value.__name__)  # distance_function=...
+    if isinstance(value, torch.nn.Module) and not list(value.parameters()):
+        return _module_like(value)  # distance_function=nn.PairwiseDistance()
     return value
+
+
+def _module_like(module: torch.nn.Module) -> Any:
+    """yamlgrad's module of the same class, with the same public settings."""
+    cls = getattr(yg.nn, type(module).__name__, None)
+    if cls is None:
+        raise NoEquivalent(f"yamlgrad has no nn.{type(module).__name__}")
+    ours = cls()
+    for key, value in vars(module).items():
+        if not key.startswith("_") and key != "training":
+            setattr(ours, key, value)
+    return ours.train(module.training)
 
 
 def as_float64(value: Any) -> Any:

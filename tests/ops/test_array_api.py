@@ -130,7 +130,9 @@ def test_entry_on_array_api_strict_matches_numpy(info: DifferentiabilityInfo) ->
         )
         absent = {a.name for a in info.func.arguments if local.get(a.local) is None}
         for d in info.derivatives:
-            if d.uses_grads or d.is_list or absent.issuperset(d.var_names):
+            if d.not_implemented or d.uses_grads or d.is_list:
+                continue  # PyTorch's placeholder raises; a list: not evaluated here
+            if absent.issuperset(d.var_names):
                 continue  # an absent Tensor? input has no gradient to compute
             what = f"{where}: {d.var_name}: {d.original_formula}"
             mask = {"grad_input_mask": [True] * len(d.var_names)}
