@@ -5,7 +5,8 @@ The op returns PyTorch's four outputs (output, offset2bag, bag_size,
 max_indices) with the CPU kernel's values, which the backward reads:
 
 * offset2bag, each index's bag, is left empty for a float32 sum without
-  padding_idx (the CPU's fast path); the helpers rebuild it when it is;
+  padding_idx over rows of unit stride (the CPU's fast path); the helpers
+  rebuild it when it is;
 * bag_size counts each bag's indices other than padding_idx for a mean or a
   max, and is zeros for a sum; max_indices is bag_size again for a sum or a
   mean, and for a max the row each maximum came from, per column (0 for an
@@ -154,7 +155,10 @@ def embedding_bag_kernel(
         else:
             bag_size = np.zeros(bags, dtype=np.int64)
         max_indices = bag_size.copy()
-    fast_sum = mode == _SUM and padding_idx < 0 and weight.dtype == np.float32
+    unit_stride = weight.shape[-1] <= 1 or weight.strides[-1] == weight.itemsize
+    fast_sum = (
+        mode == _SUM and padding_idx < 0 and weight.dtype == np.float32 and unit_stride
+    )
     offset2bag = np.zeros(0, dtype=np.int64) if fast_sum else bag_of.astype(np.int64)
     return output.astype(weight.dtype), offset2bag, bag_size, max_indices
 
