@@ -149,6 +149,10 @@ NOT_FROM_YAML = {
         "torch.cdist's Python signature (compute_mode a string) over the YAML's "
         "cdist entry"
     ),
+    **{
+        name: "torch's binding of nn.functional's Python function of the same name"
+        for name in ("cosine_similarity", "pairwise_distance")
+    },
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",

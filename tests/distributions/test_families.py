@@ -159,7 +159,7 @@ def test_enumerate_support(case: Case, torch: Any) -> None:
 def test_sample_moments(case: Case, torch: Any) -> None:
     """The mean of 4000 draws within 6 standard errors of the mean."""
     if case.name == "VonMises":
-        pytest.skip("an angle's mean is not its arithmetic mean: test_samplers.py")
+        pytest.skip("an angle's mean is not its arithmetic mean: test_distributions_samplers.py")
     ours, theirs, _, _ = build_both(case, torch)
     mean = outcome(lambda: theirs.mean)
     variance = outcome(lambda: theirs.variance)

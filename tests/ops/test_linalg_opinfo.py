@@ -439,8 +439,11 @@ def run(name: str, dtype: str) -> dict[str, list[Any]]:
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", [n for n in OPS if n not in COMPLEX_RESULTS])
 def test_opinfo_samples_match_torch(name: str, dtype: str) -> None:
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
     pytest.importorskip("expecttest")
+    # svd_lowrank's random start: the same draws whatever ran before
+    yg.manual_seed(0)
+    torch.manual_seed(0)
     results = run(name, dtype)
     failures = [
         f"{check} #{i}: {type(r).__name__}: {str(r).splitlines()[0] if str(r) else ''}"
