@@ -481,34 +481,39 @@ def std(
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, True)
 
 
+def _softmax_operands(
+    input: Tensor, dim: int, dtype: Any, mask: Tensor | None, reduction: str
+) -> tuple[Tensor, int, Any]:
+    """The input with its masked-out elements filled as `reduction` ignores them
+    (-inf for amax, +inf for amin), the dim, and the result's numpy dtype."""
+    dtype = _dtype_of(input) if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    masked = _combine_input_and_mask(reduction, input, mask)
+    return masked, d, dtypes.to_numpy(dtype)
+
+
 def softmax(
     input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None
 ) -> Any:
     """softmax along `dim` with the masked-out elements -inf (probability 0)."""
-    dtype = _dtype_of(input) if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    masked = _combine_input_and_mask("amax", input, mask)
-    return ops.softmax(masked, d, dtypes.to_numpy(dtype))
+    masked, d, dtype = _softmax_operands(input, dim, dtype, mask, "amax")
+    return ops.softmax(masked, d, dtype)
 
 
 def log_softmax(
     input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None
 ) -> Any:
     """log_softmax along `dim` with the masked-out elements -inf."""
-    dtype = _dtype_of(input) if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    masked = _combine_input_and_mask("amax", input, mask)
-    return ops.log_softmax(masked, d, dtypes.to_numpy(dtype))
+    masked, d, dtype = _softmax_operands(input, dim, dtype, mask, "amax")
+    return ops.log_softmax(masked, d, dtype)
 
 
 def softmin(
     input: Tensor, dim: int, *, dtype: Any = None, mask: Tensor | None = None
 ) -> Any:
     """softmax(-x) along `dim` with the masked-out elements +inf."""
-    dtype = _dtype_of(input) if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    masked = _combine_input_and_mask("amin", input, mask)
-    return ops.softmax(ops.neg(masked), d, dtypes.to_numpy(dtype))
+    masked, d, dtype = _softmax_operands(input, dim, dtype, mask, "amin")
+    return ops.softmax(ops.neg(masked), d, dtype)
 
 
 def normalize(
