@@ -7740,7 +7740,7 @@ class UnbindBackward0_copy(Node):
 
 
 class ToCopyBackward0(Node):
-    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor`.
 
     self: to_dtype(grad, self.dtype)
     """

@@ -10985,28 +10985,41 @@ def unbind_copy_int(input: Any, dim: Any = 0) -> Any:
     return tuple(outputs)
 
 
-def _to_copy(input: Any, *, dtype: Any = None) -> Tensor:
-    """`_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor`"""
+def _to_copy(input: Any, *, dtype: Any = None, memory_format: Any = None) -> Tensor:
+    """`_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("_to_copy", "leading_dims", _to_copy, self, dtype)
+        return interpose(
+            "_to_copy", "leading_dims", _to_copy, self, dtype, memory_format
+        )
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
+    memory_format = optional_memory_format_arg(
+        memory_format, "_to_copy", "memory_format", 3
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_scalar_type = dtype_of(self_)
     try:
-        result = Tensor._make(elementwise.cast(self_, dtype))
+        result = Tensor._make(
+            shapes.laid_out(elementwise.cast(self_, dtype), memory_format)
+        )
     except ValueError as kernel_failure:
-        raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
+        raise kernel_error(
+            "_to_copy",
+            kernel_failure,
+            self=self_,
+            dtype=dtype,
+            memory_format=memory_format,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = _to_copy(input=self_t, dtype=dtype)
+            result_t = _to_copy(input=self_t, dtype=dtype, memory_format=memory_format)
         set_fw_grad(result, result_t)
     return result
 
@@ -13834,7 +13847,7 @@ def contiguous(input: Any, *, memory_format: Any = 0) -> Tensor:
     """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return composites.contiguous_by_strides(self)
+        return composites.contiguous_by_strides(self, memory_format)
     except (AttributeError, TypeError):
         check_arguments("contiguous", (("input", "Tensor", 1, self),))
         raise
@@ -27996,7 +28009,8 @@ OVERLOADS = {
     },
     "_to_copy": {
         "default": schema_names(
-            _to_copy, "_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+            _to_copy,
+            "_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",
         ),
     },
     "flip": {

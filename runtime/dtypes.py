@@ -88,6 +88,49 @@ class layout:
 strided = layout("strided")
 
 
+class memory_format:
+    """How a tensor's elements are ordered in memory, as `torch.memory_format`:
+    row-major (`contiguous_format`), the channels innermost (`channels_last`
+    for 4-d, `channels_last_3d` for 5-d tensors), or the input's own order
+    (`preserve_format`). Values never depend on it; yamlgrad honours it in the
+    strides of the copies it asks for (clone, contiguous, to, *_like).
+    `rank`: the only rank a channels-last format applies to (None: any)."""
+
+    __slots__ = ("name", "rank")
+
+    def __init__(self, name: str, rank: int | None = None) -> None:
+        self.name, self.rank = name, rank
+
+    def __repr__(self) -> str:
+        return f"yamlgrad.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last", 4)
+channels_last_3d = memory_format("channels_last_3d", 5)
+MEMORY_FORMATS = {
+    f.name: f
+    for f in (contiguous_format, preserve_format, channels_last, channels_last_3d)
+}
+
+
+def memory_format_of(value: object) -> memory_format | None:
+    """A `memory_format` argument as yamlgrad's: its own objects, the 0 the
+    ops' schemas default to (contiguous_format), or a `torch.memory_format`
+    known by its name (torch is not imported); None for anything else."""
+    if isinstance(value, memory_format):
+        return value
+    if type(value) is builtins.int and value == 0:
+        return contiguous_format
+    if type(value).__name__ == "memory_format":
+        return MEMORY_FORMATS.get(str(value).rpartition(".")[2])
+    return None
+
+
 def from_numpy(np_dtype: np.dtype) -> dtype:
     """The yamlgrad dtype of a numpy dtype, or of another array library's dtype
     by its name (array_api_strict's `array_api_strict.float64`); TypeError for

@@ -82,6 +82,9 @@ from yamlgrad.runtime.autograd.anomaly_mode import (
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
     double,
     dtype,
     float16,
@@ -95,6 +98,8 @@ from yamlgrad.runtime.dtypes import (
     int64,
     layout,
     long,
+    memory_format,
+    preserve_format,
     set_default_dtype,
     short,
     strided,
@@ -105,6 +110,7 @@ from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
+
 # torch.pairwise_distance and torch.cosine_similarity are nn.functional's.
 from yamlgrad.runtime.nn.functional_losses import cosine_similarity, pairwise_distance
 from yamlgrad.runtime.autograd.grad_mode import (
@@ -191,6 +197,11 @@ __all__ = [
     "uint8",
     "layout",
     "strided",
+    "memory_format",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "channels_last_3d",
     "no_grad",
     "enable_grad",
     "inference_mode",
@@ -402,7 +413,7 @@ def _install_tensor_methods() -> None:
         ("int", dtypes.int32),
         ("bool", dtypes.bool_),
     ):
-        setattr(Tensor, name, lambda self, _t=target: tensor_methods.to(self, _t))
+        setattr(Tensor, name, tensor_methods.to_dtype_method(target))
 
 
 _install_tensor_methods()

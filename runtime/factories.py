@@ -24,6 +24,8 @@ import numpy as np
 from yamlgrad.runtime import backend, devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
+from yamlgrad.runtime.ops.common import _dense
+from yamlgrad.runtime.ops.shapes import laid_out
 from yamlgrad.runtime.wrappers.randomness import (
     different_batch,
     draw_rng,
@@ -418,9 +420,29 @@ def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
 
 
 def _like_leaf(
-    input: Tensor, array: np.ndarray, requires_grad: bool, device: Any
+    input: Tensor,
+    array: np.ndarray,
+    requires_grad: bool,
+    device: Any,
+    memory_format: Any = None,
 ) -> Tensor:
-    """A *_like factory's leaf of `array`, on `input`'s backend."""
+    """A *_like factory's leaf of `array`, on `input`'s backend, laid out in
+    `memory_format`: preserve_format (None) takes the strides of a dense
+    `input`, as PyTorch's *_like do."""
+    layout = dtypes.memory_format_of(memory_format)
+    if memory_format is None or layout is dtypes.preserve_format:
+        data = input._data
+        if type(data) is np.ndarray and not data.flags.c_contiguous and _dense(data):
+            shaped = np.empty_like(data, dtype=array.dtype)
+            shaped[...] = array
+            array = shaped
+    elif layout is None:
+        raise TypeError(
+            "argument 'memory_format' must be torch.memory_format, "
+            f"not {type(memory_format).__name__}"
+        )
+    else:
+        array = laid_out(array, layout)
     return _on_backend_of(input, _leaf(array, requires_grad, device), device)
 
 
@@ -439,11 +461,11 @@ def zeros_like(
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
     device: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """Zeros with `input`'s shape (and dtype, unless given)."""
-    return _like_leaf(
-        input, np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
-    )
+    array = np.zeros(input.shape, _like_dtype(input, dtype))
+    return _like_leaf(input, array, requires_grad, device, memory_format)
 
 
 def ones_like(
@@ -452,11 +474,11 @@ def ones_like(
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
     device: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """Ones with `input`'s shape (and dtype, unless given)."""
-    return _like_leaf(
-        input, np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device
-    )
+    array = np.ones(input.shape, _like_dtype(input, dtype))
+    return _like_leaf(input, array, requires_grad, device, memory_format)
 
 
 def empty_like(
@@ -465,11 +487,11 @@ def empty_like(
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
     device: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """An uninitialized tensor with `input`'s shape (and dtype, unless given)."""
-    return _like_leaf(
-        input, np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
-    )
+    array = np.empty(input.shape, _like_dtype(input, dtype))
+    return _like_leaf(input, array, requires_grad, device, memory_format)
 
 
 def full_like(
@@ -479,10 +501,11 @@ def full_like(
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
     device: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """`fill_value` with `input`'s shape and dtype (not the value's, unlike full)."""
     array = np.full(input.shape, fill_value, _like_dtype(input, dtype))
-    return _like_leaf(input, array, requires_grad, device)
+    return _like_leaf(input, array, requires_grad, device, memory_format)
 
 
 # -- random --------------------------------------------------------------------------

@@ -50,12 +50,15 @@ __all__ = [
 # -- devices ---------------------------------------------------------------------------
 
 
-def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+def parse_to(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, bool, dtypes.memory_format]:
     """`to`'s overloads: (dtype), (device, dtype), (tensor), each with
-    non_blocking and copy after, as positionals or keywords."""
+    non_blocking and copy after, as positionals or keywords, and the
+    keyword-only memory_format."""
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     flags = [kwargs.pop("non_blocking", False), kwargs.pop("copy", False)]
-    kwargs.pop("memory_format", None)
+    layout = memory_format_of(kwargs.pop("memory_format", None), "to")
     if kwargs:
         raise TypeError(
             f"to() got an unexpected keyword argument '{next(iter(kwargs))}'"
@@ -71,7 +74,7 @@ def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, b
         elif arg is not None:
             device = arg
     flags[: len(bools)] = bools
-    return dtype, device, bool(flags[1])
+    return dtype, device, bool(flags[1]), layout
 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
@@ -81,17 +84,31 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     >>> yg.ones(2).to("cpu", yg.float64)
     tensor([1., 1.], dtype=yamlgrad.float64)
     """
-    dtype, device, copy = parse_to(args, dict(kwargs))
+    dtype, device, copy, layout = parse_to(args, dict(kwargs))
     if device is not None and array_backends.moves_to(device):
         self = array_backends.to_backend(self, device)
         device = None
     if device is not None:
         devices.usable(device)
     if dtype is None or self.dtype.np == dtypes.to_numpy(dtype):
-        if not copy:
+        laid_out = layout is dtypes.preserve_format or is_contiguous(
+            self, memory_format=layout
+        )
+        if not copy and laid_out:
             return self
         dtype = self.dtype
-    return VariableType._to_copy(self, dtype=dtype)
+    return VariableType._to_copy(self, dtype=dtype, memory_format=layout)
+
+
+def to_dtype_method(target: dtypes.dtype) -> Any:
+    """`x.double()`, `x.float()`, ...: `to(target)`, with the keyword-only
+    memory_format PyTorch's methods take."""
+
+    def convert(self: Tensor, *, memory_format: Any = dtypes.preserve_format) -> Tensor:
+        return to(self, target, memory_format=memory_format)
+
+    convert.__name__ = convert.__qualname__ = target.name
+    return convert
 
 
 def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
@@ -129,30 +146,19 @@ def get_device(self: Tensor) -> int:
 
 # -- memory layout ----------------------------------------------------------------------
 
-# The dimensions a channels-last format lays out innermost first, with the rank
-# it applies to (c10's compute_channels_last_contiguous_2d and _3d).
-_CHANNELS_LAST = {
-    "channels_last": (4, (1, 3, 2, 0)),
-    "channels_last_3d": (5, (1, 4, 3, 2, 0)),
-}
-# The formats that is_contiguous checks as row-major (c10's default).
-_ROW_MAJOR = ("contiguous_format", "preserve_format")
 
-
-def memory_format_name(value: Any, op: str) -> str:
-    """The name of a `memory_format` argument: yamlgrad's contiguous_format (0,
-    as the ops' memory_format arguments take it) or one of torch's
-    `torch.memory_format` objects, known by their name (torch is not imported)."""
-    if type(value) is int and value == 0:
-        return "contiguous_format"
-    if type(value).__name__ == "memory_format":
-        name = str(value).removeprefix("torch.")
-        if name in _ROW_MAJOR or name in _CHANNELS_LAST:
-            return name
-    raise TypeError(
-        f"{op}(): argument 'memory_format' must be torch.memory_format, "
-        f"not {type(value).__name__}"
-    )
+def memory_format_of(value: Any, op: str) -> dtypes.memory_format:
+    """A `memory_format` argument as yamlgrad's (None: preserve_format), or
+    PyTorch's TypeError naming `op`."""
+    if value is None:
+        return dtypes.preserve_format
+    found = dtypes.memory_format_of(value)
+    if found is None or isinstance(value, bool):
+        raise TypeError(
+            f"{op}(): argument 'memory_format' must be torch.memory_format, "
+            f"not {type(value).__name__}"
+        )
+    return found
 
 
 def is_contiguous(self: Tensor, *args: Any, memory_format: Any = 0) -> bool:
@@ -170,13 +176,14 @@ def is_contiguous(self: Tensor, *args: Any, memory_format: Any = 0) -> bool:
         raise TypeError(
             f"is_contiguous() takes 0 positional arguments but {given} given"
         )
-    name = memory_format_name(memory_format, "is_contiguous")
+    rank = memory_format_of(memory_format, "is_contiguous").rank
     data = self._data
-    if name in _ROW_MAJOR:
+    if rank is None:  # row-major (contiguous_format, preserve_format)
         return bool(data.flags.c_contiguous)
-    rank, order = _CHANNELS_LAST[name]
     if data.ndim != rank:
         return False
+    # the channels innermost, then the spatial dims last to first, the batch
+    order = (1, *range(rank - 1, 1, -1), 0)
     expected = data.itemsize  # numpy's strides count bytes
     for d in order:
         size = data.shape[d]

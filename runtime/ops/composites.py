@@ -395,13 +395,15 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
     return ops._unsafe_view(ops.clone(self, memory_format=0), shape)
 
 
-def contiguous_by_strides(self: Tensor) -> Any:
-    """PyTorch's contiguous: `self` when its memory is in row-major order, else a
-    row-major clone (CloneBackward0)."""
-    data = self._data
-    if _row_major(data):
+def contiguous_by_strides(self: Tensor, memory_format: Any = 0) -> Any:
+    """PyTorch's contiguous: `self` when its memory is already in
+    `memory_format`'s order (row-major by default), else a clone laid out so
+    (CloneBackward0)."""
+    if type(self._data) is not np.ndarray:  # another backend's: no strides
         return self
-    return dispatch.ops.clone(self, memory_format=0)
+    if self.is_contiguous(memory_format=memory_format):
+        return self
+    return dispatch.ops.clone(self, memory_format=memory_format)
 
 
 def _view_or_reshape(ops: Any, t: Tensor, shape: tuple[int, ...]) -> Any:

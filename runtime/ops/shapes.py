@@ -40,6 +40,7 @@ KERNELS = (
     "alias_kernel",
     "reshape_alias_kernel",
     "clone_kernel",
+    "laid_out",
     "transpose_kernel",
     "transpose_2d",
     "slice_kernel",
@@ -223,13 +224,34 @@ def element_strides(x: Any, size: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(s // out.itemsize for s in out.strides)
 
 
-def clone_kernel(x: Any, memory_format: int | None) -> Any:
-    """`clone`: a copy with the same strides (preserve_format, the default, for
-    a tensor whose elements fill its memory once), else row-major."""
+def clone_kernel(x: Any, memory_format: Any) -> Any:
+    """`clone`: a copy in `memory_format`; preserve_format (None, the default)
+    keeps the strides of a tensor whose elements fill its memory once."""
     if type(x) is not np.ndarray and backend.is_foreign(x):
         return backend.namespace_of(x).asarray(x, copy=True)
-    keep = memory_format is None and _dense(x)
-    return np.array(x, copy=True, order="K" if keep else "C")
+    preserve = memory_format is None or memory_format.name == "preserve_format"
+    if preserve and _dense(x):
+        return np.array(x, copy=True, order="K")
+    return laid_out(np.asarray(x), memory_format, copy=True)
+
+
+def laid_out(x: Any, memory_format: Any, copy: bool = False) -> Any:
+    """`x` with the strides `memory_format` asks for: row-major, or the
+    channels (dim 1) innermost for channels_last/_3d (PyTorch's error for
+    another rank); preserve_format and None leave an array as it is. A copy
+    only where the layout changes, unless `copy`."""
+    name = "preserve_format" if memory_format is None else memory_format.name
+    if type(x) is not np.ndarray or name == "preserve_format":
+        return np.array(x, copy=True) if copy and type(x) is np.ndarray else x
+    rank = memory_format.rank
+    if rank is None:
+        return np.array(x, order="C", copy=True if copy else None)
+    if x.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    moved = np.moveaxis(x, 1, -1)
+    if copy or not moved.flags.c_contiguous:
+        moved = np.array(moved, order="C", copy=True)
+    return np.moveaxis(moved, -1, 1)
 
 
 def transpose_kernel(x: Any, dim0: int, dim1: int) -> Any:

@@ -83,7 +83,9 @@ def _matches(param: Param, value: Any, strict: bool) -> bool:
             v is None or isinstance(v, Tensor) for v in value
         )
     if kind == "MemoryFormat":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return dtypes.memory_format_of(value) is not None and not isinstance(
+            value, bool
+        )
     if kind == "float":
         return isinstance(value, _NUMBERS) and not isinstance(value, bool)
     if kind == "bool":

@@ -260,11 +260,14 @@ def scalar_type_arg(value: Any, op: str, name: str, position: int) -> np.dtype:
         raise TypeError(argument_type(op, name, position, "dtype", value)) from None
 
 
-def memory_format_arg(value: Any, op: str, name: str, position: int) -> int:
-    """`MemoryFormat`: yamlgrad's tensors are always contiguous; only PyTorch's
-    contiguous_format (0) is accepted."""
-    if value == 0 and not isinstance(value, bool):
-        return 0
+def memory_format_arg(
+    value: Any, op: str, name: str, position: int
+) -> dtypes.memory_format:
+    """`MemoryFormat`: yamlgrad's memory formats (or the 0 of the schemas'
+    defaults, contiguous_format); the kernels lay their copies out by it."""
+    found = dtypes.memory_format_of(value)
+    if found is not None and not isinstance(value, bool):
+        return found
     raise TypeError(argument_type(op, name, position, "memory_format", value))
 
 
