@@ -47,7 +47,9 @@ def _check(
 ) -> None:
     if log_probs.ndim != 3:
         raise RuntimeError(
-            f"log_probs must be 3-D (batch_size, input_len, num_labels), but got: {log_probs.ndim}-D"
+            f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional "
+            "tensor for argument #1 'log_probs' (while checking arguments for "
+            "ctc_loss_allocate_outputs)"
         )
     max_input_length, batch_size, num_labels = log_probs.shape
     if not 0 <= blank < num_labels:
@@ -57,26 +59,24 @@ def _check(
     if len(target_lengths) != batch_size:
         raise RuntimeError("target_lengths must be of size batch_size")
     targets = np.asarray(targets)
-    if targets.ndim == 1:
-        if targets.shape[0] < sum(target_lengths):
-            raise RuntimeError(
-                "Expected tensor to have size at least "
-                f"{sum(target_lengths)} at dimension 1, but got size "
-                f"{targets.shape[0]} for argument #2 'targets' (while "
-                "checking arguments for ctc_loss_cpu)"
-            )
+    if targets.ndim == 1 and targets.shape[0] != sum(target_lengths):
+        raise RuntimeError(
+            f"Expected tensor to have size {sum(target_lengths)} at dimension 0, "
+            f"but got size {targets.shape[0]} for argument #2 'targets' (while "
+            "checking arguments for ctc_loss_allocate_outputs)"
+        )
     for b in range(batch_size):
         if input_lengths[b] > max_input_length or input_lengths[b] < 0:
             raise RuntimeError(
                 f"Expected input_lengths to have value at most {max_input_length}, "
                 f"but got value {input_lengths[b]} (while checking arguments for "
-                "ctc_loss_cpu)"
+                "ctc_loss_allocate_outputs)"
             )
         if targets.ndim == 2 and target_lengths[b] > targets.shape[1]:
             raise RuntimeError(
                 f"Expected tensor to have size at least {target_lengths[b]} at "
                 f"dimension 1, but got size {targets.shape[1]} for argument #2 "
-                "'targets' (while checking arguments for ctc_loss_cpu)"
+                "'targets' (while checking arguments for ctc_loss_allocate_outputs)"
             )
 
 
