@@ -44,6 +44,7 @@ from yamlgrad.runtime.ops.convolutions import (
     convolution_backward_input,
     convolution_backward_weight,
 )
+from yamlgrad.runtime.ops.ctc import ctc_loss_backward
 from yamlgrad.runtime.ops.distances import (
     cdist_backward,
     euclidean_dist_backward,
@@ -649,6 +650,8 @@ __all__ = [
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "SoftMarginLossBackward0",
+    "CtcLossBackward0",
+    "CtcLossBackwardBackward0",
     "PdistBackward0",
     "PdistBackwardBackward0",
     "EuclideanDistBackward0",
@@ -13215,6 +13218,105 @@ class SoftMarginLossBackward0(Node):
     @property
     def _saved_target(self) -> Any:
         return self._raw_saved_target.unpack_wrapped(self)
+
+
+class CtcLossBackward0(Node):
+    """Backward of `_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)`.
+
+    log_probs: ctc_loss_backward(grads[0], log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+    """
+
+    __slots__ = (
+        "_saved_blank",
+        "_saved_input_lengths",
+        "_raw_saved_log_probs",
+        "_raw_saved_result0",
+        "_raw_saved_result1",
+        "_saved_target_lengths",
+        "_raw_saved_targets",
+        "_saved_zero_infinity",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        blank = self._saved_blank
+        input_lengths = self._saved_input_lengths
+        log_probs = self._raw_saved_log_probs.unpack(self, raw)
+        result0 = self._raw_saved_result0.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        target_lengths = self._saved_target_lengths
+        targets = self._raw_saved_targets.unpack(self, raw)
+        zero_infinity = self._saved_zero_infinity
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = ctc_loss_backward(
+                grads[0],
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                result0,
+                result1,
+                blank,
+                zero_infinity,
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_log_probs.reset_data()
+        self._raw_saved_result0.reset_data()
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_targets.reset_data()
+
+    @property
+    def _saved_log_probs(self) -> Any:
+        return self._raw_saved_log_probs.unpack_wrapped(self)
+
+    @property
+    def _saved_result0(self) -> Any:
+        return self._raw_saved_result0.unpack_wrapped(self)
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_targets(self) -> Any:
+        return self._raw_saved_targets.unpack_wrapped(self)
+
+
+class CtcLossBackwardBackward0(Node):
+    """Backward of `_ctc_loss_backward(Tensor grad_output, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor`.
+
+    grad_output, log_probs, neg_log_likelihood, log_alpha: not_implemented('_ctc_loss_backward')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 4
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+            self.task_should_compute_output(3),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("_ctc_loss_backward")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = grad_result[3]
+        return grad_inputs
 
 
 class PdistBackward0(Node):

@@ -22,6 +22,7 @@ from yamlgrad.runtime.ops import (
     blocks,
     composites,
     convolutions,
+    ctc,
     distances,
     elementwise,
     embedding_bags,
@@ -503,6 +504,8 @@ from .Functions import (
     MultiMarginLossBackward0,
     MultilabelMarginLossBackward0,
     SoftMarginLossBackward0,
+    CtcLossBackward0,
+    CtcLossBackwardBackward0,
     PdistBackward0,
     PdistBackwardBackward0,
     EuclideanDistBackward0,
@@ -938,6 +941,7 @@ __all__ = [
     "multilabel_margin_loss_forward",
     "multilabel_margin_loss",
     "soft_margin_loss",
+    "_ctc_loss",
     "nll_loss",
     "nll_loss2d",
     "pdist",
@@ -22772,6 +22776,173 @@ def soft_margin_loss(input: Any, target: Any, reduction: Any = 1) -> Tensor:
     return result
 
 
+def _ctc_loss(
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: Any = 0,
+    zero_infinity: Any = False,
+) -> Any:
+    """`_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)`"""
+    if interposition.active and interposed(log_probs, targets):
+        return interpose(
+            "_ctc_loss",
+            "",
+            _ctc_loss,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            zero_infinity,
+        )
+    log_probs_ = tensor_arg(log_probs, "_ctc_loss", "log_probs", 1)
+    targets_ = tensor_arg(targets, "_ctc_loss", "targets", 2)
+    input_lengths = int_list_arg(input_lengths, "_ctc_loss", "input_lengths", 3)
+    target_lengths = int_list_arg(target_lengths, "_ctc_loss", "target_lengths", 4)
+    blank = int_arg(blank, "_ctc_loss", "blank", 5)
+    zero_infinity = bool_arg(zero_infinity, "_ctc_loss", "zero_infinity", 6)
+    grad_fn = None
+    if compute_requires_grad(log_probs):
+        grad_fn = CtcLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(log_probs))
+        grad_fn._saved_blank = blank
+        grad_fn._saved_input_lengths = input_lengths
+        grad_fn._raw_saved_log_probs = SavedVariable(log_probs, False)
+        grad_fn._saved_target_lengths = target_lengths
+        grad_fn._raw_saved_targets = SavedVariable(targets, False)
+        grad_fn._saved_zero_infinity = zero_infinity
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in ctc.ctc_loss_kernel(
+                log_probs_,
+                targets_,
+                input_lengths,
+                target_lengths,
+                blank,
+                zero_infinity,
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_ctc_loss",
+            kernel_failure,
+            log_probs=log_probs_,
+            targets=targets_,
+            input_lengths=input_lengths,
+            target_lengths=target_lengths,
+            blank=blank,
+            zero_infinity=zero_infinity,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(log_probs):
+        with formula_mode():
+            result0_t = no_forward_derivative("_ctc_loss")
+        set_fw_grads(
+            outputs,
+            (
+                result0_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_result0 = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def _ctc_loss_backward(
+    grad_output: Any,
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    neg_log_likelihood: Any,
+    log_alpha: Any,
+    blank: Any,
+    zero_infinity: Any = False,
+) -> Tensor:
+    """`_ctc_loss_backward(Tensor grad_output, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor`"""
+    if interposition.active and interposed(
+        grad_output, log_probs, targets, neg_log_likelihood, log_alpha
+    ):
+        return interpose(
+            "_ctc_loss_backward",
+            "",
+            _ctc_loss_backward,
+            grad_output,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood,
+            log_alpha,
+            blank,
+            zero_infinity,
+        )
+    grad_output_ = tensor_arg(grad_output, "_ctc_loss_backward", "grad_output", 1)
+    log_probs_ = tensor_arg(log_probs, "_ctc_loss_backward", "log_probs", 2)
+    targets_ = tensor_arg(targets, "_ctc_loss_backward", "targets", 3)
+    input_lengths = int_list_arg(
+        input_lengths, "_ctc_loss_backward", "input_lengths", 4
+    )
+    target_lengths = int_list_arg(
+        target_lengths, "_ctc_loss_backward", "target_lengths", 5
+    )
+    neg_log_likelihood_ = tensor_arg(
+        neg_log_likelihood, "_ctc_loss_backward", "neg_log_likelihood", 6
+    )
+    log_alpha_ = tensor_arg(log_alpha, "_ctc_loss_backward", "log_alpha", 7)
+    blank = int_arg(blank, "_ctc_loss_backward", "blank", 8)
+    zero_infinity = bool_arg(zero_infinity, "_ctc_loss_backward", "zero_infinity", 9)
+    grad_fn = None
+    if compute_requires_grad(grad_output, log_probs, neg_log_likelihood, log_alpha):
+        grad_fn = CtcLossBackwardBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_output, log_probs, neg_log_likelihood, log_alpha)
+        )
+    try:
+        result = Tensor._make(
+            ctc.ctc_loss_backward_kernel(
+                grad_output_,
+                log_probs_,
+                targets_,
+                input_lengths,
+                target_lengths,
+                neg_log_likelihood_,
+                log_alpha_,
+                blank,
+                zero_infinity,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_ctc_loss_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            log_probs=log_probs_,
+            targets=targets_,
+            input_lengths=input_lengths,
+            target_lengths=target_lengths,
+            neg_log_likelihood=neg_log_likelihood_,
+            log_alpha=log_alpha_,
+            blank=blank,
+            zero_infinity=zero_infinity,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(
+        grad_output, log_probs, neg_log_likelihood, log_alpha
+    ):
+        with formula_mode():
+            result_t = no_forward_derivative("_ctc_loss_backward")
+        set_fw_grad(result, result_t)
+    return result
+
+
 def nll_loss(
     input: Any,
     target: Any,
@@ -29442,6 +29613,12 @@ OVERLOADS = {
             "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
         ),
     },
+    "_ctc_loss": {
+        "default": _ctc_loss,
+    },
+    "_ctc_loss_backward": {
+        "default": _ctc_loss_backward,
+    },
     "nll_loss": {
         "default": schema_names(
             nll_loss,
@@ -29651,6 +29828,8 @@ NUMPY_ONLY_REASONS.update(
         "_masked_softmax": "the mask's layouts (mask_type) are broadcast by numpy reshapes",
         "rrelu_with_noise": "the slopes are drawn by numpy's generator and written into `noise` in place",
         "rrelu_with_noise_": "the slopes are drawn by numpy's generator and written into `noise` in place",
+        "_ctc_loss": "the alpha recursion runs frame by frame over numpy rows",
+        "_ctc_loss_backward": "the beta recursion runs frame by frame over numpy rows",
         "_pdist_forward": "the pairs are gathered and the gradient laid out with numpy's triangle indices",
         "_pdist_backward": "the gradient is laid out with numpy's triangle indices",
         "_euclidean_dist": "the squared norms are numpy einsums",

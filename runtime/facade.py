@@ -111,8 +111,13 @@ from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowran
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
 
-# torch.pairwise_distance and torch.cosine_similarity are nn.functional's.
-from yamlgrad.runtime.nn.functional_losses import cosine_similarity, pairwise_distance
+# torch.pairwise_distance, torch.cosine_similarity and torch.ctc_loss (which
+# takes the reduction as PyTorch's enum) are nn.functional's.
+from yamlgrad.runtime.nn.functional_losses import (
+    cosine_similarity,
+    pairwise_distance,
+)
+from yamlgrad.runtime.nn.functional_losses import ctc_loss_reduced as ctc_loss
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -160,6 +165,7 @@ __all__ = [
     "block_diag",
     *functional.__all__,
     "cosine_similarity",
+    "ctc_loss",
     "pairwise_distance",
     *linalg_functional.__all__,
     "Tensor",

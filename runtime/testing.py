@@ -172,7 +172,9 @@ def structured(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, A
     """The inputs of a `structure:` entry as its checks pass them, as PyTorch's
     gradcheck wrappers do: a positive definite one as `x + x.mT` (a symmetric
     input, whose perturbations stay symmetric), a triangular one as its triangle
-    (whose other half the op does not read). Samples are drawn so that this
+    (whose other half the op does not read), log-probabilities as the
+    log_softmax of the drawn values over the last dim (the only inputs on which
+    ctc_loss's gradient is the derivative, as PyTorch's). Samples are drawn so that this
     leaves their values as the structure wants them."""
     if not info.structure:
         return args
@@ -185,6 +187,8 @@ def structured(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, A
             continue
         if kind == "positive_definite":
             args[name] = x + x.transpose(-2, -1)
+        elif kind == "log_probabilities":
+            args[name] = x.log_softmax(-1)
         elif triangle_of(info.func, args) == "upper_triangular":
             args[name] = x.triu()
         else:

@@ -1032,7 +1032,7 @@ def _load_domains(
     return domains
 
 
-STRUCTURES = ("positive_definite", "triangular")
+STRUCTURES = ("positive_definite", "triangular", "log_probabilities")
 
 
 def _load_structure(
@@ -1040,7 +1040,8 @@ def _load_structure(
 ) -> dict[str, str]:
     """`structure: {A: positive_definite}`: matrix inputs the samples must draw
     symmetric positive definite, or triangular (the triangle the sample's
-    `upper` names), and that the gradient checks see as such."""
+    `upper` names), or log-probabilities over the last dim (a log_softmax), and
+    that the gradient checks see as such."""
     raw = entry.get("structure", {})
     if not isinstance(raw, dict):
         raise GenError(loc, op, "'structure' must map tensor inputs to a structure")
@@ -1070,7 +1071,7 @@ def _structured(
         return sample
     values = {a.name: a.value for a in sample.args}
     kinds = {
-        name: kind if kind == "positive_definite" else triangle_of(func, values)
+        name: kind if kind != "triangular" else triangle_of(func, values)
         for name, kind in structure.items()
     }
     args = tuple(

@@ -487,7 +487,8 @@ class SampleArg:
     values: Any = None
     index_list: tuple[Any, ...] | None = None
     # A matrix input's structure (`structure:` in the YAML): "positive_definite",
-    # "lower_triangular" or "upper_triangular" (resolved from the sample's `upper`).
+    # "lower_triangular" or "upper_triangular" (resolved from the sample's `upper`),
+    # or "log_probabilities".
     structure: str | None = None
 
     def draw(self, rng: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
@@ -548,8 +549,12 @@ def structured_sample(x: Any, structure: str) -> Any:
     positive_definite: half of a symmetric positive definite S (S / 2, so that the
     checks' `x + x.mT`, PyTorch's gradcheck_wrapper_hermitian_input, gives S);
     lower/upper_triangular: that triangle, with a positive diagonal (>= 2), as a
-    Cholesky factor has."""
+    Cholesky factor has; log_probabilities: the values as drawn (the checks take
+    their log_softmax)."""
     import numpy as np
+
+    if structure == "log_probabilities":
+        return x
 
     n = x.shape[-1]
     eye = np.eye(n, dtype=x.dtype)
@@ -611,7 +616,8 @@ class DifferentiabilityInfo:
     # loader; one "derived" entry when the YAML gives none).
     forward_derivatives: tuple[ForwardDerivative, ...] = ()
     # Matrix inputs that must be symmetric positive definite or triangular (the
-    # YAML's `structure:`), as (input, "positive_definite" | "triangular").
+    # YAML's `structure:`), as (input, "positive_definite" | "triangular" |
+    # "log_probabilities").
     structure: tuple[tuple[str, str], ...] = ()
     # The YAML's `batch_rule:` (a rule of runtime/func/batching_rules.py), or "".
     explicit_batch_rule: str = ""

@@ -689,3 +689,71 @@ def multilabel_margin_loss(
     """
     enum = _reduction_enum(reduction, size_average, reduce)
     return VariableType.multilabel_margin_loss(input, target, enum)
+
+
+def _lengths(lengths: Any, name: str) -> tuple[int, ...]:
+    """input_lengths/target_lengths as ints: an int, a list, or a tensor of
+    integers."""
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.is_floating_point:
+            raise RuntimeError(f"{name} must be integral")
+        return tuple(int(n) for n in np.asarray(lengths.numpy()).reshape(-1))
+    if isinstance(lengths, int):
+        return (lengths,)
+    return tuple(int(n) for n in lengths)
+
+
+def ctc_loss_reduced(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: int = 1,
+    zero_infinity: bool = False,
+) -> Tensor:
+    """torch.ctc_loss: F.ctc_loss with the reduction as PyTorch's enum (0 none,
+    1 mean, 2 sum). CtcLossBackward0."""
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = VariableType.unsqueeze(log_probs, 1)
+        targets = VariableType.unsqueeze(targets, 0)
+    inputs_n = _lengths(input_lengths, "input_lengths")
+    targets_n = _lengths(target_lengths, "target_lengths")
+    loss = VariableType._ctc_loss(
+        log_probs, targets, inputs_n, targets_n, blank, zero_infinity
+    )[0]
+    if zero_infinity:
+        loss = VariableType.where(VariableType.eq(loss, math.inf), 0.0, loss)
+    if reduction == 1:
+        divisor = Tensor(
+            np.array([max(n, 1) for n in targets_n], dtype=loss.detach().numpy().dtype)
+        )
+        return VariableType.mean(VariableType.div(loss, divisor))
+    if reduction == 2:
+        return VariableType.sum(loss)
+    return VariableType.squeeze(loss, 0) if unbatched else loss
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """The connectionist temporal classification loss of log-probabilities
+    `log_probs` [T, N, C] (or [T, C] unbatched) against `targets`, padded [N, S]
+    or concatenated [sum(target_lengths)]; a mean divides each sample's loss by its
+    target length, then averages. CtcLossBackward0.
+
+    >>> lp = yg.randn(5, 1, 3).log_softmax(2)
+    >>> ctc_loss(lp, yg.tensor([[1, 2]]), [5], [2]).shape
+    ()
+    """
+    enum = _reduction_enum(reduction)
+    return ctc_loss_reduced(
+        log_probs, targets, input_lengths, target_lengths, blank, enum, zero_infinity
+    )

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Callable
 
 from yamlgrad.runtime.nn import functional as F
@@ -18,6 +20,7 @@ __all__ = [
     "SmoothL1Loss",
     "HuberLoss",
     "NLLLoss",
+    "CTCLoss",
     "CrossEntropyLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
@@ -128,6 +131,34 @@ class NLLLoss(_WeightedLoss):
             weight=self.weight,
             ignore_index=self.ignore_index,
             reduction=self.reduction,
+        )
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (F.ctc_loss)."""
+
+    def __init__(
+        self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Any,
+        target_lengths: Any,
+    ) -> Tensor:
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
 
 

@@ -153,6 +153,10 @@ NOT_FROM_YAML = {
         name: "torch's binding of nn.functional's Python function of the same name"
         for name in ("cosine_similarity", "pairwise_distance")
     },
+    "ctc_loss": (
+        "nn.functional's ctc_loss with the reduction as PyTorch's enum, over the "
+        "YAML's _ctc_loss entry"
+    ),
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",

@@ -1175,6 +1175,8 @@ GOLDEN_NODE_NAMES = (
     ("multilabel_margin_loss_forward", "MultilabelMarginLossBackward0"),
     ("multilabel_margin_loss", None),
     ("soft_margin_loss", "SoftMarginLossBackward0"),
+    ("_ctc_loss", "CtcLossBackward0"),
+    ("_ctc_loss_backward", "CtcLossBackwardBackward0"),
     ("nll_loss", None),
     ("nll_loss2d", None),
     ("_pdist_forward", "PdistBackward0"),
