@@ -69,6 +69,7 @@ from yamlgrad.runtime.tensor_methods import (
     detach_,
     equal,
     get_device,
+    is_complex,
     is_floating_point,
     is_inference,
     isclose,
@@ -82,6 +83,12 @@ from yamlgrad.runtime.autograd.anomaly_mode import (
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     double,
     dtype,
     float16,
@@ -105,6 +112,7 @@ from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
+
 # torch.pairwise_distance and torch.cosine_similarity are nn.functional's.
 from yamlgrad.runtime.nn.functional_losses import cosine_similarity, pairwise_distance
 from yamlgrad.runtime.autograd.grad_mode import (
@@ -182,6 +190,12 @@ __all__ = [
     "float64",
     "half",
     "double",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
+    "complex32",
+    "chalf",
     "int8",
     "int16",
     "int32",
@@ -401,6 +415,8 @@ def _install_tensor_methods() -> None:
         ("long", dtypes.int64),
         ("int", dtypes.int32),
         ("bool", dtypes.bool_),
+        ("cfloat", dtypes.complex64),
+        ("cdouble", dtypes.complex128),
     ):
         setattr(Tensor, name, lambda self, _t=target: tensor_methods.to(self, _t))
 

@@ -105,6 +105,8 @@ def cdist(
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return ops.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
 def _tensors_of(tensors: tuple[Any, ...]) -> Any:
     """One argument (a tensor or a sequence) as it is; several as a tuple."""
     return tensors[0] if len(tensors) == 1 else tensors
