@@ -1,7 +1,9 @@
 """yamlgrad's dtypes: thin names over numpy dtypes, printed as PyTorch prints its own.
 
 `yg.float32` is a `dtype` whose `.np` is `numpy.dtype('float32')`. A Python float
-makes a float32 tensor, as in PyTorch (`get_default_dtype`); an int makes int64.
+makes a float32 tensor, as in PyTorch (`get_default_dtype`); an int makes int64; a
+Python complex the complex dtype of the default float dtype (complex64 beside
+float32, complex128 beside float64), as PyTorch's default complex dtype follows it.
 """
 
 from __future__ import annotations
@@ -15,13 +17,31 @@ import numpy as np
 class dtype:
     """A tensor element type: `yamlgrad.float32`, `yamlgrad.int64`, ..."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize")
 
     def __init__(self, name: str, np_dtype: np.dtype) -> None:
         self.name = name
         self.np = np_dtype
         self.is_floating_point = np_dtype.kind == "f"
+        self.is_complex = np_dtype.kind == "c"
         self.itemsize = np_dtype.itemsize
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex one's parts (complex64 -> float32); a real
+        dtype itself, as `torch.dtype.to_real`."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with this float dtype's parts (float64 -> complex128),
+        as `torch.dtype.to_complex`; a complex dtype itself."""
+        if self.is_complex:
+            return self
+        try:
+            return _COMPLEX_OF[self]
+        except KeyError:
+            raise RuntimeError(
+                f"Unsupported ScalarType {CPP_NAMES[self.name]}"
+            ) from None
 
     def __repr__(self) -> str:
         return f"yamlgrad.{self.name}"
@@ -39,10 +59,51 @@ int32 = dtype("int32", np.dtype(np.int32))
 int64 = dtype("int64", np.dtype(np.int64))
 uint8 = dtype("uint8", np.dtype(np.uint8))
 bool_ = dtype("bool", np.dtype(np.bool_))
+complex64 = dtype("complex64", np.dtype(np.complex64))
+complex128 = dtype("complex128", np.dtype(np.complex128))
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL += (complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
+# numpy has no complex32: yamlgrad's complex dtypes start at complex64, and a
+# float16 tensor's complex dtype is refused as PyTorch refuses ComplexHalf ops.
+_COMPLEX_OF = {float32: complex64, float64: complex128}
+# PyTorch's C++ scalar type names, as its errors print them.
+CPP_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+ERR_COMPLEX_HALF = (
+    "not implemented for 'ComplexHalf': numpy has no complex type of two float16 "
+    "parts, so yamlgrad's complex dtypes are complex64 and complex128"
+)
+
+
+class _ComplexHalf(dtype):
+    """`complex32` (`chalf`): named, so programs that spell it import, and refused
+    wherever a tensor would be made of it."""
+
+    def __init__(self) -> None:
+        self.name = "complex32"
+        self.np = None  # type: ignore[assignment]
+        self.is_floating_point = False
+        self.is_complex = True
+        self.itemsize = 4
+
+
+complex32 = chalf = _ComplexHalf()
 _BY_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL}
 
 # What a Python float becomes (`get_default_dtype`); `set_default_dtype` changes
@@ -67,6 +128,13 @@ def set_default_dtype(d: dtype) -> None:
 def get_default_dtype() -> dtype:
     """What a Python float becomes: float32 unless `set_default_dtype` said otherwise."""
     return DEFAULT_FLOAT
+
+
+def default_complex() -> dtype:
+    """What a Python complex becomes: the complex dtype of the default float dtype
+    (complex64 beside float32, complex128 beside float64; complex64 beside
+    float16, as PyTorch's complex32 is not a default)."""
+    return complex128 if DEFAULT_FLOAT is float64 else complex64
 
 
 class layout:
@@ -153,6 +221,8 @@ def _numpy_dtype_named(name: str) -> Any:
 def to_numpy(value: object) -> np.dtype:
     """A yamlgrad dtype, a numpy dtype or a numpy scalar type -> numpy dtype."""
     if isinstance(value, dtype):
+        if value.np is None:
+            raise RuntimeError(ERR_COMPLEX_HALF)
         return value.np
     np_dtype = np.dtype(value)  # type: ignore[call-overload]
     from_numpy(np_dtype)  # refuse what yamlgrad cannot represent
@@ -171,6 +241,9 @@ class finfo:
 
     def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
         type = DEFAULT_FLOAT if type is None else type
+        # A complex dtype's limits are those of its parts (finfo(cfloat) is
+        # float32's), as PyTorch's finfo gives them.
+        type = type.to_real()
         if not type.is_floating_point:
             raise TypeError(
                 "torch.finfo() requires a floating point input type. Use torch.iinfo "
@@ -218,10 +291,19 @@ def _category(d: dtype) -> int:
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype both cast to without loss (a float beats any integer)."""
-    if (type1.np.kind == "f") != (type2.np.kind == "f"):
-        return type1 if type1.np.kind == "f" else type2
-    return from_numpy(np.promote_types(type1.np, type2.np))
+    """The smallest dtype both cast to without loss (a float beats any integer, a
+    complex any real: float64 with complex64 is complex128)."""
+    return from_numpy(promote_numpy(type1.np, type2.np))
+
+
+def promote_numpy(a: np.dtype, b: np.dtype) -> np.dtype:
+    """promote_types over numpy dtypes. numpy lifts an integer with a float (or a
+    complex) to a wider float; PyTorch keeps the floating operand's dtype."""
+    if a.kind in "fc" and b.kind not in "fc":
+        return a
+    if b.kind in "fc" and a.kind not in "fc":
+        return b
+    return np.promote_types(a, b)
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

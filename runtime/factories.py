@@ -156,24 +156,15 @@ def _scalar_dtype(value: Any) -> dtypes.dtype:
         return dtypes.bool_
     if isinstance(value, (int, np.integer)):
         return dtypes.int64
+    if isinstance(value, (complex, np.complexfloating)):
+        return dtypes.default_complex()
     return dtypes.DEFAULT_FLOAT
-
-
-# PyTorch's C++ scalar type names, as its "not implemented for" errors print them.
-_CPP_TYPE_NAMES = {
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
 
 
 def _floating(np_dtype: np.dtype, name: str) -> None:
     """PyTorch's error for a floating-only kernel called on an integer dtype."""
-    if np_dtype.kind != "f":
-        type_name = _CPP_TYPE_NAMES[dtypes.from_numpy(np_dtype).name]
+    if np_dtype.kind not in "fc":
+        type_name = dtypes.CPP_NAMES[dtypes.from_numpy(np_dtype).name]
         raise NotImplementedError(f"\"{name}\" not implemented for '{type_name}'")
 
 
@@ -181,11 +172,14 @@ def _floating(np_dtype: np.dtype, name: str) -> None:
 
 
 def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
-    """PyTorch's inference: Python floats -> float32; numpy keeps its own dtype."""
+    """PyTorch's inference: Python floats -> float32 (complexes -> complex64, the
+    default float dtype's complex); numpy keeps its own dtype."""
     if isinstance(data, (np.ndarray, np.generic)):
         return array.dtype
     if array.dtype == np.float64:
         return dtypes.DEFAULT_FLOAT.np
+    if array.dtype == np.complex128:
+        return dtypes.default_complex().np
     return array.dtype
 
 
@@ -515,14 +509,33 @@ def _uniform(
     rng: np.random.Generator, shape: tuple[int, ...], np_dtype: np.dtype
 ) -> np.ndarray:
     _floating(np_dtype, "check_uniform_bounds")
+    if np_dtype.kind == "c":  # real and imaginary parts each uniform in [0, 1)
+        return _complex_draw(_uniform, rng, shape, np_dtype, 1.0)
     draw_dtype = np_dtype if np_dtype.itemsize >= 4 else np.dtype(np.float32)
     return rng.random(shape, dtype=draw_dtype).astype(np_dtype, copy=False)
+
+
+def _complex_draw(
+    draw: Any,
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    np_dtype: np.dtype,
+    scale: float,
+) -> np.ndarray:
+    """A complex draw as interleaved real draws (real, imaginary, real, ...)."""
+    part = dtypes.from_numpy(np_dtype).to_real().np
+    pairs = draw(rng, (*shape, 2), part)
+    if scale != 1.0:
+        pairs *= part.type(scale)
+    return pairs.view(np_dtype).reshape(shape)
 
 
 def _normal(
     rng: np.random.Generator, shape: tuple[int, ...], np_dtype: np.dtype
 ) -> np.ndarray:
     _floating(np_dtype, "normal_kernel_cpu")
+    if np_dtype.kind == "c":  # E|z|^2 = 1: each part has variance 1/2, as PyTorch's
+        return _complex_draw(_normal, rng, shape, np_dtype, 0.5**0.5)
     draw_dtype = np_dtype if np_dtype.itemsize >= 4 else np.dtype(np.float32)
     return rng.standard_normal(shape, dtype=draw_dtype).astype(np_dtype, copy=False)
 

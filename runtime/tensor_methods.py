@@ -26,6 +26,7 @@ __all__ = [
     "isclose",
     "numel",
     "is_floating_point",
+    "is_complex",
     "is_inference",
     "get_device",
     "detach",
@@ -342,6 +343,10 @@ def numel(input: Tensor) -> int:
 
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
 
 
 def is_inference(input: Tensor) -> bool:

@@ -45,6 +45,8 @@ STORAGE_TYPES = {
     "int64": "LongStorage",
     "uint8": "ByteStorage",
     "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
 }
 _STORAGE_DTYPES = {name: dtype for dtype, name in STORAGE_TYPES.items()}
 

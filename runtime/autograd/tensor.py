@@ -456,6 +456,9 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return backend.dtype_kind(self._data.dtype) == "f"
 
+    def is_complex(self) -> bool:
+        return backend.dtype_kind(self._data.dtype) == "c"
+
     def numpy(self) -> np.ndarray:
         """The ndarray itself (shared memory), as `torch.Tensor.numpy`; another
         backend's array is transferred (a lazy one computed, a GPU one copied)."""
@@ -737,6 +740,8 @@ def _formatter(a: np.ndarray) -> tuple[Callable[[Any], str], int]:
     and the width come from the nonzero finite values; every element is padded to
     that width, so `[ 1., -2.]` lines up.
     """
+    if a.dtype.kind == "c":
+        return _complex_formatter(a)
     if a.dtype.kind != "f":
         width = max(len(str(v)) for v in a.reshape(-1).tolist())
         return lambda v: str(v).rjust(width), width
@@ -770,6 +775,21 @@ def _formatter(a: np.ndarray) -> tuple[Callable[[Any], str], int]:
         return text.rjust(width)
 
     return format_value, width
+
+
+def _complex_formatter(a: np.ndarray) -> tuple[Callable[[Any], str], int]:
+    """A complex element as PyTorch prints it: its parts formatted apart, each
+    with the formatter of all the real (or imaginary) parts, joined by the
+    imaginary part's sign (`1.+2.0000j`); the width counts both and the `j`."""
+    format_real, real_width = _formatter(a.real)
+    format_imag, imag_width = _formatter(a.imag)
+
+    def format_value(v: Any) -> str:
+        imag = (format_imag(v.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return format_real(v.real) + sign + imag
+
+    return format_value, real_width + imag_width + 1
 
 
 def _format_array(
@@ -846,9 +866,13 @@ def format_tensor(t: Tensor) -> str:
         summarize = a.size > _THRESHOLD
         format_value, width = _formatter(_summarized(a) if summarize else a)
         text = _format_array(a, indent, summarize, format_value, width)
-        if a.dtype not in _SHOWN_WITHOUT_DTYPE:
+        if a.dtype not in _SHOWN_WITHOUT_DTYPE and a.dtype != _default_complex():
             suffixes.append(f"dtype={t.dtype!r}")
     return _add_suffixes(_PREFIX + text, suffixes + _meta(t), indent)
+
+
+def _default_complex() -> np.dtype:
+    return dtypes.default_complex().np
 
 
 def _meta(t: Tensor) -> list[str]:

@@ -26,6 +26,8 @@ from yamlgrad.runtime.generator import Generator
 
 REQUIRED = object()
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+_NUMBERS += (complex, np.complexfloating)
+_COMPLEX = (complex, np.complexfloating)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _matches(param: Param, value: Any, strict: bool) -> bool:
             value, bool
         )
     if kind == "float":
-        return isinstance(value, _NUMBERS) and not isinstance(value, bool)
+        return isinstance(value, _NUMBERS) and not isinstance(value, (bool, *_COMPLEX))
     if kind == "bool":
         return isinstance(value, (bool, np.bool_))
     if kind == "ScalarType":

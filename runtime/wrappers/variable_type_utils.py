@@ -137,7 +137,8 @@ class _Absent:
 
 
 ABSENT = _Absent()
-_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_, complex)
+_NUMBERS += (np.complexfloating,)
 # numpy's module has a `__getattr__`, which keeps CPython from specializing a read
 # of `np.ndarray`; a global of our own is read at full speed, on every operand.
 _ndarray = np.ndarray
@@ -373,12 +374,11 @@ _BOOL = np.dtype(np.bool_)
 
 
 def _promote(a: np.dtype | None, b: np.dtype) -> np.dtype:
-    """PyTorch's promote_types: a float wins over any int or bool."""
+    """PyTorch's promote_types: a float wins over any int or bool, a complex over
+    any real."""
     if a is None or a == b:
         return b
-    if (a.kind == "f") != (b.kind == "f"):
-        return a if a.kind == "f" else b
-    return np.promote_types(a, b)
+    return dtypes.promote_numpy(a, b)
 
 
 def _category(dtype: np.dtype | None) -> int:
@@ -386,11 +386,17 @@ def _category(dtype: np.dtype | None) -> int:
 
 
 def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
-    """c10's combine_categories: a lower-priority operand only raises the category."""
+    """c10's combine_categories: a lower-priority operand only raises the category.
+    A complex one keeps a float operand's precision: a float64 tensor times 1j is
+    complex128, a float32 one complex64."""
     if higher is None:
         return lower
     if lower is None or _category(higher) >= _category(lower):
         return higher
+    if lower.kind == "c":
+        return (
+            dtypes.from_numpy(higher).to_complex().np if higher.kind == "f" else lower
+        )
     return (
         _promote(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
     )
@@ -422,6 +428,8 @@ def result_type(*values: Any) -> np.dtype:
                 dim = _promote(dim, dtype)
             else:
                 zero = _promote(zero, dtype)
+        elif isinstance(v, complex):
+            wrapped = _promote(wrapped, dtypes.default_complex().np)
         elif v is not None:
             wrapped = _promote(wrapped, dtypes.DEFAULT_FLOAT.np)
     result = _combine(dim, _combine(zero, wrapped))

@@ -58,6 +58,12 @@ NOT_FROM_YAML = {
             "short",
             "uint8",
             "bool",
+            "complex64",
+            "complex128",
+            "cfloat",
+            "cdouble",
+            "complex32",
+            "chalf",
         )
     },
     **{
