@@ -445,7 +445,7 @@ class Module(ModuleHooks):
         from yamlgrad.runtime import array_backends, devices, dtypes
         from yamlgrad.runtime.tensor_methods import parse_to
 
-        dtype, device, _ = parse_to(args, dict(kwargs))
+        dtype, device, _, _ = parse_to(args, dict(kwargs))
         if device is not None:
             if not array_backends.moves_to(device):
                 devices.usable(device)

@@ -232,6 +232,8 @@ def clone_kernel(x: Any, memory_format: Any) -> Any:
     preserve = memory_format is None or memory_format.name == "preserve_format"
     if preserve and _dense(x):
         return np.array(x, copy=True, order="K")
+    if preserve:  # an expanded or strided view: row-major, as PyTorch's
+        return np.array(x, copy=True, order="C")
     return laid_out(np.asarray(x), memory_format, copy=True)
 
 

@@ -67,6 +67,16 @@ NOT_FROM_YAML = {
         )
     },
     **{
+        name: "a memory format (a layout of strides), not an op"
+        for name in (
+            "memory_format",
+            "contiguous_format",
+            "preserve_format",
+            "channels_last",
+            "channels_last_3d",
+        )
+    },
+    **{
         name: "grad mode, not an op"
         for name in (
             "no_grad",
