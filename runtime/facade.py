@@ -135,7 +135,8 @@ from yamlgrad.runtime.autograd.grad_mode import (
 )
 from yamlgrad.runtime.serialization import load, save
 from yamlgrad.runtime.compile import compile  # noqa: A004 - PyTorch's name
-from yamlgrad.runtime.autograd.tensor import Size, Tensor, set_printoptions
+from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.tensor_repr import set_printoptions
 from yamlgrad.runtime import array_backends
 from yamlgrad.runtime.array_backends import compute, from_dask, persist
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from yamlgrad.runtime.autograd.tensor_repr import format_tensor
 from yamlgrad.runtime.autograd.tensor import (
     Tensor,
-    format_tensor,
     inference_class,
     pickle_state,
     plain_class,

@@ -128,7 +128,9 @@ def lookup(name: str) -> Any:
 def resolve(op: OpInfo) -> str | None:
     """The yamlgrad name of `op`'s callable (`linalg.svd`, `Tensor.mH`), or None."""
     for name in candidate_names(op):
-        if lookup(name) is not None:
+        found = lookup(name)
+        # A dtype (`yg.chalf`) shares its name with a method but is no callable.
+        if callable(found) or isinstance(found, property):
             return name
     return None
 
