@@ -562,6 +562,20 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "EqBackward0",
+    "NeBackward0",
+    "LtBackward0",
+    "LeBackward0",
+    "GtBackward0",
+    "GeBackward0",
+    "EqBackward1",
+    "NeBackward1",
+    "LtBackward1",
+    "LeBackward1",
+    "GtBackward1",
+    "GeBackward1",
+    "FloorDivideBackward0",
+    "FloorDivideBackward1",
     "ConvTbcBackward0",
     "ConvolutionBackward0",
     "SlowConvTranspose2DBackward0",
@@ -9584,6 +9598,279 @@ class ZeroBackward0(Node):
             return grad_inputs
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class EqBackward0(Node):
+    """Backward of `eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class NeBackward0(Node):
+    """Backward of `ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class LtBackward0(Node):
+    """Backward of `lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class LeBackward0(Node):
+    """Backward of `le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class GtBackward0(Node):
+    """Backward of `gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class GeBackward0(Node):
+    """Backward of `ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class EqBackward1(Node):
+    """Backward of `eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class NeBackward1(Node):
+    """Backward of `ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class LtBackward1(Node):
+    """Backward of `lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class LeBackward1(Node):
+    """Backward of `le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class GtBackward1(Node):
+    """Backward of `gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class GeBackward1(Node):
+    """Backward of `ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+
+class FloorDivideBackward0(Node):
+    """Backward of `floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: not_implemented('aten::floor_divide_')
+    other: not_implemented('aten::floor_divide_')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("aten::floor_divide_")
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = not_implemented("aten::floor_divide_")
+        return grad_inputs
+
+
+class FloorDivideBackward1(Node):
+    """Backward of `floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`.
+
+    self: not_implemented('aten::floor_divide_')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("aten::floor_divide_")
         return grad_inputs
 
 

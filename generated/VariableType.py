@@ -416,6 +416,20 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    EqBackward0,
+    NeBackward0,
+    LtBackward0,
+    LeBackward0,
+    GtBackward0,
+    GeBackward0,
+    EqBackward1,
+    NeBackward1,
+    LtBackward1,
+    LeBackward1,
+    GtBackward1,
+    GeBackward1,
+    FloorDivideBackward0,
+    FloorDivideBackward1,
     ConvTbcBackward0,
     ConvolutionBackward0,
     SlowConvTranspose2DBackward0,
@@ -886,6 +900,46 @@ __all__ = [
     "sinc_",
     "addmv_",
     "index_put_",
+    "acosh_",
+    "asinh_",
+    "atanh_",
+    "i0_",
+    "absolute",
+    "arccos",
+    "arccos_",
+    "arccosh",
+    "arccosh_",
+    "arcsin",
+    "arcsin_",
+    "arcsinh",
+    "arcsinh_",
+    "arctan",
+    "arctan_",
+    "arctanh",
+    "arctanh_",
+    "negative",
+    "negative_",
+    "fix",
+    "fix_",
+    "arctan2",
+    "clip",
+    "clip_",
+    "concat",
+    "concatenate",
+    "divide",
+    "multiply",
+    "subtract",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "swapaxes",
+    "swapdims",
+    "moveaxis",
+    "ger",
+    "row_stack",
+    "square_",
     "linear",
     "bilinear",
     "conv_tbc",
@@ -969,9 +1023,7 @@ def add_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
-            xp.add(self_, other_)
-            if alpha == 1
-            else xp.add(self_, xp.multiply(other_, alpha))
+            xp.add(self_, other_) if alpha == 1 else xp.add(self_, other_ * alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -1033,7 +1085,7 @@ def sub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         result = Tensor._make(
             xp.subtract(self_, other_)
             if alpha == 1
-            else xp.subtract(self_, xp.multiply(other_, alpha))
+            else xp.subtract(self_, other_ * alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
@@ -1095,7 +1147,7 @@ def rsub_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         result = Tensor._make(
             xp.subtract(other_, self_)
             if alpha == 1
-            else xp.subtract(other_, xp.multiply(self_, alpha))
+            else xp.subtract(other_, self_ * alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -1131,7 +1183,7 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
         result = Tensor._make(
             xp.subtract(other, self_)
             if alpha == 1
-            else xp.subtract(other, xp.multiply(self_, alpha))
+            else xp.subtract(other, self_ * alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
@@ -14042,12 +14094,7 @@ def add__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
-            self,
-            (
-                xp.add(self_, other_)
-                if alpha == 1
-                else xp.add(self_, xp.multiply(other_, alpha))
-            ),
+            self, xp.add(self_, other_) if alpha == 1 else xp.add(self_, other_ * alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14088,7 +14135,7 @@ def sub__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
             (
                 xp.subtract(self_, other_)
                 if alpha == 1
-                else xp.subtract(self_, xp.multiply(other_, alpha))
+                else xp.subtract(self_, other_ * alpha)
             ),
         )
     except ValueError as kernel_failure:
@@ -17331,6 +17378,1978 @@ def put_(input: Any, index: Any, source: Any, accumulate: Any = False) -> Tensor
             )
         set_fw_grad_inplace(self, result_t)
     return result
+
+
+def acosh_(input: Any) -> Tensor:
+    """`acosh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("acosh_", "elementwise", acosh_, self)
+    self_ = tensor_arg(self, "acosh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AcoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, xp.acosh(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("acosh_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(original_self * original_self - 1)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def asinh_(input: Any) -> Tensor:
+    """`asinh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("asinh_", "elementwise", asinh_, self)
+    self_ = tensor_arg(self, "asinh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AsinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, xp.asinh(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("asinh_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(original_self**2 + 1)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def atanh_(input: Any) -> Tensor:
+    """`atanh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("atanh_", "elementwise", atanh_, self)
+    self_ = tensor_arg(self, "atanh_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, xp.atanh(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("atanh_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * 1 / (1 - original_self**2)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def i0_(input: Any) -> Tensor:
+    """`i0_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("i0_", "elementwise", i0_, self)
+    self_ = tensor_arg(self, "i0_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, special.i0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("i0_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(i0, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def digamma_(input: Any) -> Tensor:
+    """`digamma_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("digamma_", "elementwise", digamma_, self)
+    self_ = tensor_arg(self, "digamma_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, special.digamma(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("digamma_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(digamma, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def erfinv_(input: Any) -> Tensor:
+    """`erfinv_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("erfinv_", "elementwise", erfinv_, self)
+    self_ = tensor_arg(self, "erfinv_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, special.erfinv(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("erfinv_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erfinv, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def lgamma_(input: Any) -> Tensor:
+    """`lgamma_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("lgamma_", "elementwise", lgamma_, self)
+    self_ = tensor_arg(self, "lgamma_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, special.lgamma(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("lgamma_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(lgamma, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def logical_not_(input: Any) -> Tensor:
+    """`logical_not_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("logical_not_", "elementwise", logical_not_, self)
+    self_ = tensor_arg(self, "logical_not_", "input", 1)
+    try:
+        write_inplace(self, elementwise.logical_not(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logical_not_", kernel_failure, self=self_)
+    result = self
+    return result
+
+
+def bitwise_not_(input: Any) -> Tensor:
+    """`bitwise_not_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("bitwise_not_", "elementwise", bitwise_not_, self)
+    self_ = tensor_arg(self, "bitwise_not_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    try:
+        write_inplace(self, xp.bitwise_invert(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_not_", kernel_failure, self=self_)
+    result = self
+    return result
+
+
+def atan2_(input: Any, other: Any) -> Tensor:
+    """`atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("atan2_", "elementwise", atan2_, self, other)
+    self_ = tensor_arg(self, "atan2_", "input", 1)
+    other_ = tensor_arg(other, "atan2_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = Atan2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, xp.atan2(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("atan2_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * other - other_t * original_self) / (
+                original_self * original_self + other * other
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def igamma_(input: Any, other: Any) -> Tensor:
+    """`igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igamma_", "elementwise", igamma_, self, other)
+    self_ = tensor_arg(self, "igamma_", "input", 1)
+    other_ = tensor_arg(other, "igamma_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, special.igamma(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igamma_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            result_t = no_forward_derivative("igamma_")
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def igammac_(input: Any, other: Any) -> Tensor:
+    """`igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("igammac_", "elementwise", igammac_, self, other)
+    self_ = tensor_arg(self, "igammac_", "input", 1)
+    other_ = tensor_arg(other, "igammac_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, special.igammac(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("igammac_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            result_t = no_forward_derivative("igammac_")
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def logical_and_(input: Any, other: Any) -> Tensor:
+    """`logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("logical_and_", "elementwise", logical_and_, self, other)
+    self_ = tensor_arg(self, "logical_and_", "input", 1)
+    other_ = tensor_arg(other, "logical_and_", "other", 2)
+    try:
+        write_inplace(self, elementwise.logical_and(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logical_and_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def logical_or_(input: Any, other: Any) -> Tensor:
+    """`logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("logical_or_", "elementwise", logical_or_, self, other)
+    self_ = tensor_arg(self, "logical_or_", "input", 1)
+    other_ = tensor_arg(other, "logical_or_", "other", 2)
+    try:
+        write_inplace(self, elementwise.logical_or(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logical_or_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def logical_xor_(input: Any, other: Any) -> Tensor:
+    """`logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("logical_xor_", "elementwise", logical_xor_, self, other)
+    self_ = tensor_arg(self, "logical_xor_", "input", 1)
+    other_ = tensor_arg(other, "logical_xor_", "other", 2)
+    try:
+        write_inplace(self, elementwise.logical_xor(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logical_xor_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def bitwise_and__Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "bitwise_and_.Tensor", "elementwise", bitwise_and__Tensor, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_and_", "input", 1)
+    other_ = tensor_arg(other, "bitwise_and_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        write_inplace(self, xp.bitwise_and(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_and_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def bitwise_and__Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "bitwise_and_.Scalar", "elementwise", bitwise_and__Scalar, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_and_", "input", 1)
+    other = scalar_arg(other, "bitwise_and_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
+    try:
+        write_inplace(self, xp.bitwise_and(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_and_", kernel_failure, self=self_, other=other)
+    result = self
+    return result
+
+
+def bitwise_or__Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "bitwise_or_.Tensor", "elementwise", bitwise_or__Tensor, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_or_", "input", 1)
+    other_ = tensor_arg(other, "bitwise_or_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        write_inplace(self, xp.bitwise_or(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_or_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def bitwise_or__Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "bitwise_or_.Scalar", "elementwise", bitwise_or__Scalar, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_or_", "input", 1)
+    other = scalar_arg(other, "bitwise_or_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
+    try:
+        write_inplace(self, xp.bitwise_or(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_or_", kernel_failure, self=self_, other=other)
+    result = self
+    return result
+
+
+def bitwise_xor__Tensor(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "bitwise_xor_.Tensor", "elementwise", bitwise_xor__Tensor, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_xor_", "input", 1)
+    other_ = tensor_arg(other, "bitwise_xor_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        write_inplace(self, xp.bitwise_xor(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_xor_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def bitwise_xor__Scalar(input: Any, other: Any) -> Tensor:
+    """`bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "bitwise_xor_.Scalar", "elementwise", bitwise_xor__Scalar, self, other
+        )
+    self_ = tensor_arg(self, "bitwise_xor_", "input", 1)
+    other = scalar_arg(other, "bitwise_xor_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
+    try:
+        write_inplace(self, xp.bitwise_xor(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_xor_", kernel_failure, self=self_, other=other)
+    result = self
+    return result
+
+
+def cumsum_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("cumsum_", "dims(dim)", cumsum_, self, dim, dtype)
+    self_ = tensor_arg(self, "cumsum_", "input", 1)
+    dim = int_arg(dim, "cumsum_", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "cumsum_", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = dtype_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, shapes.c_order(reductions.cumsum(self_, dim, dtype)))
+    except ValueError as kernel_failure:
+        raise kernel_error("cumsum_", kernel_failure, self=self_, dim=dim, dtype=dtype)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = cumsum(input=self_t, dim=dim, dtype=dtype)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def cumprod_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
+    """`cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("cumprod_", "dims(dim)", cumprod_, self, dim, dtype)
+    self_ = tensor_arg(self, "cumprod_", "input", 1)
+    dim = int_arg(dim, "cumprod_", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "cumprod_", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._saved_self_scalar_type = dtype_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, shapes.c_order(reductions.cumprod(self_, dim, dtype)))
+    except ValueError as kernel_failure:
+        raise kernel_error("cumprod_", kernel_failure, self=self_, dim=dim, dtype=dtype)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cumprod,
+                {"input": original_self, "dim": dim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def addmm_(
+    input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """`addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, mat1, mat2):
+        return interpose("addmm_", "addmm", addmm_, self, mat1, mat2, beta, alpha)
+    self_ = tensor_arg(self, "addmm_", "input", 1)
+    mat1_ = tensor_arg(mat1, "addmm_", "mat1", 2)
+    mat2_ = tensor_arg(mat2, "addmm_", "mat2", 3)
+    beta = scalar_arg(beta, "addmm_", "beta", 4)
+    alpha = scalar_arg(alpha, "addmm_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, mat1, mat2):
+        check_inplace(self)
+        grad_fn = AddmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat1 = SavedVariable(mat1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, mat1, mat2
+    )
+    try:
+        write_inplace(self, linalg.addmm_kernel(self_, mat1_, mat2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmm_",
+            kernel_failure,
+            self=self_,
+            mat1=mat1_,
+            mat2=mat2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat1_t = tangent_of(mat1)
+            mat2_t = tangent_of(mat2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(mat1_t @ mat2 + mat1 @ mat2_t, alpha)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def baddbmm_(
+    input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """`baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, batch1, batch2):
+        return interpose(
+            "baddbmm_", "addmm", baddbmm_, self, batch1, batch2, beta, alpha
+        )
+    self_ = tensor_arg(self, "baddbmm_", "input", 1)
+    batch1_ = tensor_arg(batch1, "baddbmm_", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "baddbmm_", "batch2", 3)
+    beta = scalar_arg(beta, "baddbmm_", "beta", 4)
+    alpha = scalar_arg(alpha, "baddbmm_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        check_inplace(self)
+        grad_fn = BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_beta = beta
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, batch1, batch2
+    )
+    try:
+        write_inplace(self, linalg.baddbmm_kernel(self_, batch1_, batch2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "baddbmm_",
+            kernel_failure,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(
+                linalg.bmm(batch1_t, batch2) + linalg.bmm(batch1, batch2_t), alpha
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def tril_(input: Any, diagonal: Any = 0) -> Tensor:
+    """`tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("tril_", "leading_dims", tril_, self, diagonal)
+    self_ = tensor_arg(self, "tril_", "input", 1)
+    diagonal = int_arg(diagonal, "tril_", "diagonal", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_diagonal = diagonal
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, shapes.c_order(linalg.triangle(self_, diagonal, False)))
+    except ValueError as kernel_failure:
+        raise kernel_error("tril_", kernel_failure, self=self_, diagonal=diagonal)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = tril(input=self_t, diagonal=diagonal)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def triu_(input: Any, diagonal: Any = 0) -> Tensor:
+    """`triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("triu_", "leading_dims", triu_, self, diagonal)
+    self_ = tensor_arg(self, "triu_", "input", 1)
+    diagonal = int_arg(diagonal, "triu_", "diagonal", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_diagonal = diagonal
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, shapes.c_order(linalg.triangle(self_, diagonal, True)))
+    except ValueError as kernel_failure:
+        raise kernel_error("triu_", kernel_failure, self=self_, diagonal=diagonal)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = triu(input=self_t, diagonal=diagonal)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def eq__Scalar(input: Any, other: Any) -> Tensor:
+    """`eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("eq_.Scalar", "", eq__Scalar, self, other)
+    self_ = tensor_arg(self, "eq_", "input", 1)
+    other = scalar_arg(other, "eq_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = EqBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("eq_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def ne__Scalar(input: Any, other: Any) -> Tensor:
+    """`ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("ne_.Scalar", "", ne__Scalar, self, other)
+    self_ = tensor_arg(self, "ne_", "input", 1)
+    other = scalar_arg(other, "ne_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = NeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.not_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("ne_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def lt__Scalar(input: Any, other: Any) -> Tensor:
+    """`lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("lt_.Scalar", "", lt__Scalar, self, other)
+    self_ = tensor_arg(self, "lt_", "input", 1)
+    other = scalar_arg(other, "lt_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.less(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("lt_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def le__Scalar(input: Any, other: Any) -> Tensor:
+    """`le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("le_.Scalar", "", le__Scalar, self, other)
+    self_ = tensor_arg(self, "le_", "input", 1)
+    other = scalar_arg(other, "le_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.less_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("le_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def gt__Scalar(input: Any, other: Any) -> Tensor:
+    """`gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("gt_.Scalar", "", gt__Scalar, self, other)
+    self_ = tensor_arg(self, "gt_", "input", 1)
+    other = scalar_arg(other, "gt_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = GtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.greater(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("gt_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def ge__Scalar(input: Any, other: Any) -> Tensor:
+    """`ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("ge_.Scalar", "", ge__Scalar, self, other)
+    self_ = tensor_arg(self, "ge_", "input", 1)
+    other = scalar_arg(other, "ge_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = GeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.greater_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("ge_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def eq__Tensor(input: Any, other: Any) -> Tensor:
+    """`eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("eq_.Tensor", "elementwise", eq__Tensor, self, other)
+    self_ = tensor_arg(self, "eq_", "input", 1)
+    other_ = tensor_arg(other, "eq_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = EqBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("eq_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def ne__Tensor(input: Any, other: Any) -> Tensor:
+    """`ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("ne_.Tensor", "elementwise", ne__Tensor, self, other)
+    self_ = tensor_arg(self, "ne_", "input", 1)
+    other_ = tensor_arg(other, "ne_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = NeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.not_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("ne_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def lt__Tensor(input: Any, other: Any) -> Tensor:
+    """`lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("lt_.Tensor", "elementwise", lt__Tensor, self, other)
+    self_ = tensor_arg(self, "lt_", "input", 1)
+    other_ = tensor_arg(other, "lt_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = LtBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.less(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("lt_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def le__Tensor(input: Any, other: Any) -> Tensor:
+    """`le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("le_.Tensor", "elementwise", le__Tensor, self, other)
+    self_ = tensor_arg(self, "le_", "input", 1)
+    other_ = tensor_arg(other, "le_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = LeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.less_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("le_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def gt__Tensor(input: Any, other: Any) -> Tensor:
+    """`gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("gt_.Tensor", "elementwise", gt__Tensor, self, other)
+    self_ = tensor_arg(self, "gt_", "input", 1)
+    other_ = tensor_arg(other, "gt_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = GtBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.greater(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("gt_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def ge__Tensor(input: Any, other: Any) -> Tensor:
+    """`ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("ge_.Tensor", "elementwise", ge__Tensor, self, other)
+    self_ = tensor_arg(self, "ge_", "input", 1)
+    other_ = tensor_arg(other, "ge_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = GeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.greater_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("ge_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def floor_divide__Tensor(input: Any, other: Any) -> Tensor:
+    """`floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "floor_divide_.Tensor", "elementwise", floor_divide__Tensor, self, other
+        )
+    self_ = tensor_arg(self, "floor_divide_", "input", 1)
+    other_ = tensor_arg(other, "floor_divide_", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = FloorDivideBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    try:
+        write_inplace(self, xp.floor_divide(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("floor_divide_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            result_t = no_forward_derivative("floor_divide_")
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def floor_divide__Scalar(input: Any, other: Any) -> Tensor:
+    """`floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("floor_divide_.Scalar", "", floor_divide__Scalar, self, other)
+    self_ = tensor_arg(self, "floor_divide_", "input", 1)
+    other = scalar_arg(other, "floor_divide_", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = FloorDivideBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.floor_divide(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("floor_divide_", kernel_failure, self=self_, other=other)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            result_t = no_forward_derivative("floor_divide_")
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def absolute(input: Any) -> Tensor:
+    """`absolute(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return abs(self)
+    except (AttributeError, TypeError):
+        check_arguments("absolute", (("input", "Tensor", 1, self),))
+        raise
+
+
+def absolute_(input: Any) -> Tensor:
+    """`absolute_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return abs_(self)
+    except (AttributeError, TypeError):
+        check_arguments("absolute_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arccos(input: Any) -> Tensor:
+    """`arccos(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return acos(self)
+    except (AttributeError, TypeError):
+        check_arguments("arccos", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arccos_(input: Any) -> Tensor:
+    """`arccos_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return acos_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arccos_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arccosh(input: Any) -> Tensor:
+    """`arccosh(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return acosh(self)
+    except (AttributeError, TypeError):
+        check_arguments("arccosh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arccosh_(input: Any) -> Tensor:
+    """`arccosh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return acosh_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arccosh_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arcsin(input: Any) -> Tensor:
+    """`arcsin(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return asin(self)
+    except (AttributeError, TypeError):
+        check_arguments("arcsin", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arcsin_(input: Any) -> Tensor:
+    """`arcsin_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return asin_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arcsin_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arcsinh(input: Any) -> Tensor:
+    """`arcsinh(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return asinh(self)
+    except (AttributeError, TypeError):
+        check_arguments("arcsinh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arcsinh_(input: Any) -> Tensor:
+    """`arcsinh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return asinh_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arcsinh_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arctan(input: Any) -> Tensor:
+    """`arctan(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atan(self)
+    except (AttributeError, TypeError):
+        check_arguments("arctan", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arctan_(input: Any) -> Tensor:
+    """`arctan_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atan_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arctan_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arctanh(input: Any) -> Tensor:
+    """`arctanh(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atanh(self)
+    except (AttributeError, TypeError):
+        check_arguments("arctanh", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arctanh_(input: Any) -> Tensor:
+    """`arctanh_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atanh_(self)
+    except (AttributeError, TypeError):
+        check_arguments("arctanh_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def negative(input: Any) -> Tensor:
+    """`negative(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return neg(self)
+    except (AttributeError, TypeError):
+        check_arguments("negative", (("input", "Tensor", 1, self),))
+        raise
+
+
+def negative_(input: Any) -> Tensor:
+    """`negative_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return neg_(self)
+    except (AttributeError, TypeError):
+        check_arguments("negative_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def fix(input: Any) -> Tensor:
+    """`fix(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return trunc(self)
+    except (AttributeError, TypeError):
+        check_arguments("fix", (("input", "Tensor", 1, self),))
+        raise
+
+
+def fix_(input: Any) -> Tensor:
+    """`fix_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return trunc_(self)
+    except (AttributeError, TypeError):
+        check_arguments("fix_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def arctan2(input: Any, other: Any) -> Tensor:
+    """`arctan2(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atan2(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "arctan2",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def arctan2_(input: Any, other: Any) -> Tensor:
+    """`arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return atan2_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "arctan2_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def clip_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return clamp(self, min, max)
+    except (AttributeError, TypeError):
+        check_arguments("clip", (("input", "Tensor", 1, self),))
+        raise
+
+
+def clip_Tensor(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return clamp(self, min, max)
+    except (AttributeError, TypeError):
+        check_arguments("clip", (("input", "Tensor", 1, self),))
+        raise
+
+
+def clip_(input: Any, min: Any = None, max: Any = None) -> Tensor:
+    """`clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return clamp_(self, min, max)
+    except (AttributeError, TypeError):
+        check_arguments("clip_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def concat(tensors: Any, dim: Any = 0) -> Tensor:
+    """`concat(Tensor[] tensors, int dim=0) -> Tensor`"""
+    try:
+        return cat(tensors, dim)
+    except (AttributeError, TypeError):
+        check_arguments("concat", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def concatenate(tensors: Any, dim: Any = 0) -> Tensor:
+    """`concatenate(Tensor[] tensors, int dim=0) -> Tensor`"""
+    try:
+        return cat(tensors, dim)
+    except (AttributeError, TypeError):
+        check_arguments("concatenate", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def divide_Tensor(input: Any, other: Any) -> Tensor:
+    """`divide.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "divide",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def divide_Scalar(input: Any, other: Any) -> Tensor:
+    """`divide.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("divide", (("input", "Tensor", 1, self),))
+        raise
+
+
+def divide_Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div(self, other, rounding_mode=rounding_mode)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "divide",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def divide_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div(self, other, rounding_mode=rounding_mode)
+    except (AttributeError, TypeError):
+        check_arguments("divide", (("input", "Tensor", 1, self),))
+        raise
+
+
+def divide__Tensor(input: Any, other: Any) -> Tensor:
+    """`divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "divide_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def divide__Scalar(input: Any, other: Any) -> Tensor:
+    """`divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("divide_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def divide__Tensor_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
+    """`divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div_(self, other, rounding_mode=rounding_mode)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "divide_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def multiply_Tensor(input: Any, other: Any) -> Tensor:
+    """`multiply.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return mul(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "multiply",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def multiply_Scalar(input: Any, other: Any) -> Tensor:
+    """`multiply.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return mul(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("multiply", (("input", "Tensor", 1, self),))
+        raise
+
+
+def multiply__Tensor(input: Any, other: Any) -> Tensor:
+    """`multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return mul_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "multiply_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def multiply__Scalar(input: Any, other: Any) -> Tensor:
+    """`multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return mul_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("multiply_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def subtract_Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sub(self, other, alpha=alpha)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "subtract",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def subtract_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sub(self, other, alpha=alpha)
+    except (AttributeError, TypeError):
+        check_arguments("subtract", (("input", "Tensor", 1, self),))
+        raise
+
+
+def subtract__Tensor(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """`subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sub_(self, other, alpha=alpha)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "subtract_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def subtract__Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """`subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sub_(self, other, alpha=alpha)
+    except (AttributeError, TypeError):
+        check_arguments("subtract_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def greater_Tensor(input: Any, other: Any) -> Tensor:
+    """`greater.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gt(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "greater",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def greater_Scalar(input: Any, other: Any) -> Tensor:
+    """`greater.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gt(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("greater", (("input", "Tensor", 1, self),))
+        raise
+
+
+def greater__Tensor(input: Any, other: Any) -> Tensor:
+    """`greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gt_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "greater_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def greater__Scalar(input: Any, other: Any) -> Tensor:
+    """`greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return gt_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("greater_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def greater_equal_Tensor(input: Any, other: Any) -> Tensor:
+    """`greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ge(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "greater_equal",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def greater_equal_Scalar(input: Any, other: Any) -> Tensor:
+    """`greater_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ge(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("greater_equal", (("input", "Tensor", 1, self),))
+        raise
+
+
+def greater_equal__Tensor(input: Any, other: Any) -> Tensor:
+    """`greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ge_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "greater_equal_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def greater_equal__Scalar(input: Any, other: Any) -> Tensor:
+    """`greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ge_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("greater_equal_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def less_Tensor(input: Any, other: Any) -> Tensor:
+    """`less.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return lt(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "less",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def less_Scalar(input: Any, other: Any) -> Tensor:
+    """`less.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return lt(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("less", (("input", "Tensor", 1, self),))
+        raise
+
+
+def less__Tensor(input: Any, other: Any) -> Tensor:
+    """`less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return lt_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "less_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def less__Scalar(input: Any, other: Any) -> Tensor:
+    """`less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return lt_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("less_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def less_equal_Tensor(input: Any, other: Any) -> Tensor:
+    """`less_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return le(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "less_equal",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def less_equal_Scalar(input: Any, other: Any) -> Tensor:
+    """`less_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return le(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("less_equal", (("input", "Tensor", 1, self),))
+        raise
+
+
+def less_equal__Tensor(input: Any, other: Any) -> Tensor:
+    """`less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return le_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "less_equal_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def less_equal__Scalar(input: Any, other: Any) -> Tensor:
+    """`less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return le_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("less_equal_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def not_equal_Tensor(input: Any, other: Any) -> Tensor:
+    """`not_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ne(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "not_equal",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def not_equal_Scalar(input: Any, other: Any) -> Tensor:
+    """`not_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ne(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("not_equal", (("input", "Tensor", 1, self),))
+        raise
+
+
+def not_equal__Tensor(input: Any, other: Any) -> Tensor:
+    """`not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ne_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "not_equal_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def not_equal__Scalar(input: Any, other: Any) -> Tensor:
+    """`not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return ne_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments("not_equal_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def swapaxes(input: Any, axis0: Any, axis1: Any) -> Tensor:
+    """`swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return transpose(self, axis0, axis1)
+    except (AttributeError, TypeError):
+        check_arguments("swapaxes", (("input", "Tensor", 1, self),))
+        raise
+
+
+def swapdims(input: Any, dim0: Any, dim1: Any) -> Tensor:
+    """`swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return transpose(self, dim0, dim1)
+    except (AttributeError, TypeError):
+        check_arguments("swapdims", (("input", "Tensor", 1, self),))
+        raise
+
+
+def moveaxis_intlist(input: Any, source: Any, destination: Any) -> Tensor:
+    """`moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return movedim(self, source, destination)
+    except (AttributeError, TypeError):
+        check_arguments("moveaxis", (("input", "Tensor", 1, self),))
+        raise
+
+
+def moveaxis_int(input: Any, source: Any, destination: Any) -> Tensor:
+    """`moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return movedim(self, source, destination)
+    except (AttributeError, TypeError):
+        check_arguments("moveaxis", (("input", "Tensor", 1, self),))
+        raise
+
+
+def ger(input: Any, vec2: Any) -> Tensor:
+    """`ger(Tensor self, Tensor vec2) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return outer(self, vec2)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "ger",
+            (
+                ("input", "Tensor", 1, self),
+                ("vec2", "Tensor", 2, vec2),
+            ),
+        )
+        raise
+
+
+def row_stack(tensors: Any) -> Tensor:
+    """`row_stack(Tensor[] tensors) -> Tensor`"""
+    try:
+        return vstack(tensors)
+    except (AttributeError, TypeError):
+        check_arguments("row_stack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
+
+
+def square_(input: Any) -> Tensor:
+    """`square_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return pow_(self, 2)
+    except (AttributeError, TypeError):
+        check_arguments("square_", (("input", "Tensor", 1, self),))
+        raise
+
+
+def true_divide__Tensor(input: Any, other: Any) -> Tensor:
+    """`true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return div_(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "true_divide_",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
@@ -26064,6 +28083,797 @@ def round_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("round_", _ROUND__OVERLOADS, args, kwargs)
 
 
+_BITWISE_AND__OVERLOADS = (
+    Overload(
+        bitwise_and__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_and__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_and_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("bitwise_and_", _BITWISE_AND__OVERLOADS, args, kwargs)
+
+
+_BITWISE_OR__OVERLOADS = (
+    Overload(
+        bitwise_or__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_or__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_or_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("bitwise_or_", _BITWISE_OR__OVERLOADS, args, kwargs)
+
+
+_BITWISE_XOR__OVERLOADS = (
+    Overload(
+        bitwise_xor__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_xor__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_xor_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("bitwise_xor_", _BITWISE_XOR__OVERLOADS, args, kwargs)
+
+
+_EQ__OVERLOADS = (
+    Overload(
+        eq__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        eq__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def eq_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("eq_", _EQ__OVERLOADS, args, kwargs)
+
+
+_NE__OVERLOADS = (
+    Overload(
+        ne__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        ne__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def ne_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("ne_", _NE__OVERLOADS, args, kwargs)
+
+
+_LT__OVERLOADS = (
+    Overload(
+        lt__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        lt__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def lt_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("lt_", _LT__OVERLOADS, args, kwargs)
+
+
+_LE__OVERLOADS = (
+    Overload(
+        le__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        le__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def le_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("le_", _LE__OVERLOADS, args, kwargs)
+
+
+_GT__OVERLOADS = (
+    Overload(
+        gt__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        gt__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def gt_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("gt_", _GT__OVERLOADS, args, kwargs)
+
+
+_GE__OVERLOADS = (
+    Overload(
+        ge__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        ge__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def ge_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("ge_", _GE__OVERLOADS, args, kwargs)
+
+
+_FLOOR_DIVIDE__OVERLOADS = (
+    Overload(
+        floor_divide__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        floor_divide__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def floor_divide_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("floor_divide_", _FLOOR_DIVIDE__OVERLOADS, args, kwargs)
+
+
+_CLIP_OVERLOADS = (
+    Overload(
+        clip_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("min", "Scalar", True, None, False, "Scalar? min=None"),
+            Param("max", "Scalar", True, None, False, "Scalar? max=None"),
+        ),
+    ),
+    Overload(
+        clip_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("min", "Tensor", True, None, False, "Tensor? min=None"),
+            Param("max", "Tensor", True, None, False, "Tensor? max=None"),
+        ),
+    ),
+)
+
+
+def clip(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+    `clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+    """
+    return dispatch("clip", _CLIP_OVERLOADS, args, kwargs)
+
+
+_DIVIDE_OVERLOADS = (
+    Overload(
+        divide_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        divide_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        divide_Tensor_mode,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
+        ),
+    ),
+    Overload(
+        divide_Scalar_mode,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+            Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
+        ),
+    ),
+)
+
+
+def divide(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `divide.Tensor(Tensor self, Tensor other) -> Tensor`
+    `divide.Scalar(Tensor self, Scalar other) -> Tensor`
+    `divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+    `divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+    """
+    return dispatch("divide", _DIVIDE_OVERLOADS, args, kwargs)
+
+
+_DIVIDE__OVERLOADS = (
+    Overload(
+        divide__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        divide__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        divide__Tensor_mode,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
+        ),
+    ),
+)
+
+
+def divide_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+    """
+    return dispatch("divide_", _DIVIDE__OVERLOADS, args, kwargs)
+
+
+_MULTIPLY_OVERLOADS = (
+    Overload(
+        multiply_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        multiply_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def multiply(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `multiply.Tensor(Tensor self, Tensor other) -> Tensor`
+    `multiply.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("multiply", _MULTIPLY_OVERLOADS, args, kwargs)
+
+
+_MULTIPLY__OVERLOADS = (
+    Overload(
+        multiply__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        multiply__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def multiply_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("multiply_", _MULTIPLY__OVERLOADS, args, kwargs)
+
+
+_SUBTRACT_OVERLOADS = (
+    Overload(
+        subtract_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("alpha", "Scalar", False, 1, True, "Scalar alpha=1"),
+        ),
+    ),
+    Overload(
+        subtract_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+            Param("alpha", "Scalar", False, 1, False, "Scalar alpha=1"),
+        ),
+    ),
+)
+
+
+def subtract(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    `subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+    """
+    return dispatch("subtract", _SUBTRACT_OVERLOADS, args, kwargs)
+
+
+_SUBTRACT__OVERLOADS = (
+    Overload(
+        subtract__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("alpha", "Scalar", False, 1, True, "Scalar alpha=1"),
+        ),
+    ),
+    Overload(
+        subtract__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+            Param("alpha", "Scalar", False, 1, False, "Scalar alpha=1"),
+        ),
+    ),
+)
+
+
+def subtract_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+    `subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)`
+    """
+    return dispatch("subtract_", _SUBTRACT__OVERLOADS, args, kwargs)
+
+
+_GREATER_OVERLOADS = (
+    Overload(
+        greater_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        greater_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def greater(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `greater.Tensor(Tensor self, Tensor other) -> Tensor`
+    `greater.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("greater", _GREATER_OVERLOADS, args, kwargs)
+
+
+_GREATER__OVERLOADS = (
+    Overload(
+        greater__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        greater__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def greater_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("greater_", _GREATER__OVERLOADS, args, kwargs)
+
+
+_GREATER_EQUAL_OVERLOADS = (
+    Overload(
+        greater_equal_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        greater_equal_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def greater_equal(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    `greater_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("greater_equal", _GREATER_EQUAL_OVERLOADS, args, kwargs)
+
+
+_GREATER_EQUAL__OVERLOADS = (
+    Overload(
+        greater_equal__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        greater_equal__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def greater_equal_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("greater_equal_", _GREATER_EQUAL__OVERLOADS, args, kwargs)
+
+
+_LESS_OVERLOADS = (
+    Overload(
+        less_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        less_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def less(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `less.Tensor(Tensor self, Tensor other) -> Tensor`
+    `less.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("less", _LESS_OVERLOADS, args, kwargs)
+
+
+_LESS__OVERLOADS = (
+    Overload(
+        less__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        less__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def less_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("less_", _LESS__OVERLOADS, args, kwargs)
+
+
+_LESS_EQUAL_OVERLOADS = (
+    Overload(
+        less_equal_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        less_equal_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def less_equal(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `less_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    `less_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("less_equal", _LESS_EQUAL_OVERLOADS, args, kwargs)
+
+
+_LESS_EQUAL__OVERLOADS = (
+    Overload(
+        less_equal__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        less_equal__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def less_equal_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("less_equal_", _LESS_EQUAL__OVERLOADS, args, kwargs)
+
+
+_NOT_EQUAL_OVERLOADS = (
+    Overload(
+        not_equal_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        not_equal_Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def not_equal(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `not_equal.Tensor(Tensor self, Tensor other) -> Tensor`
+    `not_equal.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("not_equal", _NOT_EQUAL_OVERLOADS, args, kwargs)
+
+
+_NOT_EQUAL__OVERLOADS = (
+    Overload(
+        not_equal__Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        not_equal__Scalar,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def not_equal_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("not_equal_", _NOT_EQUAL__OVERLOADS, args, kwargs)
+
+
+_MOVEAXIS_OVERLOADS = (
+    Overload(
+        moveaxis_intlist,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
+            Param("source", "int[]", False, REQUIRED, False, "int[] source"),
+            Param("destination", "int[]", False, REQUIRED, False, "int[] destination"),
+        ),
+    ),
+    Overload(
+        moveaxis_int,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
+            Param("source", "int", False, REQUIRED, False, "int source"),
+            Param("destination", "int", False, REQUIRED, False, "int destination"),
+        ),
+    ),
+)
+
+
+def moveaxis(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
+    `moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
+    """
+    return dispatch("moveaxis", _MOVEAXIS_OVERLOADS, args, kwargs)
+
+
 __ADAPTIVE_AVG_POOL2D_OVERLOADS = (
     Overload(
         _adaptive_avg_pool2d_default,
@@ -26270,6 +29080,10 @@ scatter_reduce_.__qualname__ = "scatter_reduce_"
 index_fill_ = index_fill__int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
 index_fill_.__qualname__ = "index_fill_"
+
+true_divide_ = true_divide__Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+true_divide_.__qualname__ = "true_divide_"
 
 threshold = threshold_default
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -26602,6 +29416,81 @@ METHODS = {
     "index_copy_": index_copy_,
     "index_fill_": index_fill_,
     "put_": put_,
+    "acosh_": acosh_,
+    "asinh_": asinh_,
+    "atanh_": atanh_,
+    "i0_": i0_,
+    "digamma_": digamma_,
+    "erfinv_": erfinv_,
+    "lgamma_": lgamma_,
+    "logical_not_": logical_not_,
+    "bitwise_not_": bitwise_not_,
+    "atan2_": atan2_,
+    "igamma_": igamma_,
+    "igammac_": igammac_,
+    "logical_and_": logical_and_,
+    "logical_or_": logical_or_,
+    "logical_xor_": logical_xor_,
+    "bitwise_and_": bitwise_and_,
+    "bitwise_or_": bitwise_or_,
+    "bitwise_xor_": bitwise_xor_,
+    "cumsum_": cumsum_,
+    "cumprod_": cumprod_,
+    "addmm_": addmm_,
+    "baddbmm_": baddbmm_,
+    "tril_": tril_,
+    "triu_": triu_,
+    "eq_": eq_,
+    "ne_": ne_,
+    "lt_": lt_,
+    "le_": le_,
+    "gt_": gt_,
+    "ge_": ge_,
+    "floor_divide_": floor_divide_,
+    "absolute": absolute,
+    "absolute_": absolute_,
+    "arccos": arccos,
+    "arccos_": arccos_,
+    "arccosh": arccosh,
+    "arccosh_": arccosh_,
+    "arcsin": arcsin,
+    "arcsin_": arcsin_,
+    "arcsinh": arcsinh,
+    "arcsinh_": arcsinh_,
+    "arctan": arctan,
+    "arctan_": arctan_,
+    "arctanh": arctanh,
+    "arctanh_": arctanh_,
+    "negative": negative,
+    "negative_": negative_,
+    "fix": fix,
+    "fix_": fix_,
+    "arctan2": arctan2,
+    "arctan2_": arctan2_,
+    "clip": clip,
+    "clip_": clip_,
+    "divide": divide,
+    "divide_": divide_,
+    "multiply": multiply,
+    "multiply_": multiply_,
+    "subtract": subtract,
+    "subtract_": subtract_,
+    "greater": greater,
+    "greater_": greater_,
+    "greater_equal": greater_equal,
+    "greater_equal_": greater_equal_,
+    "less": less,
+    "less_": less_,
+    "less_equal": less_equal,
+    "less_equal_": less_equal_,
+    "not_equal": not_equal,
+    "not_equal_": not_equal_,
+    "swapaxes": swapaxes,
+    "swapdims": swapdims,
+    "moveaxis": moveaxis,
+    "ger": ger,
+    "square_": square_,
+    "true_divide_": true_divide_,
     "gelu": gelu,
     "silu": silu,
     "mish": mish,
@@ -29110,6 +31999,468 @@ OVERLOADS = {
             "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
         ),
     },
+    "acosh_": {
+        "default": schema_names(acosh_, "acosh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "asinh_": {
+        "default": schema_names(asinh_, "asinh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "atanh_": {
+        "default": schema_names(atanh_, "atanh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "i0_": {
+        "default": schema_names(i0_, "i0_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "digamma_": {
+        "default": schema_names(digamma_, "digamma_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "erfinv_": {
+        "default": schema_names(erfinv_, "erfinv_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "lgamma_": {
+        "default": schema_names(lgamma_, "lgamma_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "logical_not_": {
+        "default": schema_names(
+            logical_not_, "logical_not_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+    },
+    "bitwise_not_": {
+        "default": schema_names(
+            bitwise_not_, "bitwise_not_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+    },
+    "atan2_": {
+        "default": schema_names(
+            atan2_, "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "igamma_": {
+        "default": schema_names(
+            igamma_, "igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "igammac_": {
+        "default": schema_names(
+            igammac_, "igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "logical_and_": {
+        "default": schema_names(
+            logical_and_, "logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "logical_or_": {
+        "default": schema_names(
+            logical_or_, "logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "logical_xor_": {
+        "default": schema_names(
+            logical_xor_, "logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "bitwise_and_": {
+        "Tensor": schema_names(
+            bitwise_and__Tensor,
+            "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            bitwise_and__Scalar,
+            "bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "bitwise_or_": {
+        "Tensor": schema_names(
+            bitwise_or__Tensor,
+            "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            bitwise_or__Scalar,
+            "bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "bitwise_xor_": {
+        "Tensor": schema_names(
+            bitwise_xor__Tensor,
+            "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            bitwise_xor__Scalar,
+            "bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "cumsum_": {
+        "default": schema_names(
+            cumsum_,
+            "cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+        ),
+    },
+    "cumprod_": {
+        "default": schema_names(
+            cumprod_,
+            "cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+        ),
+    },
+    "addmm_": {
+        "default": schema_names(
+            addmm_,
+            "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "baddbmm_": {
+        "default": schema_names(
+            baddbmm_,
+            "baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "tril_": {
+        "default": schema_names(
+            tril_, "tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
+        ),
+    },
+    "triu_": {
+        "default": schema_names(
+            triu_, "triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
+        ),
+    },
+    "eq_": {
+        "Scalar": schema_names(
+            eq__Scalar, "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            eq__Tensor, "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "ne_": {
+        "Scalar": schema_names(
+            ne__Scalar, "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            ne__Tensor, "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "lt_": {
+        "Scalar": schema_names(
+            lt__Scalar, "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            lt__Tensor, "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "le_": {
+        "Scalar": schema_names(
+            le__Scalar, "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            le__Tensor, "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "gt_": {
+        "Scalar": schema_names(
+            gt__Scalar, "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            gt__Tensor, "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "ge_": {
+        "Scalar": schema_names(
+            ge__Scalar, "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            ge__Tensor, "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "floor_divide_": {
+        "Tensor": schema_names(
+            floor_divide__Tensor,
+            "floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            floor_divide__Scalar,
+            "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "absolute": {
+        "default": schema_names(absolute, "absolute(Tensor self) -> Tensor"),
+    },
+    "absolute_": {
+        "default": schema_names(absolute_, "absolute_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arccos": {
+        "default": schema_names(arccos, "arccos(Tensor self) -> Tensor"),
+    },
+    "arccos_": {
+        "default": schema_names(arccos_, "arccos_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arccosh": {
+        "default": schema_names(arccosh, "arccosh(Tensor self) -> Tensor"),
+    },
+    "arccosh_": {
+        "default": schema_names(arccosh_, "arccosh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arcsin": {
+        "default": schema_names(arcsin, "arcsin(Tensor self) -> Tensor"),
+    },
+    "arcsin_": {
+        "default": schema_names(arcsin_, "arcsin_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arcsinh": {
+        "default": schema_names(arcsinh, "arcsinh(Tensor self) -> Tensor"),
+    },
+    "arcsinh_": {
+        "default": schema_names(arcsinh_, "arcsinh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arctan": {
+        "default": schema_names(arctan, "arctan(Tensor self) -> Tensor"),
+    },
+    "arctan_": {
+        "default": schema_names(arctan_, "arctan_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arctanh": {
+        "default": schema_names(arctanh, "arctanh(Tensor self) -> Tensor"),
+    },
+    "arctanh_": {
+        "default": schema_names(arctanh_, "arctanh_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "negative": {
+        "default": schema_names(negative, "negative(Tensor self) -> Tensor"),
+    },
+    "negative_": {
+        "default": schema_names(negative_, "negative_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "fix": {
+        "default": schema_names(fix, "fix(Tensor self) -> Tensor"),
+    },
+    "fix_": {
+        "default": schema_names(fix_, "fix_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "arctan2": {
+        "default": schema_names(
+            arctan2, "arctan2(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "arctan2_": {
+        "default": schema_names(
+            arctan2_, "arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "clip": {
+        "default": schema_names(
+            clip_default,
+            "clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        ),
+        "Tensor": schema_names(
+            clip_Tensor,
+            "clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+        ),
+    },
+    "clip_": {
+        "default": schema_names(
+            clip_,
+            "clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+        ),
+    },
+    "concat": {
+        "default": concat,
+    },
+    "concatenate": {
+        "default": concatenate,
+    },
+    "divide": {
+        "Tensor": schema_names(
+            divide_Tensor, "divide.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            divide_Scalar, "divide.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+        "Tensor_mode": schema_names(
+            divide_Tensor_mode,
+            "divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+        ),
+        "Scalar_mode": schema_names(
+            divide_Scalar_mode,
+            "divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        ),
+    },
+    "divide_": {
+        "Tensor": schema_names(
+            divide__Tensor,
+            "divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            divide__Scalar,
+            "divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+        "Tensor_mode": schema_names(
+            divide__Tensor_mode,
+            "divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+        ),
+    },
+    "multiply": {
+        "Tensor": schema_names(
+            multiply_Tensor, "multiply.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            multiply_Scalar, "multiply.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+    },
+    "multiply_": {
+        "Tensor": schema_names(
+            multiply__Tensor,
+            "multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            multiply__Scalar,
+            "multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "subtract": {
+        "Tensor": schema_names(
+            subtract_Tensor,
+            "subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            subtract_Scalar,
+            "subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "subtract_": {
+        "Tensor": schema_names(
+            subtract__Tensor,
+            "subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            subtract__Scalar,
+            "subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "greater": {
+        "Tensor": schema_names(
+            greater_Tensor, "greater.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            greater_Scalar, "greater.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+    },
+    "greater_": {
+        "Tensor": schema_names(
+            greater__Tensor,
+            "greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            greater__Scalar,
+            "greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "greater_equal": {
+        "Tensor": schema_names(
+            greater_equal_Tensor,
+            "greater_equal.Tensor(Tensor self, Tensor other) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            greater_equal_Scalar,
+            "greater_equal.Scalar(Tensor self, Scalar other) -> Tensor",
+        ),
+    },
+    "greater_equal_": {
+        "Tensor": schema_names(
+            greater_equal__Tensor,
+            "greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            greater_equal__Scalar,
+            "greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "less": {
+        "Tensor": schema_names(
+            less_Tensor, "less.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            less_Scalar, "less.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+    },
+    "less_": {
+        "Tensor": schema_names(
+            less__Tensor, "less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+        "Scalar": schema_names(
+            less__Scalar, "less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+    },
+    "less_equal": {
+        "Tensor": schema_names(
+            less_equal_Tensor, "less_equal.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            less_equal_Scalar, "less_equal.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+    },
+    "less_equal_": {
+        "Tensor": schema_names(
+            less_equal__Tensor,
+            "less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            less_equal__Scalar,
+            "less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "not_equal": {
+        "Tensor": schema_names(
+            not_equal_Tensor, "not_equal.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            not_equal_Scalar, "not_equal.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+    },
+    "not_equal_": {
+        "Tensor": schema_names(
+            not_equal__Tensor,
+            "not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            not_equal__Scalar,
+            "not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+    },
+    "swapaxes": {
+        "default": schema_names(
+            swapaxes, "swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"
+        ),
+    },
+    "swapdims": {
+        "default": schema_names(
+            swapdims, "swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
+        ),
+    },
+    "moveaxis": {
+        "intlist": schema_names(
+            moveaxis_intlist,
+            "moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+        ),
+        "int": schema_names(
+            moveaxis_int,
+            "moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+        ),
+    },
+    "ger": {
+        "default": schema_names(ger, "ger(Tensor self, Tensor vec2) -> Tensor"),
+    },
+    "row_stack": {
+        "default": row_stack,
+    },
+    "square_": {
+        "default": schema_names(square_, "square_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "true_divide_": {
+        "Tensor": schema_names(
+            true_divide__Tensor,
+            "true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+    },
     "linear": {
         "default": linear,
     },
@@ -29803,6 +33154,13 @@ NUMPY_ONLY_REASONS.update(
         "index_put_": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "index_reduce_": "reduces into repeated positions with numpy's ufunc.at (scatter_reduce over the spread index) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "scatter_reduce_.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
+        "i0_": "scipy.special function with no array API counterpart",
+        "digamma_": "scipy.special function with no array API counterpart",
+        "erfinv_": "scipy.special function with no array API counterpart",
+        "lgamma_": "scipy.special function with no array API counterpart",
+        "igamma_": "scipy.special function with no array API counterpart",
+        "igammac_": "scipy.special function with no array API counterpart",
+        "cumprod_": "the backward picks its formula for inputs with zeros by reading the data",
         "convolution": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose3d": "strided windows (as_strided) have no array API counterpart",
@@ -29887,5 +33245,11 @@ DASK_BLOCKWISE.update(
         "erf_",
         "erfc_",
         "mvlgamma_",
+        "i0_",
+        "digamma_",
+        "erfinv_",
+        "lgamma_",
+        "igamma_",
+        "igammac_",
     }
 )
