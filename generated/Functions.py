@@ -562,6 +562,9 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "AcoshBackward1",
+    "AsinhBackward1",
+    "AtanhBackward1",
     "EqBackward0",
     "NeBackward0",
     "LtBackward0",
@@ -9598,6 +9601,60 @@ class ZeroBackward0(Node):
             return grad_inputs
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class AcoshBackward1(Node):
+    """Backward of `acosh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented('inplace version of acosh')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("inplace version of acosh")
+        return grad_inputs
+
+
+class AsinhBackward1(Node):
+    """Backward of `asinh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented('inplace version of asinh')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("inplace version of asinh")
+        return grad_inputs
+
+
+class AtanhBackward1(Node):
+    """Backward of `atanh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented('inplace version of atanh')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("inplace version of atanh")
         return grad_inputs
 
 

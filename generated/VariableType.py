@@ -416,6 +416,9 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    AcoshBackward1,
+    AsinhBackward1,
+    AtanhBackward1,
     EqBackward0,
     NeBackward0,
     LtBackward0,
@@ -17391,12 +17394,9 @@ def acosh_(input: Any) -> Tensor:
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
-        grad_fn = AcoshBackward0()
+        grad_fn = AcoshBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
     try:
         write_inplace(self, xp.acosh(self_))
     except ValueError as kernel_failure:
@@ -17406,8 +17406,7 @@ def acosh_(input: Any) -> Tensor:
         rebase_history(result, grad_fn)
     if needs_forward_grad:
         with formula_mode():
-            self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(original_self * original_self - 1)
+            result_t = no_forward_derivative("acosh_")
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -17423,12 +17422,9 @@ def asinh_(input: Any) -> Tensor:
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
-        grad_fn = AsinhBackward0()
+        grad_fn = AsinhBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
     try:
         write_inplace(self, xp.asinh(self_))
     except ValueError as kernel_failure:
@@ -17438,8 +17434,7 @@ def asinh_(input: Any) -> Tensor:
         rebase_history(result, grad_fn)
     if needs_forward_grad:
         with formula_mode():
-            self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(original_self**2 + 1)
+            result_t = no_forward_derivative("asinh_")
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -17455,12 +17450,9 @@ def atanh_(input: Any) -> Tensor:
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
-        grad_fn = AtanhBackward0()
+        grad_fn = AtanhBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
     try:
         write_inplace(self, xp.atanh(self_))
     except ValueError as kernel_failure:
@@ -17470,8 +17462,7 @@ def atanh_(input: Any) -> Tensor:
         rebase_history(result, grad_fn)
     if needs_forward_grad:
         with formula_mode():
-            self_t = tangent_of(self)
-            result_t = self_t * 1 / (1 - original_self**2)
+            result_t = no_forward_derivative("atanh_")
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -19004,27 +18995,33 @@ def subtract__Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
 def greater_Tensor(input: Any, other: Any) -> Tensor:
     """`greater.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("greater.Tensor", "elementwise", greater_Tensor, self, other)
+    self_ = tensor_arg(self, "greater", "input", 1)
+    other_ = tensor_arg(other, "greater", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        return gt(self, other)
-    except (AttributeError, TypeError):
-        check_arguments(
-            "greater",
-            (
-                ("input", "Tensor", 1, self),
-                ("other", "Tensor", 2, other),
-            ),
-        )
-        raise
+        result = Tensor._make(xp.greater(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("greater", kernel_failure, self=self_, other=other_)
+    return result
 
 
 def greater_Scalar(input: Any, other: Any) -> Tensor:
     """`greater.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("greater.Scalar", "elementwise", greater_Scalar, self, other)
+    self_ = tensor_arg(self, "greater", "input", 1)
+    other = scalar_arg(other, "greater", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
     try:
-        return gt(self, other)
-    except (AttributeError, TypeError):
-        check_arguments("greater", (("input", "Tensor", 1, self),))
-        raise
+        result = Tensor._make(xp.greater(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("greater", kernel_failure, self=self_, other=other)
+    return result
 
 
 def greater__Tensor(input: Any, other: Any) -> Tensor:
@@ -19056,27 +19053,37 @@ def greater__Scalar(input: Any, other: Any) -> Tensor:
 def greater_equal_Tensor(input: Any, other: Any) -> Tensor:
     """`greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    try:
-        return ge(self, other)
-    except (AttributeError, TypeError):
-        check_arguments(
-            "greater_equal",
-            (
-                ("input", "Tensor", 1, self),
-                ("other", "Tensor", 2, other),
-            ),
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "greater_equal.Tensor", "elementwise", greater_equal_Tensor, self, other
         )
-        raise
+    self_ = tensor_arg(self, "greater_equal", "input", 1)
+    other_ = tensor_arg(other, "greater_equal", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        result = Tensor._make(xp.greater_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("greater_equal", kernel_failure, self=self_, other=other_)
+    return result
 
 
 def greater_equal_Scalar(input: Any, other: Any) -> Tensor:
     """`greater_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "greater_equal.Scalar", "elementwise", greater_equal_Scalar, self, other
+        )
+    self_ = tensor_arg(self, "greater_equal", "input", 1)
+    other = scalar_arg(other, "greater_equal", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
     try:
-        return ge(self, other)
-    except (AttributeError, TypeError):
-        check_arguments("greater_equal", (("input", "Tensor", 1, self),))
-        raise
+        result = Tensor._make(xp.greater_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("greater_equal", kernel_failure, self=self_, other=other)
+    return result
 
 
 def greater_equal__Tensor(input: Any, other: Any) -> Tensor:
@@ -19108,27 +19115,33 @@ def greater_equal__Scalar(input: Any, other: Any) -> Tensor:
 def less_Tensor(input: Any, other: Any) -> Tensor:
     """`less.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("less.Tensor", "elementwise", less_Tensor, self, other)
+    self_ = tensor_arg(self, "less", "input", 1)
+    other_ = tensor_arg(other, "less", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        return lt(self, other)
-    except (AttributeError, TypeError):
-        check_arguments(
-            "less",
-            (
-                ("input", "Tensor", 1, self),
-                ("other", "Tensor", 2, other),
-            ),
-        )
-        raise
+        result = Tensor._make(xp.less(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("less", kernel_failure, self=self_, other=other_)
+    return result
 
 
 def less_Scalar(input: Any, other: Any) -> Tensor:
     """`less.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("less.Scalar", "elementwise", less_Scalar, self, other)
+    self_ = tensor_arg(self, "less", "input", 1)
+    other = scalar_arg(other, "less", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
     try:
-        return lt(self, other)
-    except (AttributeError, TypeError):
-        check_arguments("less", (("input", "Tensor", 1, self),))
-        raise
+        result = Tensor._make(xp.less(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("less", kernel_failure, self=self_, other=other)
+    return result
 
 
 def less__Tensor(input: Any, other: Any) -> Tensor:
@@ -19160,27 +19173,37 @@ def less__Scalar(input: Any, other: Any) -> Tensor:
 def less_equal_Tensor(input: Any, other: Any) -> Tensor:
     """`less_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    try:
-        return le(self, other)
-    except (AttributeError, TypeError):
-        check_arguments(
-            "less_equal",
-            (
-                ("input", "Tensor", 1, self),
-                ("other", "Tensor", 2, other),
-            ),
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "less_equal.Tensor", "elementwise", less_equal_Tensor, self, other
         )
-        raise
+    self_ = tensor_arg(self, "less_equal", "input", 1)
+    other_ = tensor_arg(other, "less_equal", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        result = Tensor._make(xp.less_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("less_equal", kernel_failure, self=self_, other=other_)
+    return result
 
 
 def less_equal_Scalar(input: Any, other: Any) -> Tensor:
     """`less_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "less_equal.Scalar", "elementwise", less_equal_Scalar, self, other
+        )
+    self_ = tensor_arg(self, "less_equal", "input", 1)
+    other = scalar_arg(other, "less_equal", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
     try:
-        return le(self, other)
-    except (AttributeError, TypeError):
-        check_arguments("less_equal", (("input", "Tensor", 1, self),))
-        raise
+        result = Tensor._make(xp.less_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("less_equal", kernel_failure, self=self_, other=other)
+    return result
 
 
 def less_equal__Tensor(input: Any, other: Any) -> Tensor:
@@ -19212,27 +19235,37 @@ def less_equal__Scalar(input: Any, other: Any) -> Tensor:
 def not_equal_Tensor(input: Any, other: Any) -> Tensor:
     """`not_equal.Tensor(Tensor self, Tensor other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
-    try:
-        return ne(self, other)
-    except (AttributeError, TypeError):
-        check_arguments(
-            "not_equal",
-            (
-                ("input", "Tensor", 1, self),
-                ("other", "Tensor", 2, other),
-            ),
+    if interposition.active and interposed(self, other):
+        return interpose(
+            "not_equal.Tensor", "elementwise", not_equal_Tensor, self, other
         )
-        raise
+    self_ = tensor_arg(self, "not_equal", "input", 1)
+    other_ = tensor_arg(other, "not_equal", "other", 2)
+    xp = np if type(self_) in NUMPY and type(other_) in NUMPY else xp_of(self_, other_)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        result = Tensor._make(xp.not_equal(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("not_equal", kernel_failure, self=self_, other=other_)
+    return result
 
 
 def not_equal_Scalar(input: Any, other: Any) -> Tensor:
     """`not_equal.Scalar(Tensor self, Scalar other) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "not_equal.Scalar", "elementwise", not_equal_Scalar, self, other
+        )
+    self_ = tensor_arg(self, "not_equal", "input", 1)
+    other = scalar_arg(other, "not_equal", "other", 2)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    self_, other = promote_operands(self_, other)
     try:
-        return ne(self, other)
-    except (AttributeError, TypeError):
-        check_arguments("not_equal", (("input", "Tensor", 1, self),))
-        raise
+        result = Tensor._make(xp.not_equal(self_, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("not_equal", kernel_failure, self=self_, other=other)
+    return result
 
 
 def not_equal__Tensor(input: Any, other: Any) -> Tensor:

@@ -161,9 +161,10 @@ def build_args(
 
 
 def inplace_safe(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, Any]:
-    """An in-place op may not write into a leaf that requires grad: give it
-    `self * 1` (a non-leaf whose gradient still reaches the leaf), in any library."""
-    if info.inplace and getattr(args.get("self"), "requires_grad", False):
+    """An in-place op may not write into a leaf that requires grad, and must not
+    change the caller's tensor: give it `self * 1` (a new tensor, whose gradient
+    still reaches the leaf), in any library."""
+    if info.inplace and hasattr(args.get("self"), "requires_grad"):
         args = {**args, "self": args["self"] * 1}
     return args
 

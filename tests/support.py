@@ -12,6 +12,7 @@ are re-exported here.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import sys
 from collections.abc import Callable
@@ -42,6 +43,8 @@ import torch_cpu_kernels
 #: The repository root (this file is tests/support.py).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INFOS = load_derivatives(REPO_ROOT / "derivatives.yaml")
+
+
 def _refuses_every_input(info: DifferentiabilityInfo) -> bool:
     """Every formula is not_implemented (_cdist_backward): a node whose backward
     raises, with nothing to compare against finite differences."""
@@ -51,8 +54,25 @@ def _refuses_every_input(info: DifferentiabilityInfo) -> bool:
 DIFFERENTIABLE = tuple(
     i for i in INFOS if i.op is not None and not _refuses_every_input(i)
 )
+_REFUSING_NODES = {
+    i.func.name: i.op for i in INFOS if i.op is not None and _refuses_every_input(i)
+}
+
+
+def refused_node(info: DifferentiabilityInfo) -> str | None:
+    """The node whose backward always raises PyTorch's NotImplementedError that
+    the entry records: its own, or, for a composite that is one call of such an
+    entry under another name (arccosh_ is acosh_), that entry's."""
+    if info.composite is None:
+        return info.op if info.func.name in _REFUSING_NODES else None
+    body = ast.parse(info.composite, mode="eval").body
+    if isinstance(body, ast.Call) and isinstance(body.func, ast.Name):
+        return _REFUSING_NODES.get(body.func.id)
+    return None
+
+
 # Entries whose node's backward always raises PyTorch's NotImplementedError.
-REFUSING = tuple(i for i in INFOS if i.op is not None and _refuses_every_input(i))
+REFUSING = tuple(i for i in INFOS if refused_node(i) is not None)
 
 
 def call_torch(

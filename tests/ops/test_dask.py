@@ -138,7 +138,12 @@ def test_entry_on_dask_computes_once_and_matches_numpy(
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
         want, want_grads = _run(info, kwargs, slots, _numpy_tensor, None)
         cotangents = [rng.standard_normal(o.shape) for o in want]
-        want, want_grads = _run(info, kwargs, slots, _numpy_tensor, cotangents)
+        try:
+            want, want_grads = _run(info, kwargs, slots, _numpy_tensor, cotangents)
+        except NotImplementedError as error:
+            if not str(error).startswith("the derivative for "):
+                raise
+            cotangents = None  # no gradient in PyTorch either (acosh_): forward only
         with compute_counter() as counter:
             try:
                 got, got_grads = _run(info, kwargs, slots, _dask_tensor, cotangents)
