@@ -113,6 +113,8 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
+from yamlgrad.runtime import window_functions
+from yamlgrad.runtime.window_functions import *  # noqa: F403 - hann_window, ...
 from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
@@ -145,6 +147,7 @@ dispatch.bind_ops(VariableType)
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
+    *window_functions.__all__,
     *devices.__all__,
     *sampling.__all__,
     *tensor_methods.__all__,

@@ -24,11 +24,13 @@ from support import (
 )
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import devices, factories, sampling, settings, tensor_methods
+from yamlgrad.runtime import window_functions
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
 NOT_FROM_YAML = {
     **{name: FACTORY for name in factories.__all__},
+    **{name: FACTORY for name in window_functions.__all__},
     **{
         name: "random state, not an op"
         for name in (
