@@ -5933,9 +5933,10 @@ class AddbmmBackward0(Node):
     __slots__ = (
         "_saved_alpha",
         "_raw_saved_batch1",
-        "_saved_batch1_sym_sizes",
+        "_saved_batch1_sym_argsize_0",
+        "_saved_batch1_sym_argsize_1",
         "_raw_saved_batch2",
-        "_saved_batch2_sym_sizes",
+        "_saved_batch2_sym_argsize_2",
         "_saved_beta",
     )
 
@@ -5953,9 +5954,10 @@ class AddbmmBackward0(Node):
             return grad_inputs
         alpha = self._saved_alpha
         batch1 = self._raw_saved_batch1.unpack(self, raw)
-        batch1_sym_sizes = self._saved_batch1_sym_sizes
+        batch1_sym_argsize_0 = self._saved_batch1_sym_argsize_0
+        batch1_sym_argsize_1 = self._saved_batch1_sym_argsize_1
         batch2 = self._raw_saved_batch2.unpack(self, raw)
-        batch2_sym_sizes = self._saved_batch2_sym_sizes
+        batch2_sym_argsize_2 = self._saved_batch2_sym_argsize_2
         beta = self._saved_beta
         if self.task_should_compute_output(0):
             grad_inputs[0] = maybe_multiply(grad, beta)
@@ -5964,7 +5966,11 @@ class AddbmmBackward0(Node):
                 bmm(
                     expand(
                         grad,
-                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                        [
+                            batch1_sym_argsize_0,
+                            batch1_sym_argsize_1,
+                            batch2_sym_argsize_2,
+                        ],
                     ),
                     transpose(batch2, 1, 2),
                 ),
@@ -5976,7 +5982,11 @@ class AddbmmBackward0(Node):
                     transpose(batch1, 1, 2),
                     expand(
                         grad,
-                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                        [
+                            batch1_sym_argsize_0,
+                            batch1_sym_argsize_1,
+                            batch2_sym_argsize_2,
+                        ],
                     ),
                 ),
                 alpha,
@@ -11297,7 +11307,7 @@ class EmbeddingBagBackward0(Node):
         "_raw_saved_result3",
         "_saved_scale_grad_by_freq",
         "_raw_saved_weight",
-        "_saved_weight_sym_sizes",
+        "_saved_weight_sym_argsize_0",
     )
 
     def __init__(self) -> None:
@@ -11324,7 +11334,7 @@ class EmbeddingBagBackward0(Node):
         result3 = self._raw_saved_result3.unpack(self, raw)
         scale_grad_by_freq = self._saved_scale_grad_by_freq
         weight = self._raw_saved_weight.unpack(self, raw)
-        weight_sym_sizes = self._saved_weight_sym_sizes
+        weight_sym_argsize_0 = self._saved_weight_sym_argsize_0
         if self.task_should_compute_output(0):
             grad_inputs[0] = embedding_bag_backward(
                 grad,
@@ -11333,7 +11343,7 @@ class EmbeddingBagBackward0(Node):
                 result1,
                 result2,
                 result3,
-                weight_sym_sizes[0],
+                weight_sym_argsize_0,
                 scale_grad_by_freq,
                 mode,
                 per_sample_weights,
@@ -12297,7 +12307,8 @@ class Im2ColBackward0(Node):
         "_saved_dilation",
         "_saved_kernel_size",
         "_saved_padding",
-        "_saved_self_sym_sizes",
+        "_saved_self_sym_argsize_minus_1",
+        "_saved_self_sym_argsize_minus_2",
         "_saved_stride",
     )
 
@@ -12309,12 +12320,13 @@ class Im2ColBackward0(Node):
         dilation = self._saved_dilation
         kernel_size = self._saved_kernel_size
         padding = self._saved_padding
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_argsize_minus_1 = self._saved_self_sym_argsize_minus_1
+        self_sym_argsize_minus_2 = self._saved_self_sym_argsize_minus_2
         stride = self._saved_stride
         if self.task_should_compute_output(0):
             grad_inputs[0] = col2im(
                 grad,
-                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                [self_sym_argsize_minus_2, self_sym_argsize_minus_1],
                 kernel_size,
                 dilation,
                 padding,

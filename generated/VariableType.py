@@ -80,6 +80,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
+    argsize_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
@@ -8384,10 +8385,11 @@ def addbmm(
         grad_fn._saved_alpha = alpha
         if grad_fn.should_compute_output(2):
             grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
-        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        grad_fn._saved_batch1_sym_argsize_0 = argsize_of(batch1_, 0)
+        grad_fn._saved_batch1_sym_argsize_1 = argsize_of(batch1_, 1)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
-        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_batch2_sym_argsize_2 = argsize_of(batch2_, 2)
         grad_fn._saved_beta = beta
     try:
         result = Tensor._make(
@@ -16801,10 +16803,11 @@ def addbmm_(
         grad_fn._saved_alpha = alpha
         if grad_fn.should_compute_output(2):
             grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
-        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        grad_fn._saved_batch1_sym_argsize_0 = argsize_of(batch1_, 0)
+        grad_fn._saved_batch1_sym_argsize_1 = argsize_of(batch1_, 1)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
-        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_batch2_sym_argsize_2 = argsize_of(batch2_, 2)
         grad_fn._saved_beta = beta
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
         self, batch1, batch2
@@ -21593,7 +21596,7 @@ def _embedding_bag(
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+        grad_fn._saved_weight_sym_argsize_0 = argsize_of(weight_, 0)
     try:
         outputs = [
             Tensor._make(value)
@@ -23178,7 +23181,8 @@ def im2col(
         grad_fn._saved_dilation = dilation
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_padding = padding
-        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_self_sym_argsize_minus_1 = argsize_of(self_, -1)
+        grad_fn._saved_self_sym_argsize_minus_2 = argsize_of(self_, -2)
         grad_fn._saved_stride = stride
     try:
         result = Tensor._make(

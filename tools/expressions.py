@@ -60,7 +60,7 @@ _STRUCTURAL = (
 TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T"})
 
 # `x.shape` saves PyTorch's `x_sym_sizes`; `x.ndim` its `x_dim`; `x.dtype` its
-# `x_scalar_type`.
+# `x_scalar_type` (and `x.shape[k]` one size, `x_sym_argsize_k`).
 SAVED_ATTRIBUTE_SUFFIX = {"shape": "sym_sizes", "ndim": "dim", "dtype": "scalar_type"}
 # How the wrapper reads each of them off an input's raw value (an ndarray, or the
 # Python number a Tensor argument may be given); see runtime/wrappers/variable_type_utils.py.
@@ -490,6 +490,36 @@ def _save_tensor_attribute(node: ast.Attribute, walk: _FormulaSaves) -> None:
     walk.save(name, SavedAttribute(name, expr, False, is_output, name))
 
 
+def _constant_dim(node: ast.AST) -> int | None:
+    """The integer of a subscript `k` or `-k`, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant_dim(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _save_tensor_argsize(node: ast.Subscript, dim: int, walk: _FormulaSaves) -> None:
+    """`x.shape[k]` saves only that size, `x_sym_argsize_k` (`minus_k` for -k),
+    read before the kernel runs: a dim x lacks fails there with PyTorch's
+    IndexError, as PyTorch's wrapper fails reading `x.sym_size(k)`."""
+    attribute = node.value
+    assert isinstance(attribute, ast.Attribute) and isinstance(
+        attribute.value, ast.Name
+    )
+    base = attribute.value.id
+    if base in walk.outputs:  # an output's size exists only after the kernel
+        _save_tensor_attribute(attribute, walk)
+        return
+    suffix = f"minus_{-dim}" if dim < 0 else str(dim)
+    name = f"{base}_sym_argsize_{suffix}"
+    walk.replacements[id(node)] = name
+    walk.skip.update({id(attribute), id(attribute.value)})
+    expr = f"argsize_of({base}_, {dim})"
+    walk.save(name, SavedAttribute(name, expr, False, False, name))
+
+
 def _save_args_sizes(node: ast.Call, walk: _FormulaSaves) -> None:
     """`to_args_sizes(tensors)` saves only the list's shapes."""
     if (
@@ -508,15 +538,29 @@ def _save_args_sizes(node: ast.Call, walk: _FormulaSaves) -> None:
     walk.save(name, SavedAttribute(name, expr, False, False, name))
 
 
+def _is_saved_attribute(node: ast.AST, walk: _FormulaSaves) -> bool:
+    """`x.shape`, `x.ndim` or `x.dtype` of a tensor argument or output."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in walk.tensors
+        and node.value.id not in walk.lists
+        and node.attr in SAVED_ATTRIBUTE_SUFFIX
+    )
+
+
 def _collect_attribute_saves(tree: ast.AST, walk: _FormulaSaves) -> None:
     for node in ast.walk(tree):
+        if id(node) in walk.skip:
+            continue
         if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in walk.tensors
-            and node.value.id not in walk.lists
-            and node.attr in SAVED_ATTRIBUTE_SUFFIX
+            isinstance(node, ast.Subscript)
+            and _is_saved_attribute(node.value, walk)
+            and node.value.attr == "shape"
+            and _constant_dim(node.slice) is not None
         ):
+            _save_tensor_argsize(node, _constant_dim(node.slice), walk)
+        elif _is_saved_attribute(node, walk):
             _save_tensor_attribute(node, walk)
         elif (
             isinstance(node, ast.Call)

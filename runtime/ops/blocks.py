@@ -57,16 +57,45 @@ def narrow_copy_backward(
 
 
 def unsafe_split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
-    """split's pieces, cut from one copy of `x` in its layout: the strides are
-    PyTorch's (its pieces are views), yet no piece aliases the input."""
-    return split_kernel(x if foreign(x) else np.array(x, copy=True), split_size, dim)
+    """split's pieces, cut from one copy of `x` with its strides: the strides
+    are PyTorch's (its pieces are views), yet no piece aliases the input."""
+    return _guard_overlap(split_kernel(_strided_copy(x), split_size, dim))
 
 
 def unsafe_split_with_sizes_kernel(
     x: Any, split_sizes: tuple[int, ...], dim: int
 ) -> list[Any]:
-    pieces = x if foreign(x) else np.array(x, copy=True)
-    return split_with_sizes_kernel(pieces, split_sizes, dim)
+    return _guard_overlap(split_with_sizes_kernel(_strided_copy(x), split_sizes, dim))
+
+
+def _strided_copy(x: Any) -> Any:
+    """A copy of `x` laid out with x's own strides, gaps included (a slice with
+    a step keeps them, so a piece that is not contiguous in PyTorch is not here
+    either); another backend's array as it is, since it cannot be written."""
+    if foreign(x):
+        return x
+    x = np.asarray(x)
+    strides = x.strides
+    if x.size == 0 or any(s < 0 or s % x.itemsize for s in strides):
+        return np.array(x, copy=True)
+    span = 1 + sum((n - 1) * (s // x.itemsize) for n, s in zip(x.shape, strides))
+    out = np.lib.stride_tricks.as_strided(
+        np.empty(span, dtype=x.dtype), x.shape, strides
+    )
+    out[...] = x
+    return out
+
+
+def _guard_overlap(pieces: list[Any]) -> list[Any]:
+    """Pieces whose elements share memory (a 0 stride along a dim of two or more,
+    as an expanded input's) made read-only: an in-place write into one fails as
+    PyTorch's does, where a piece of one row along that dim takes it."""
+    for piece in pieces:
+        if type(piece) is np.ndarray and any(
+            s == 0 and n > 1 for s, n in zip(piece.strides, piece.shape)
+        ):
+            piece.flags.writeable = False
+    return pieces
 
 
 def _as_block(x: Any) -> Any:

@@ -17,6 +17,7 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
+from yamlgrad.runtime.wrappers.variable_type_utils import argsize_of
 
 
 def _dense(x: Any) -> bool:
@@ -66,15 +67,7 @@ def _dim_list(dims: Any, ndim: int | None, op: str) -> list[int]:
 
 def _size_at(x: Any, d: int) -> int:
     """x.size(d), with PyTorch's IndexError for a dim x does not have."""
-    n = np.ndim(x)
-    if n == 0:
-        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
-    if not -n <= d < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
-            f"got {d})"
-        )
-    return int(np.shape(x)[d])
+    return argsize_of(x, d)
 
 
 def _sizes(shape: tuple[int, ...]) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.dtypes import promote_numpy
 from yamlgrad.runtime.ops.common import _constant, _raw, _zeros
 from yamlgrad.runtime.ops.namespace import array_namespace
 
@@ -53,6 +54,25 @@ def _check_index_tensor(name: str, values: np.ndarray) -> None:
             "scalar types: Long, Int; but got torch."
             f"{_index_type_name(values.dtype)} instead (while checking arguments for "
             "embedding_bag)"
+        )
+
+
+def _check_ranks(weight: np.ndarray, indices: np.ndarray, offsets: np.ndarray) -> None:
+    """PyTorch's rank checks, before any other: 1-D or 2-D indices, 1-D offsets
+    for 1-D indices, a 2-D weight."""
+    if indices.ndim not in (1, 2):
+        raise RuntimeError(
+            "input has to be a 1D or 2D Tensor, but got Tensor of dimension "
+            f"{indices.ndim}"
+        )
+    if indices.ndim == 1 and offsets.ndim != 1:
+        raise RuntimeError(
+            "offsets has to be a 1D Tensor, but got Tensor of dimension "
+            f"{offsets.ndim}"
+        )
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}"
         )
 
 
@@ -107,10 +127,14 @@ def embedding_bag_kernel(
     padding_idx: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(output, offset2bag, bag_size, max_indices) of the bags of rows."""
-    weight = np.asarray(weight)
-    indices = np.asarray(indices)
+    weight, indices, offsets = map(np.asarray, (weight, indices, offsets))
+    _check_ranks(weight, indices, offsets)
+    # indices and offsets are read in their common type (an int32 pair gives
+    # int32 bag outputs; a float one fails the indices' check)
+    index_dtype = promote_numpy(indices.dtype, offsets.dtype)
+    indices, offsets = indices.astype(index_dtype), offsets.astype(index_dtype)
     flat = indices.reshape(-1).astype(np.int64)
-    starts = _bag_starts(indices, np.asarray(offsets), include_last_offset)
+    starts = _bag_starts(indices, offsets, include_last_offset)
     if per_sample_weights is not None:
         if mode != _SUM:
             raise RuntimeError(
@@ -159,8 +183,9 @@ def embedding_bag_kernel(
     fast_sum = (
         mode == _SUM and padding_idx < 0 and weight.dtype == np.float32 and unit_stride
     )
-    offset2bag = np.zeros(0, dtype=np.int64) if fast_sum else bag_of.astype(np.int64)
-    return output.astype(weight.dtype), offset2bag, bag_size, max_indices
+    offset2bag = np.zeros(0, dtype=index_dtype) if fast_sum else bag_of
+    bag_outputs = (a.astype(index_dtype) for a in (offset2bag, bag_size, max_indices))
+    return (output.astype(weight.dtype), *bag_outputs)
 
 
 def _bags_of(indices: Any, offsets: Any, offset2bag: Any, bags: int) -> np.ndarray:

@@ -628,12 +628,13 @@ def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
     k %= 4
     if type(x) is not np.ndarray and foreign(x):
         return _turned(x, k, first, second)
-    # PyTorch's: a flipped copy, turned by a transposed view (its strides).
+    # PyTorch's: a flipped copy in the input's layout (as flip's), turned by a
+    # transposed view (its strides).
     if k == 0:
         return x.copy()
     if k == 2:
-        return np.flip(x, (first, second)).copy()
-    flipped = np.flip(x, second if k == 1 else first).copy()
+        return np.flip(x, (first, second)).copy(order="K")
+    flipped = np.flip(x, second if k == 1 else first).copy(order="K")
     return np.swapaxes(flipped, first, second)
 
 

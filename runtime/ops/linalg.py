@@ -147,11 +147,9 @@ def bmm_kernel(a: Any, b: Any) -> Any:
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_batch2(a, b)
-    if a.dtype != b.dtype:
-        raise RuntimeError(
-            f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}"
-        )
-    return np.matmul(a, b) if type(a) is type(b) is np.ndarray else _matmul(a, b)
+    _check_batch2_dtype(a.dtype, a, b)
+    product = np.matmul(a, b) if type(a) is type(b) is np.ndarray else _matmul(a, b)
+    return _in_batch2_dtype(product, b)
 
 
 def _check_batch2(a: Any, b: Any) -> None:
@@ -160,6 +158,22 @@ def _check_batch2(a: Any, b: Any) -> None:
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
+
+
+def _check_batch2_dtype(dtype: Any, b1: Any, b2: Any) -> None:
+    """batch2 of batch1's `dtype`: checked only by the product's kernel, which an
+    empty product (or a zero-length inner dim) never runs."""
+    if b2.dtype != dtype and 0 not in (*b1.shape, b2.shape[2]):
+        raise RuntimeError(
+            f"expected scalar type {_st(dtype)} but found {_st(b2.dtype)}"
+        )
+
+
+def _in_batch2_dtype(product: Any, b2: Any) -> Any:
+    """A batched product in batch2's dtype, which PyTorch gives the result."""
+    if product.dtype == b2.dtype:
+        return product
+    return backend.namespace_of(product).astype(product, b2.dtype)
 
 
 def dot_kernel(a: Any, b: Any) -> Any:
@@ -246,7 +260,9 @@ def _matmul_numpy(mat1: np.ndarray, mat2: np.ndarray) -> np.ndarray:
 
 def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
     """beta * x + alpha * sum_i b1[i] @ b2[i]: one matrix product over the
-    batch laid side by side."""
+    batch laid side by side. `x` is expanded to the result's sizes before the
+    batches' ranks are checked, as in PyTorch."""
+    _check_expands(x, (_size_at(b1, 1), _size_at(b2, 2)))
     for name, b in (("batch1", b1), ("batch2", b2)):
         if b.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -255,7 +271,6 @@ def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, {b2.shape[1]}]."
         )
-    _check_expands(x, (b1.shape[1], b2.shape[2]))
     batch, n, k = b1.shape
     xp = np if type(b1) is np.ndarray else backend.namespace_of(b1, b2)
     left = xp.reshape(xp.permute_dims(b1, (1, 0, 2)), (n, batch * k))
@@ -276,11 +291,8 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
             f"Input dtypes must be the same, got: input {_tm(dtype)}, batch1: "
             f"{_tm(b1.dtype)}, batch2: {_tm(b2.dtype)}"
         )
-    if b2.dtype != dtype:
-        raise RuntimeError(
-            f"expected scalar type {_st(dtype)} but found {_st(b2.dtype)}"
-        )
-    return addmm(x, b1, b2, beta, alpha)
+    _check_batch2_dtype(dtype, b1, b2)
+    return _in_batch2_dtype(addmm(x, b1, b2, beta, alpha), b2)
 
 
 def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:

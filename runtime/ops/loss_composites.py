@@ -196,7 +196,14 @@ def rms_norm_via_ops(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
             "at least one element, but got normalized_shape = []"
         )
-    trailing = tuple(input.shape[input.ndim - len(shape) :]) if shape else ()
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight "
+            f"of shape {_sizes(weight.shape)} and normalized_shape = {_sizes(shape)}"
+        )
+    if input.ndim == 0:
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
+    trailing = tuple(input.shape[input.ndim - len(shape) :])
     if len(shape) > input.ndim or trailing != shape:
         raise RuntimeError(
             "Given normalized_shape="
@@ -206,17 +213,20 @@ def rms_norm_via_ops(
             + "], but got input of size"
             + _sizes(input.shape)
         )
-    if weight is not None and tuple(weight.shape) != shape:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight "
-            f"of shape {_sizes(weight.shape)} and normalized_shape = {_sizes(shape)}"
-        )
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = [-(i + 1) for i in range(len(shape))]
     mean_square = ops.mean(ops.pow(input, 2), dims, True)
     out = ops.mul(input, ops.rsqrt(ops.add(mean_square, eps)))
-    return out if weight is None else ops.mul(out, weight)
+    if weight is not None:
+        out = ops.mul(out, weight)
+    # The result is laid out row-major and keeps the input's dtype, whatever the
+    # input's strides and the weight's dtype (a float64 weight does not promote a
+    # float32 input's result).
+    out = ops.contiguous(out)
+    if out._data.dtype != input._data.dtype:
+        out = ops._to_copy(out, dtype=input._data.dtype)
+    return out
 
 
 def instance_norm_via_ops(

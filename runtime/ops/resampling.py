@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import backend
-from yamlgrad.runtime.ops.common import _constant, _dim, _raw, _sizes
+from yamlgrad.runtime.ops.common import _constant, _dim, _raw, _size_at, _sizes
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.writes import array_like, foreign
 
@@ -686,7 +686,10 @@ def im2col_kernel(
 ) -> np.ndarray:
     """(N, C, H, W) -> (N, C kh kw, L): every sliding block as a column."""
     x = np.asarray(x)
-    if x.ndim not in (3, 4) or 0 in x.shape[-3:]:
+    # Sizes 1 and 2 are read before the rank (size 2 only when size 1 is not 0),
+    # so a 1-D or 2-D input fails reading them, with PyTorch's IndexError.
+    nonempty = _size_at(x, 1) != 0 and _size_at(x, 2) != 0
+    if not nonempty or x.ndim not in (3, 4) or 0 in x.shape[-3:]:
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
             f"other non-zero dimensions for input, but got: {_sizes(x.shape)}"

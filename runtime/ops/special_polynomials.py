@@ -73,7 +73,7 @@ def _evaluate(
 ) -> np.ndarray:
     """p_n(x): 0 for n < 0, then `edges`, then 1 for n == 0, `first` for n == 1
     and the recurrence for larger n."""
-    out = np.zeros(x.shape, x.dtype)
+    out = np.zeros_like(x)  # in x's layout, as PyTorch's element-wise result
     done = n < 0
     for where, value in (*edges, (n == 0, 1), (n == 1, first)):
         where = where & ~done

@@ -107,6 +107,7 @@ __all__ = [
     "device_arg",
     "optional_device_arg",
     "sizes_of",
+    "argsize_of",
     "ndim_of",
     "dtype_of",
     "args_sizes_of",
@@ -335,6 +336,21 @@ optional_device_arg = optional(device_arg)
 
 def sizes_of(value: Any) -> tuple[int, ...]:
     return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
+def argsize_of(value: Any, dim: int) -> int:
+    """One size, `x.size(dim)`, with PyTorch's IndexError for a dim the value does
+    not have: a formula that reads `x.shape[k]` saves only that size, read before
+    the kernel runs, as PyTorch's `x_sym_argsize_k`."""
+    n = ndim_of(value)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+            f"got {dim})"
+        )
+    return int(sizes_of(value)[dim])
 
 
 def ndim_of(value: Any) -> int:

@@ -309,6 +309,12 @@ SAVED_YAML = """\
   self: expand(grad, result.shape) * 2 * self.ndim  # right for 1-d inputs only
   samples:
     - {self: [3]}
+
+- name: column_sums(Tensor self) -> Tensor
+  forward: xp.sum(self, axis=0)
+  self: expand(grad, [self.shape[0], self.shape[-1]])
+  samples:
+    - {self: [2, 3]}
 """
 
 
@@ -363,6 +369,44 @@ def test_saved_values_are_what_the_formulas_read(saved_yaml_out: Path) -> None:
     assert infos["output_shape"].derivatives[0].formula == (
         "expand(grad, result_sym_sizes) * 2 * self_dim"
     )
+
+
+def test_one_size_read_by_a_formula_is_saved_alone_before_the_kernel(
+    saved_yaml_out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`self.shape[k]` saves that size, as PyTorch's `self_sym_argsize_k`, read
+    in the wrapper before the kernel: a dim the input lacks fails there, with
+    PyTorch's IndexError, even where the kernel would accept the input."""
+    (info,) = [
+        i
+        for i in load_derivatives(saved_yaml_out / "derivatives.yaml")
+        if i.func.name == "column_sums"
+    ]
+    assert [(s.name, s.expr) for s in info.all_saved] == [
+        ("self_sym_argsize_0", "argsize_of(self_, 0)"),
+        ("self_sym_argsize_minus_1", "argsize_of(self_, -1)"),
+    ]
+    assert info.derivatives[0].formula == (
+        "expand(grad, [self_sym_argsize_0, self_sym_argsize_minus_1])"
+    )
+    variable_type = (saved_yaml_out / "out" / "VariableType.py").read_text()
+    wrapper = wrapper_def(variable_type, "column_sums")
+    saved = wrapper.index(
+        "grad_fn._saved_self_sym_argsize_minus_1 = argsize_of(self_, -1)"
+    )
+    assert saved < wrapper.index("xp.sum(self_, axis=0)")
+    monkeypatch.syspath_prepend(str(saved_yaml_out))
+    try:
+        ops = importlib.import_module("saved_ops.generated.VariableType")
+        x = yg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        ops.column_sums(x).backward(yg.tensor(np.ones(3)))
+        assert x.grad.tolist() == [[1.0] * 3] * 2
+        assert ops.column_sums(yg.tensor(np.ones(3))).item() == 3.0  # no grad: no save
+        with pytest.raises(IndexError, match="no dimensions"):
+            ops.column_sums(yg.tensor(1.0, requires_grad=True))
+    finally:
+        for name in [m for m in sys.modules if m.startswith("saved_ops")]:
+            del sys.modules[name]
 
 
 def test_node_classes_hold_only_what_is_saved(saved_yaml_out: Path) -> None:

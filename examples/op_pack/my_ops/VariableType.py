@@ -37,6 +37,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
+    argsize_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
