@@ -125,9 +125,9 @@ _COS_C = tuple((-1) ** k / math.factorial(2 * k + 4) for k in range(6, -1, -1))
 _TRIG_LIMIT_N = 2.0**19
 # Results smaller than this at |x| > pi/4 (a near-multiple of pi) go to numpy's.
 _TRIG_NEAR_ZERO = 1e-11
-# Elements per block (eight float64 buffers of it stay in a core's cache); also
-# the size below which numpy's kernel is faster than the form's passes.
-_TRIG_BLOCK = 8192
+# Elements per block (the form's ten buffers of it stay in a core's 1 MiB
+# cache); about the size below which numpy's kernel is faster than its passes.
+_TRIG_BLOCK = 16384
 _SIGN_BIT = np.int64(-(2**63))
 
 
