@@ -38,6 +38,7 @@ The forms:
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -78,18 +79,51 @@ _ERF_TANH_CLAMP = 4.0
 def erf_float32_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     """erf of a float32 array into the float32 array `out` (which may be x):
     tanh(x * P(x**2)) in float64, rounded once. Sixteen float64 passes and two
-    conversions; nan stays nan, +-inf give +-1, -0.0 gives -0.0."""
-    wide = np.clip(x, -_ERF_TANH_CLAMP, _ERF_TANH_CLAMP, dtype=np.float64)
-    square = np.multiply(wide, wide)
-    head, *rest = _ERF_TANH_P
-    acc = np.multiply(square, head)
+    conversions, in blocks; nan stays nan, +-inf give +-1, -0.0 gives -0.0."""
+    return _in_blocks(_erf_float32_block, x, out, 3)
+
+
+def _polynomial_into(coefficients: tuple[float, ...], t: Any, acc: Any) -> Any:
+    head, *rest = coefficients
+    np.multiply(t, head, out=acc)
     for coefficient in rest[:-1]:
         acc += coefficient
-        acc *= square
+        acc *= t
     acc += rest[-1]
+    return acc
+
+
+def _erf_float32_block(x: Any, out: Any, buffers: list[Any]) -> None:
+    wide, square, acc = buffers
+    np.clip(x, -_ERF_TANH_CLAMP, _ERF_TANH_CLAMP, out=wide)
+    np.multiply(wide, wide, out=square)
+    _polynomial_into(_ERF_TANH_P, square, acc)
     acc *= wide
     np.tanh(acc, out=acc)
     np.copyto(out, acc, casting="same_kind")
+
+
+# Elements per block of a form's passes: its float64 buffers of this length stay
+# in a core's 1 MiB cache, where a pass costs a fraction of one over memory.
+_BLOCK = 16384
+
+
+def _in_blocks(form: Any, x: np.ndarray, out: np.ndarray, floats: int) -> np.ndarray:
+    """`form(x, out, buffers)` block by block over x and `out` when both are
+    contiguous in one order (`buffers`: `floats` float64 arrays of a block's
+    length, reused by every block), else once over the whole arrays."""
+    same = x.flags.c_contiguous and out.flags.c_contiguous
+    if not (same or x.flags.f_contiguous and out.flags.f_contiguous):
+        form(x, out, [np.empty(x.shape) for _ in range(floats)])
+        return out
+    flat, flat_out = x.ravel(order="K"), out.ravel(order="K")
+    size = flat.size
+    buffers = [np.empty(min(size, _BLOCK)) for _ in range(floats)]
+    for start in range(0, size, _BLOCK):
+        stop = min(start + _BLOCK, size)
+        if stop - start < len(buffers[0]):
+            buffers = [b[: stop - start] for b in buffers]
+        form(flat[start:stop], flat_out[start:stop], buffers)
     return out
 
 
@@ -125,28 +159,15 @@ _COS_C = tuple((-1) ** k / math.factorial(2 * k + 4) for k in range(6, -1, -1))
 _TRIG_LIMIT_N = 2.0**19
 # Results smaller than this at |x| > pi/4 (a near-multiple of pi) go to numpy's.
 _TRIG_NEAR_ZERO = 1e-11
-# Elements per block (the form's ten buffers of it stay in a core's 1 MiB
-# cache); about the size below which numpy's kernel is faster than its passes.
-_TRIG_BLOCK = 16384
+# The size below which numpy's kernel is faster than the form's passes.
+_TRIG_MIN_SIZE = 16384
 _SIGN_BIT = np.int64(-(2**63))
 
 
-def _polynomial_into(coefficients: tuple[float, ...], t: Any, acc: Any) -> Any:
-    head, *rest = coefficients
-    np.multiply(t, head, out=acc)
-    for coefficient in rest[:-1]:
-        acc += coefficient
-        acc *= t
-    acc += rest[-1]
-    return acc
-
-
-def _trig_block(
-    x: Any, out: Any, elsewhere: Any, quarter: int, buffers: list[Any]
-) -> None:
-    """sin(x + quarter * pi / 2) of one float64 block into `out`, and in
-    `elsewhere` where numpy's kernel must give the element instead."""
-    a, n, r, tail, t, s, c, k, bits, flag = buffers
+def _trig_block(quarter: int, x: Any, out: Any, buffers: list[Any]) -> None:
+    """sin(x + quarter * pi / 2) of one float64 block into `out`."""
+    a, n, r, tail, t, s, c, k, bits = buffers
+    k, bits = k.view(np.int64), bits.view(np.int64)
     np.abs(x, out=a)
     np.multiply(a, _TWO_OVER_PI, out=n)
     np.rint(n, out=n)
@@ -205,46 +226,28 @@ def _trig_block(
         bits ^= k
     s_bits ^= bits
     np.copyto(out, s)
-    # Elsewhere: a result near 0 past the first multiple of pi / 2, and |x| past
-    # the limit (the infinities too).
+    # numpy's kernel for a result near 0 past the first multiple of pi / 2, and
+    # past the limit (the infinities too).
     np.abs(s, out=t)
-    np.less(t, _TRIG_NEAR_ZERO, out=elsewhere)
-    np.greater_equal(n, 1, out=flag)
+    elsewhere, flag = np.less(t, _TRIG_NEAR_ZERO), np.greater_equal(n, 1)
     elsewhere &= flag
-    np.greater_equal(n, _TRIG_LIMIT_N, out=flag)
-    elsewhere |= flag
+    elsewhere |= np.greater_equal(n, _TRIG_LIMIT_N, out=flag)
+    if elsewhere.any():
+        elsewhere = np.flatnonzero(elsewhere)
+        out[elsewhere] = (np.cos if quarter else np.sin)(x[elsewhere])
 
 
 def _trig_float64(x: np.ndarray, quarter: int) -> np.ndarray:
     """sin (quarter 0) or cos (quarter 1) of a contiguous float64 array."""
-    out = np.empty_like(x)
-    flat, flat_out = x.ravel(order="K"), out.ravel(order="K")
-    size = flat.size
-    elsewhere = np.empty(size, np.bool_)
-    floats = [np.empty(_TRIG_BLOCK) for _ in range(7)]
-    integers = [np.empty(_TRIG_BLOCK, np.int64) for _ in range(2)]
-    buffers = floats + integers + [np.empty(_TRIG_BLOCK, np.bool_)]
     with np.errstate(invalid="ignore", over="ignore"):
-        for start in range(0, size, _TRIG_BLOCK):
-            stop = min(start + _TRIG_BLOCK, size)
-            if stop - start < _TRIG_BLOCK:
-                buffers = [b[: stop - start] for b in buffers]
-            block = slice(start, stop)
-            _trig_block(
-                flat[block], flat_out[block], elsewhere[block], quarter, buffers
-            )
-    elsewhere = np.flatnonzero(elsewhere)
-    if elsewhere.size:
-        kernel = np.cos if quarter else np.sin
-        flat_out[elsewhere] = kernel(flat[elsewhere])
-    return out
+        return _in_blocks(partial(_trig_block, quarter), x, np.empty_like(x), 9)
 
 
 def _trig_fast(x: Any) -> bool:
     return (
         type(x) is np.ndarray
         and x.dtype in _TRIG_FAST
-        and x.size >= _TRIG_BLOCK
+        and x.size >= _TRIG_MIN_SIZE
         and (x.flags.c_contiguous or x.flags.f_contiguous)
     )
 
