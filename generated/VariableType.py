@@ -3230,7 +3230,6 @@ def sin(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3238,7 +3237,7 @@ def sin(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(xp.sin(self_))
+        result = Tensor._make(elementwise.sin_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -3257,7 +3256,6 @@ def cos(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3265,7 +3263,7 @@ def cos(input: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(xp.cos(self_))
+        result = Tensor._make(elementwise.cos_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -14472,7 +14470,6 @@ def sin_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14484,7 +14481,7 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, xp.sin(self_))
+        write_inplace(self, elementwise.sin_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sin_", kernel_failure, self=self_)
     result = self
@@ -14504,7 +14501,6 @@ def cos_(input: Any) -> Tensor:
     if interposition.active and interposed(self):
         return interpose("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
-    xp = np if type(self_) in NUMPY else xp_of(self_)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -14516,7 +14512,7 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, xp.cos(self_))
+        write_inplace(self, elementwise.cos_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("cos_", kernel_failure, self=self_)
     result = self

@@ -34,6 +34,8 @@ KERNELS = (
     "cast",
     "erf",
     "erfc",
+    "sin_kernel",
+    "cos_kernel",
     "logit",
     "clamp",
     "lerp",
@@ -343,13 +345,15 @@ def _logaddexp(a: Any, b: Any, base2: bool) -> Any:
     return out
 
 
-def _unary(np_fn: Any, name: str) -> Any:
+def _unary(np_fn: Any, name: str, kernel: Any = None) -> Any:
     def helper(x: Any) -> Any:
         if isinstance(x, (int, float)):
             # numpy's IEEE results, not math's exceptions: log(0.0) is -inf (the
             # gradient of 0.0 ** y), log(-2.0) nan, exp(800.0) inf, as in PyTorch.
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return float(np_fn(x))
+        if kernel is not None and type(x) is np.ndarray:
+            return kernel(x)
         return getattr(array_namespace(x), name)(x)
 
     helper.__name__ = helper.__qualname__ = name
@@ -357,10 +361,13 @@ def _unary(np_fn: Any, name: str) -> Any:
     return helper
 
 
-cos = _unary(np.cos, "cos")
+# sin and cos of an ndarray through the op's forward kernel (its fast form).
+sin_kernel = special_kernels.sin_kernel
+cos_kernel = special_kernels.cos_kernel
+cos = _unary(np.cos, "cos", cos_kernel)
 
 
-sin = _unary(np.sin, "sin")
+sin = _unary(np.sin, "sin", sin_kernel)
 
 
 exp = _unary(np.exp, "exp")

@@ -20,20 +20,41 @@ The forms:
   clamped at 4), so a polynomial of modest degree suffices, and any error in P is
   damped by tanh's slope where erf approaches 1. Evaluated in float32
   arithmetic the same form errs by 3.7 ulps, above the bound, hence float64.
+
+* sin and cos, float64: numpy's float64 sin and cos call the scalar libm
+  routine here, several times torch's vectorised kernel. The form reduces |x|
+  by the nearest multiple n of pi/2 (pi/2 in three parts, the first two of 33
+  bits, so that n times each is exact for n < 2**20 and the reduced argument
+  is kept as a head and its rounding error), evaluates both sin and cos of the
+  reduced argument by their Taylor series (to the terms after which the rest
+  is below 1e-19 on [-pi/4, pi/4], the cos with the rounding of 1 - t/2 carried
+  separately), and picks one by the quadrant n mod 4 with bit operations (a
+  masked numpy write is ten times a plain pass). It runs in blocks that stay in
+  cache. About 0.82 ulp. Where the reduction would not be exact (n >= 2**19,
+  infinities) or the result is within 1e-11 of a zero away from 0 (where the
+  three parts of pi/2 leave too few bits), numpy's kernel gives the element.
 """
 
 from __future__ import annotations
 
+import math
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _special
 
 # The dtypes each function's form here serves: the dispatch below reads them,
 # and so does the accuracy script, which checks each one against its bound.
 _ERF_FAST = frozenset({np.dtype(np.float32)})
-FAST_FORMS: dict[str, frozenset[np.dtype]] = {"erf": _ERF_FAST}
+_TRIG_FAST = frozenset({np.dtype(np.float64)})
+FAST_FORMS: dict[str, frozenset[np.dtype]] = {
+    "erf": _ERF_FAST,
+    "sin": _TRIG_FAST,
+    "cos": _TRIG_FAST,
+}
 
 # P's coefficients in powers of t = x**2, highest first (degree 10). The
 # constant term is 2 / sqrt(pi) to eight digits (erf's slope at 0).
@@ -58,18 +79,51 @@ _ERF_TANH_CLAMP = 4.0
 def erf_float32_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     """erf of a float32 array into the float32 array `out` (which may be x):
     tanh(x * P(x**2)) in float64, rounded once. Sixteen float64 passes and two
-    conversions; nan stays nan, +-inf give +-1, -0.0 gives -0.0."""
-    wide = np.clip(x, -_ERF_TANH_CLAMP, _ERF_TANH_CLAMP, dtype=np.float64)
-    square = np.multiply(wide, wide)
-    head, *rest = _ERF_TANH_P
-    acc = np.multiply(square, head)
+    conversions, in blocks; nan stays nan, +-inf give +-1, -0.0 gives -0.0."""
+    return _in_blocks(_erf_float32_block, x, out, 3)
+
+
+def _polynomial_into(coefficients: tuple[float, ...], t: Any, acc: Any) -> Any:
+    head, *rest = coefficients
+    np.multiply(t, head, out=acc)
     for coefficient in rest[:-1]:
         acc += coefficient
-        acc *= square
+        acc *= t
     acc += rest[-1]
+    return acc
+
+
+def _erf_float32_block(x: Any, out: Any, buffers: list[Any]) -> None:
+    wide, square, acc = buffers
+    np.clip(x, -_ERF_TANH_CLAMP, _ERF_TANH_CLAMP, out=wide)
+    np.multiply(wide, wide, out=square)
+    _polynomial_into(_ERF_TANH_P, square, acc)
     acc *= wide
     np.tanh(acc, out=acc)
     np.copyto(out, acc, casting="same_kind")
+
+
+# Elements per block of a form's passes: its float64 buffers of this length stay
+# in a core's 1 MiB cache, where a pass costs a fraction of one over memory.
+_BLOCK = 16384
+
+
+def _in_blocks(form: Any, x: np.ndarray, out: np.ndarray, floats: int) -> np.ndarray:
+    """`form(x, out, buffers)` block by block over x and `out` when both are
+    contiguous in one order (`buffers`: `floats` float64 arrays of a block's
+    length, reused by every block), else once over the whole arrays."""
+    same = x.flags.c_contiguous and out.flags.c_contiguous
+    if not (same or x.flags.f_contiguous and out.flags.f_contiguous):
+        form(x, out, [np.empty(x.shape) for _ in range(floats)])
+        return out
+    flat, flat_out = x.ravel(order="K"), out.ravel(order="K")
+    size = flat.size
+    buffers = [np.empty(min(size, _BLOCK)) for _ in range(floats)]
+    for start in range(0, size, _BLOCK):
+        stop = min(start + _BLOCK, size)
+        if stop - start < len(buffers[0]):
+            buffers = [b[: stop - start] for b in buffers]
+        form(flat[start:stop], flat_out[start:stop], buffers)
     return out
 
 
@@ -87,3 +141,127 @@ def erf(x: Any) -> Any:
     if type(x) is np.ndarray and x.dtype in _ERF_FAST and x.ndim:
         return erf_float32_into(x, np.empty_like(x))
     return _special().erf(x)
+
+
+# pi/2 = _HALF_PI[0] + _HALF_PI[1] + _HALF_PI[2] to about 119 bits; the first two
+# parts have 33 significant bits each (the accuracy test re-derives all three).
+_HALF_PI = (
+    float.fromhex("0x1.921fb544p+0"),
+    float.fromhex("0x1.0b4611a6p-34"),
+    float.fromhex("0x1.3198a2e037073p-69"),
+)
+_TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
+# sin(r) = r + r**3 * S(r**2), cos(r) = 1 - r**2 / 2 + r**4 * C(r**2): the Taylor
+# coefficients, highest first (S through r**17, C through r**16).
+_SIN_S = tuple((-1) ** (k + 1) / math.factorial(2 * k + 3) for k in range(7, -1, -1))
+_COS_C = tuple((-1) ** k / math.factorial(2 * k + 4) for k in range(6, -1, -1))
+# n * _HALF_PI[0] is exact while n < 2**20: the form serves n below this.
+_TRIG_LIMIT_N = 2.0**19
+# Results smaller than this at |x| > pi/4 (a near-multiple of pi) go to numpy's.
+_TRIG_NEAR_ZERO = 1e-11
+# The size below which numpy's kernel is faster than the form's passes.
+_TRIG_MIN_SIZE = 16384
+_SIGN_BIT = np.int64(-(2**63))
+
+
+def _trig_block(quarter: int, x: Any, out: Any, buffers: list[Any]) -> None:
+    """sin(x + quarter * pi / 2) of one float64 block into `out`."""
+    a, n, r, tail, t, s, c, k, bits = buffers
+    k, bits = k.view(np.int64), bits.view(np.int64)
+    np.abs(x, out=a)
+    np.multiply(a, _TWO_OVER_PI, out=n)
+    np.rint(n, out=n)
+    high, middle, low = _HALF_PI
+    np.multiply(n, high, out=tail)
+    np.subtract(a, tail, out=tail)  # exact: the two are within a factor of 2
+    np.multiply(n, middle, out=t)  # exact
+    # The reduced argument as a head r and a tail below an ulp of it: two
+    # subtractions, each with its rounding error recovered exactly.
+    np.subtract(tail, t, out=r)
+    np.subtract(tail, r, out=tail)
+    tail -= t
+    np.multiply(n, low, out=t)
+    np.subtract(r, t, out=a)
+    np.subtract(r, a, out=r)
+    r -= t
+    tail += r
+    r, a = a, r
+    np.multiply(r, r, out=t)
+    # sin(r + tail) = r + (r t S(t) + tail (1 - t / 2))
+    _polynomial_into(_SIN_S, t, s)
+    s *= t
+    s *= r
+    np.multiply(t, -0.5, out=c)
+    c += 1
+    c *= tail
+    s += c
+    s += r
+    # cos(r + tail) = w + ((1 - w) - t / 2 + (t**2 C(t) - r tail)), w = 1 - t / 2
+    _polynomial_into(_COS_C, t, c)
+    c *= t
+    c *= t
+    np.multiply(r, tail, out=tail)
+    c -= tail
+    np.multiply(t, 0.5, out=t)
+    np.subtract(1, t, out=r)
+    np.subtract(1, r, out=a)
+    a -= t
+    c += a
+    c += r
+    # The quadrant q = n + quarter: cos where q is odd, negated where q & 2 (and,
+    # for sin, where x is negative: sin is odd), as integer operations on the bits.
+    np.copyto(k, n, casting="unsafe")
+    if quarter:
+        k += quarter
+    s_bits, c_bits = s.view(np.int64), c.view(np.int64)
+    np.bitwise_and(k, 1, out=bits)
+    np.negative(bits, out=bits)  # all ones where q is odd
+    np.bitwise_xor(s_bits, c_bits, out=c_bits)
+    c_bits &= bits
+    s_bits ^= c_bits
+    np.bitwise_and(k, 2, out=bits)
+    np.left_shift(bits, 62, out=bits)
+    if not quarter:
+        np.bitwise_and(x.view(np.int64), _SIGN_BIT, out=k)
+        bits ^= k
+    s_bits ^= bits
+    np.copyto(out, s)
+    # numpy's kernel for a result near 0 past the first multiple of pi / 2, and
+    # past the limit (the infinities too).
+    np.abs(s, out=t)
+    elsewhere, flag = np.less(t, _TRIG_NEAR_ZERO), np.greater_equal(n, 1)
+    elsewhere &= flag
+    elsewhere |= np.greater_equal(n, _TRIG_LIMIT_N, out=flag)
+    if elsewhere.any():
+        elsewhere = np.flatnonzero(elsewhere)
+        out[elsewhere] = (np.cos if quarter else np.sin)(x[elsewhere])
+
+
+def _trig_float64(x: np.ndarray, quarter: int) -> np.ndarray:
+    """sin (quarter 0) or cos (quarter 1) of a contiguous float64 array."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _in_blocks(partial(_trig_block, quarter), x, np.empty_like(x), 9)
+
+
+def _trig_fast(x: Any) -> bool:
+    return (
+        type(x) is np.ndarray
+        and x.dtype in _TRIG_FAST
+        and x.size >= _TRIG_MIN_SIZE
+        and (x.flags.c_contiguous or x.flags.f_contiguous)
+    )
+
+
+def sin_kernel(x: Any) -> Any:
+    """sin of an array of any backend: the fast form for a large contiguous
+    float64 ndarray, the namespace's sin otherwise."""
+    if _trig_fast(x):
+        return _trig_float64(x, 0)
+    return backend.namespace_of(x).sin(x)
+
+
+def cos_kernel(x: Any) -> Any:
+    """cos of an array of any backend, as sin_kernel."""
+    if _trig_fast(x):
+        return _trig_float64(x, 1)
+    return backend.namespace_of(x).cos(x)

@@ -97,3 +97,77 @@ def test_ndtr_float32_matches_torch() -> None:
     ours = yg.special.ndtr(yg.tensor(x)).numpy()
     theirs = torch.special.ndtr(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=6e-8)
+
+
+def _float64_ulps(values: np.ndarray, x: np.ndarray, kernel: object) -> float:
+    """Errors of float64 values in float64 ulps, against the extended-precision
+    kernel (the x87 80-bit long double, whose own error is 2**-11 of those)."""
+    reference = kernel(x.astype(np.longdouble))
+    spacing = np.spacing(np.abs(reference.astype(np.float64)))
+    error = np.abs(values.astype(np.longdouble) - reference) / spacing
+    return float(np.nanmax(error))
+
+
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).nmant < 63, reason="needs an extended long double"
+)
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_trig_float64_form_within_its_bound(name: str) -> None:
+    rng = np.random.default_rng(3)
+    top = np.array(np.finfo(np.float64).max).view(np.int64)
+    spread = rng.integers(0, top, 100_000).view(np.float64)
+    x = np.concatenate(
+        [
+            rng.uniform(-10, 10, 100_000),
+            rng.uniform(-(2.0**20), 2.0**20, 100_000),  # past the form's limit too
+            spread * rng.choice([-1.0, 1.0], spread.size),
+        ]
+    )
+    kernel = getattr(special_kernels, f"{name}_kernel")
+    assert _float64_ulps(kernel(x), x, getattr(np, name)) < 0.85  # the docstring's
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_trig_float64_special_values_and_layout(name: str) -> None:
+    tiny = np.finfo(np.float64).smallest_subnormal
+    big = np.finfo(np.float64).max
+    special = [0.0, -0.0, tiny, -tiny, 1e-300, big, -big, 2.0**19 * np.pi, 1e6]
+    multiples = np.pi / 2 * np.arange(1, 40)  # results near 0 go to numpy's kernel
+    x = np.resize(np.concatenate([special, multiples, [np.nan]]), 3 * 8192)
+    kernel = getattr(special_kernels, f"{name}_kernel")
+    ours, theirs = kernel(x), getattr(np, name)(x)
+    np.testing.assert_array_max_ulp(ours, theirs, maxulp=1)
+    assert np.array_equal(np.signbit(ours), np.signbit(theirs))
+    with np.errstate(invalid="ignore"):
+        at_inf = kernel(np.resize([np.inf, -np.inf, 1.0], 9000))
+    assert np.isnan(at_inf[:2]).all()
+    wide = np.linspace(-5, 5, 4 * 8192).reshape(128, 256)
+    for view in (wide.T, wide[:, ::2]):  # Fortran order kept; strided: numpy's
+        out = kernel(view)
+        assert out.strides == getattr(np, name)(view).strides
+        np.testing.assert_array_max_ulp(out, getattr(np, name)(view), maxulp=1)
+
+
+def test_trig_half_pi_parts() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    high, middle, low = special_kernels._HALF_PI
+    assert high == np.ldexp(np.floor(np.ldexp(float(mpmath.pi / 2), 32)), -32)
+    rest = mpmath.pi / 2 - high
+    assert middle == float(mpmath.floor(rest * mpmath.mpf(2) ** 65) / 2**65)
+    assert low == float(rest - middle)
+    assert special_kernels._TWO_OVER_PI == float(2 / mpmath.pi)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_trig_float64_values_and_gradients_match_torch(name: str) -> None:
+    x = np.random.default_rng(4).uniform(-20, 20, (100, 200))
+    ours = yg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out, expected = getattr(yg, name)(ours), getattr(torch, name)(theirs)
+    np.testing.assert_array_max_ulp(out.detach().numpy(), expected.detach().numpy(), 1)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(
+        ours.grad.numpy(), theirs.grad.numpy(), rtol=0, atol=3e-16
+    )
