@@ -6602,10 +6602,7 @@ def _softmax_backward_data(
     try:
         result = Tensor._make(
             shapes.c_order(
-                elementwise.cast(
-                    activations.softmax_backward_data(grad_output_, output_, dim),
-                    input_dtype,
-                )
+                activations.softmax_backward_data_kernel(grad_output_, output_, dim)
             )
         )
     except ValueError as kernel_failure:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import warnings
 from typing import Any
 
@@ -34,6 +35,8 @@ from yamlgrad.runtime.compile.graph import CONSTANT, Call, Const, Graph, Value
 from yamlgrad.runtime.compile.passes import simplify
 
 _SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
+# One size a formula reads (`x.shape[-1]` saves `x_sym_argsize_minus_1`).
+_ARGSIZE = re.compile(r"(?P<base>\w+)_sym_argsize_(?P<minus>minus_)?(?P<dim>\d+)")
 
 
 def conform(grad: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -216,6 +219,11 @@ class BackwardBuilder:
         if name.endswith("_args_sizes"):
             spec = call.args[name[: -len("_args_sizes")]]
             return literal([_meta(s, "shape") for s in spec], self.ns)
+        argsize = _ARGSIZE.fullmatch(name)
+        if argsize is not None and argsize["base"] in call.args:
+            dim = int(argsize["dim"]) * (-1 if argsize["minus"] else 1)
+            shape = _meta(call.args[argsize["base"]], "shape")
+            return literal(int(shape[dim]), self.ns)
         for suffix, attribute in _SUFFIXES.items():
             base = name[: -len(suffix)]
             if not name.endswith(suffix):

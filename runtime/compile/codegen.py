@@ -7,8 +7,8 @@ reverse order, on ndarrays. What the whole graph knows and an eager node cannot
 is used here, once, at trace time:
 
 * names are values, not saved variables: an argument becomes the name of the
-  array it is, a shape (`self_sym_sizes`), a dtype or a non-tensor argument its
-  literal, and a branch on a literal (`... if alpha == 1 else ...`) is folded;
+  array it is, a shape (`self_sym_sizes`), one size (`self_sym_argsize_0`), a
+  dtype or a non-tensor argument its literal, and a branch on a literal (`... if alpha == 1 else ...`) is folded;
 * broadcast reductions are static: each formula runs once on the traced arrays,
   so the shape and dtype of every gradient are known; a reduction (`np.add.reduce`
   over the exact axes) or a cast is written only where they differ from the input;

@@ -15,6 +15,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import (
     _SAME_WIDTH,
@@ -32,7 +33,7 @@ KERNELS = (
     "relu",
     "silu_kernel",
     "softmax",
-    "softmax_backward_data",
+    "softmax_backward_data_kernel",
     "log_softmax",
     "cpu_softmax_input",
     "gelu_kernel",
@@ -68,10 +69,11 @@ BACKWARD_HELPERS = (
 )
 
 
-def _scratch(x: Any) -> Any:
-    """A fresh array of x's shape, layout and float dtype, for a kernel to write
-    its passes into (0-d included: numpy's ufuncs return a scalar without it)."""
-    return np.empty_like(x, dtype=_float_type(x))
+def _scratch(x: Any, order: str = "K") -> Any:
+    """A fresh array of x's shape, layout (or `order`) and float dtype, for a
+    kernel to write its passes into (0-d included: numpy's ufuncs return a
+    scalar without it)."""
+    return np.empty_like(x, dtype=_float_type(x), order=order)
 
 
 def _float_type(x: Any) -> np.dtype:
@@ -346,11 +348,12 @@ def log_sigmoid_forward_kernel(x: Any) -> tuple[Any, Any]:
     if xp is not None:
         buffer = xp.exp(-xp.abs(x))
         return xp.clip(x, max=0) - xp.log1p(buffer), buffer
-    buffer = _scratch(x)
+    # PyTorch's CPU kernel lays both out row-major, whatever x's strides
+    buffer = _scratch(x, "C")
     np.abs(x, out=buffer)
     np.negative(buffer, out=buffer)
     np.exp(buffer, out=buffer)
-    return _log_sigmoid_from(x, buffer, _scratch(x)), buffer
+    return _log_sigmoid_from(x, buffer, _scratch(x, "C")), buffer
 
 
 def log_sigmoid_kernel(x: Any) -> Any:
@@ -391,6 +394,17 @@ def softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
     """_softmax's backward: output * (grad - sum(grad * output, dim))."""
     dims = _dims(dim, output.ndim)
     return output * (grad - _sum_keepdim(grad * output, dims))
+
+
+def softmax_backward_data_kernel(grad: Any, output: Any, dim: int) -> Any:
+    """_softmax_backward_data: the gradient and the output of one dtype, which
+    the result keeps (input_dtype only tells a half-precision input apart)."""
+    if grad.dtype != output.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(grad.dtype)} but found "
+            f"{scalar_type_name(output.dtype)}"
+        )
+    return softmax_backward_data(grad, output, dim)
 
 
 def softmax_double_backward(grad: Any, grad_output: Any, dim: int, output: Any) -> Any:

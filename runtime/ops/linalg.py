@@ -11,6 +11,7 @@ view back with `_unsafe_view`). `matmul_by_rank` does the same, so `yg.matmul`,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -233,9 +234,20 @@ def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any
 
 
 def addmv_kernel(x: Any, mat: Any, vec: Any, beta: float, alpha: float) -> Any:
-    """beta * x + alpha * (mat @ vec)."""
-    mv_kernel(mat, vec)  # its checks
-    _check_expands(x, (mat.shape[0],))
+    """beta * x + alpha * (mat @ vec). x is a vector of mat's rows or one
+    element (PyTorch's checks, in its order: the size error reads x.size(0))."""
+    ranks = (np.ndim(x), mat.ndim, vec.ndim)
+    if ranks[1:] != (2, 1) or ranks[0] > 1:
+        raise RuntimeError(
+            "vector + matrix @ vector expected, got " + ", ".join(map(str, ranks))
+        )
+    size = math.prod(np.shape(x))
+    if mat.shape[1] != vec.shape[0] or size not in (mat.shape[0], 1):
+        raise RuntimeError(
+            f"size mismatch, got input ({_size_at(x, 0)}), mat ({mat.shape[0]}x"
+            f"{mat.shape[1]}), vec ({vec.shape[0]})"
+        )
+    mv_kernel(mat, vec)  # its dtype check
     return addmm(x, mat, vec, beta, alpha)
 
 

@@ -688,6 +688,12 @@ def lstsq_kernel(a: Any, b: Any, rcond: Any, driver: Any) -> tuple[Any, ...]:
         )
     _check_matrix(a, op, "input")
     _check_float(a, op)
+    if b.dtype != a.dtype:
+        raise RuntimeError(
+            f"{op}: Expected input and other to have the same dtype, but got input's "
+            f"dtype {scalar_type_name(a.dtype)} and other's dtype "
+            f"{scalar_type_name(b.dtype)}"
+        )
     vector = _vector_rhs(a, b)
     b = b[..., None] if vector else b
     m, n = a.shape[-2:]

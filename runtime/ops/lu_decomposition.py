@@ -147,7 +147,19 @@ def lu_unpack_kernel(
     m, n = lu.shape[-2:]
     empty = np.empty((0,), dtype=lu.dtype)
     lower, upper = _unpack(lu, m, n) if unpack_data else (empty, empty)
-    perm = _permutation(pivots, m, lu.dtype) if unpack_pivots else empty
+    if unpack_pivots:
+        # only the first min(m, n) swaps are read, each a row of LU (1-based)
+        swaps = np.asarray(pivots)[..., : min(m, n)]
+        if swaps.size and (swaps.min() < 1 or swaps.max() > m):
+            raise RuntimeError(
+                "pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                "inclusive.Did you properly pass the result of lu_factor?"
+            )
+        perm = _permutation(swaps, m, lu.dtype)
+        batch = np.broadcast_shapes(lu.shape[:-2], swaps.shape[:-1])
+        perm = np.ascontiguousarray(np.broadcast_to(perm, batch + perm.shape[-2:]))
+    else:
+        perm = empty
     return perm, np.ascontiguousarray(lower), np.ascontiguousarray(upper)
 
 

@@ -106,6 +106,11 @@ LEFT_OUT = {
         name: "vectors whose signs numpy's LAPACK and MKL pick differently"
         for name in ("_linalg_svd", "linalg_svd", "svd", "_linalg_eigh", "linalg_eigh")
     },
+    # The implicit derivatives of Gamma and Beta draws: PyTorch's values are fitted
+    # approximations (relative error up to about 1e-3) and it records a node,
+    # yamlgrad none (pinned in tests/ops/test_torch_parity.py at that tolerance).
+    "_standard_gamma_grad": "PyTorch's values are approximations",
+    "_dirichlet_grad": "PyTorch's values are approximations",
     # PyTorch's backward of these fails on its own in-place writes (pinned in
     # tests/ops/test_torch_parity.py).
     "vander": "PyTorch's backward raises",
@@ -116,6 +121,8 @@ LEFT_OUT = {
 TORCH_ONLY_ERRORS = (
     # nll_loss2d's backward on a non-contiguous input
     "grad_input must be contiguous",
+    # _pdist_backward called directly on a non-contiguous input
+    "_pdist_backward requires self to be contiguous",
     # group norm's CPU kernel on a non-contiguous input
     "Expected X.is_contiguous(memory_format) to be true",
 )
@@ -187,6 +194,29 @@ KNOWN_GAPS = {
     and any(
         isinstance(args.get(n), yg.Tensor) and not args[n]._data.flags.c_contiguous
         for n in ("weight", "bias")
+    ),
+    # PyTorch's CPU _masked_softmax reads its input as if contiguous: a strided
+    # one gives the softmax of other elements (whose rows do not sum to 1).
+    "_masked_softmax of a strided input": lambda step, args: step.info.func.name
+    == "_masked_softmax"
+    and not args["self"]._data.flags.c_contiguous,
+    # addmv of an empty matrix and a one-element input: PyTorch's result takes the
+    # input's shape, not the matrix's rows (beta * input broadcast, as yamlgrad's).
+    "addmv of an empty matrix and a one-element input": lambda step, args: (
+        step.info.func.name in ("addmv", "addmv_")
+        and args["mat"].numel() == 0
+        and args["self"].numel() == 1
+        and tuple(args["self"].shape) != (args["mat"].shape[0],)
+    ),
+    # PyTorch's grid samplers take an unknown interpolation or padding mode (a
+    # perturbed int) unchecked, and read or write out of bounds (the process
+    # aborts): there is no reference to compare with.
+    "grid sampler with an unknown mode": lambda step, args: (
+        step.info.func.name in ("grid_sampler_2d", "grid_sampler_3d")
+        and (
+            args["interpolation_mode"] not in (0, 1, 2)
+            or args["padding_mode"] not in (0, 1, 2)
+        )
     ),
     # PyTorch's binary_cross_entropy writes into an output shaped like self and,
     # for a larger target, resizes it (deprecated, with a warning) and returns
@@ -262,8 +292,18 @@ LAYOUT_DIFFERS += ("linalg_cholesky", "linalg_cholesky_ex", "linalg_solve_triang
 LAYOUT_DIFFERS += ("max_pool2d_with_indices",)
 # PyTorch's nonzero fills its (n, ndim) result column by column.
 LAYOUT_DIFFERS += ("nonzero",)
+# Programs whose second order PyTorch takes from other formulas than the
+# derivative of its first order, at an edge: no second order against torch.
+SECOND_ORDER_DIFFERS = {
+    # A mean loss of broadcast operands: PyTorch's double backward divides the
+    # target's part by the target's element count, where its first order (which
+    # yamlgrad copies, and differentiates) divides by self's.
+    "second order of a mean loss of broadcast operands": FD_EXCEPTIONS[
+        "mean loss of broadcast operands"
+    ],
+}
 # Ops whose backward PyTorch cannot differentiate: no second order against torch.
-NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
+NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_", "multi_margin_loss")
 
 ENTRIES: tuple[DifferentiabilityInfo, ...] = tuple(
     # (random entries draw values torch cannot match; their own tests pin them.
@@ -866,6 +906,15 @@ def _within_float32_noise(
     return True
 
 
+def _second_order_differs(program: Program, run: Run) -> bool:
+    """Whether a SECOND_ORDER_DIFFERS predicate holds for a step (counted)."""
+    for name, differs in SECOND_ORDER_DIFFERS.items():
+        if any(_holds(differs, st, a) for st, a in zip(program.steps, run.step_args)):
+            STATS[name] += 1
+            return True
+    return False
+
+
 def _holds(predicate: Any, step: Step, args: dict[str, Any]) -> bool:
     """A predicate over a call's arguments; False where they do not fit it."""
     try:
@@ -948,12 +997,6 @@ def _mixed_layouts(step: Step, args: dict[str, Any]) -> bool:
 
 
 @FUZZ
-# TODO: the op table grew by the nn, distributions and aten families; the new
-# draws reach five cases not yet closed: rms_norm's result dtype with a weight of
-# another float dtype and with a transposed input, _embedding_bag's error type for
-# a 0-d weight, baddbmm of mixed float dtypes (torch computes, yamlgrad refuses),
-# unsafe_split of a strided input. Remove this mark once they are fixed.
-@pytest.mark.xfail(reason="open cases found by the new draws (see TODO)", strict=False)
 @given(programs(), st.booleans())
 def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     program: Program, second_order: bool
@@ -975,8 +1018,12 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     if loss is None or not ref_loss.requires_grad:
         assert loss is None or not loss.requires_grad, text
         return
-    create_graph = second_order and all(
-        s.info.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH for s in program.steps
+    create_graph = (
+        second_order
+        and all(
+            s.info.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH for s in program.steps
+        )
+        and not _second_order_differs(program, ours)
     )
     grads, error = _grads(ours, loss, create_graph)
     ref_grads, ref_error = _grads(theirs, ref_loss, create_graph)
