@@ -3,7 +3,8 @@ and scipy's, and whether each fast form earns its place.
 
     python benchmarks/special_accuracy.py            # writes benchmarks/special_accuracy.md
     python benchmarks/special_accuracy.py --names erf,gelu --points 2000
-    python benchmarks/special_accuracy.py --refit     # re-derives the erf coefficients
+    python benchmarks/special_accuracy.py --refit erf  # re-derives the erf coefficients
+    python benchmarks/special_accuracy.py --refit erfinv  # and erfinv's two
 
 For every function and dtype, the maximum error in ulps of the dtype, over:
 
@@ -441,15 +442,44 @@ def refit(degree: int = 10) -> tuple[float, ...]:
     return tuple(float(c) for c in in_t.coef[::-1])
 
 
+def refit_erfinv(degree: int = 12) -> list[tuple[float, ...]]:
+    """special_kernels' erfinv polynomials: erfinv(x) / x, w = -log(1 - x**2),
+    in s = w / 2.5 - 1 on w in [0, 5], then in s mapping sqrt(w) in
+    [sqrt(5), sqrt(16.7)] to [-1, 1], by Chebyshev least-squares fits weighted to
+    the relative error (scipy's float64 erfinv as the reference, far below a
+    float32 ulp), converted to powers of s, highest first."""
+    from numpy.polynomial import chebyshev
+
+    split, end = special_kernels._ERFINV_SPLIT, special_kernels._ERFINV_END
+    fits = []
+    for low, high, root in (
+        (0.0, split, False),
+        (math.sqrt(split), math.sqrt(end), True),
+    ):
+        y = np.linspace(low, high, 200_001)
+        w = np.maximum(y * y if root else y, 1e-300)
+        x = np.sqrt(-np.expm1(-w))  # 1 - x**2 = exp(-w)
+        target = sc.erfinv(x) / x
+        target[w < 1e-280] = math.sqrt(math.pi) / 2  # the limit at 0
+        s = (2 * y - low - high) / (high - low)
+        series = chebyshev.chebfit(s, target, degree, w=1 / target)
+        fits.append(tuple(float(c) for c in chebyshev.cheb2poly(series)[::-1]))
+    return fits
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", help="comma-separated functions (nothing written)")
     parser.add_argument("--points", type=int, default=20_000)
-    parser.add_argument("--refit", action="store_true")
+    parser.add_argument("--refit", choices=["erf", "erfinv"])
     args = parser.parse_args(argv)
-    if args.refit:
+    if args.refit == "erf":
         for coefficient in refit():
             print(repr(coefficient))
+        return 0
+    if args.refit == "erfinv":
+        for polynomial in refit_erfinv():
+            print(polynomial)
         return 0
     wanted = None if args.names is None else set(args.names.split(","))
     rows = []

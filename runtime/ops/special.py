@@ -20,6 +20,7 @@ import numpy as np
 
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.errors import derivative_not_implemented
+from yamlgrad.runtime.ops import special_kernels
 from yamlgrad.runtime.ops.common import _special, _xlog
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
@@ -76,13 +77,13 @@ BACKWARD_HELPERS = (
 )
 
 
-def _unary(name: str, scipy_name: str, doc: str) -> Any:
+def _unary(name: str, scipy_name: str, doc: str, function: Any = None) -> Any:
     def kernel(x: Any) -> Any:
         if isinstance(x, Tensor):
             return getattr(TENSOR_NAMESPACE, name)(x)
         if getattr(x, "dtype", np.dtype(float)).kind in "biu":
             x = x.astype(np.float64)  # an integer input (igamma's self): in float
-        return backend.blockwise(_special_fn(scipy_name), x)
+        return backend.blockwise(function or _special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name}); the recorded op on a Tensor."
@@ -93,7 +94,10 @@ def _special_fn(name: str) -> Any:
     return getattr(_special(), name)
 
 
-erfinv = _unary("erfinv", "erfinv", "The inverse error function")
+# The inverse error function: float32 arrays take special_kernels' form.
+erfinv = _unary(
+    "erfinv", "erfinv", "The inverse error function", special_kernels.erfinv
+)
 lgamma = _unary("lgamma", "gammaln", "log |Gamma(x)|")
 digamma = _unary("digamma", "psi", "d/dx log Gamma(x)")
 i0 = _unary("i0", "i0", "The modified Bessel function I0")
@@ -178,7 +182,7 @@ def sinc(x: Any) -> Any:
 
 def _no_gradient(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
-        return backend.blockwise(_special_fn(scipy_name), x)
+        return backend.blockwise(function or _special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name})."

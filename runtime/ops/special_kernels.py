@@ -33,6 +33,13 @@ The forms:
   cache. About 0.82 ulp. Where the reduction would not be exact (n >= 2**19,
   infinities) or the result is within 1e-11 of a zero away from 0 (where the
   three parts of pi/2 leave too few bits), numpy's kernel gives the element.
+
+* erfinv, float32: erfinv(x) = x * P(w), w = -log(1 - x**2), P one polynomial
+  of degree 12 for w < 5 (|x| below about 0.9966) and another, in sqrt(w), from
+  there to w = 16.7 (past the float32 below 1), each a Chebyshev least-squares
+  fit of erfinv(x) / x weighted to its relative error (about 5e-10 at most),
+  evaluated in float64 and rounded once. The tail's polynomial runs only in the
+  blocks that hold such an element. At +-1, w is inf and so is P: +-inf.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ _ERF_FAST = frozenset({np.dtype(np.float32)})
 _TRIG_FAST = frozenset({np.dtype(np.float64)})
 FAST_FORMS: dict[str, frozenset[np.dtype]] = {
     "erf": _ERF_FAST,
+    "erfinv": _ERF_FAST,
     "sin": _TRIG_FAST,
     "cos": _TRIG_FAST,
 }
@@ -141,6 +149,73 @@ def erf(x: Any) -> Any:
     if type(x) is np.ndarray and x.dtype in _ERF_FAST and x.ndim:
         return erf_float32_into(x, np.empty_like(x))
     return _special().erf(x)
+
+
+# erfinv's polynomials in s, highest first: s = w / 2.5 - 1 for w in [0, 5], and
+# s = (2 sqrt(w) - a - b) / (b - a) for sqrt(w) in [a, b] = [sqrt(5), sqrt(16.7)]
+# (benchmarks/special_accuracy.py --refit erfinv re-derives them).
+_ERFINV_SPLIT, _ERFINV_END = 5.0, 16.7
+_ERFINV_CENTRAL = (
+    -1.2288903648845281e-06,
+    2.938813676280688e-06,
+    7.834193144890421e-06,
+    -4.1420087888236856e-05,
+    2.1014584748917316e-05,
+    0.0002921539254781375,
+    -0.0008343218226572169,
+    -0.000487883731785395,
+    0.008525431605754684,
+    -0.019573563101239283,
+    -0.026108237682245433,
+    0.6166006919348217,
+    1.5014093511302617,
+)
+_ERFINV_TAIL = (
+    4.125625588182369e-06,
+    -2.5778402879258547e-06,
+    -2.7215017011221075e-05,
+    6.304194447917073e-05,
+    -2.5288961826924983e-05,
+    -0.00020554597624453807,
+    0.0007364451576874822,
+    -0.00152790768155426,
+    0.0024634544021270117,
+    -0.0037877645198887582,
+    0.005563855904000715,
+    0.9291432785033272,
+    2.994779907489531,
+)
+_ROOT_LOW, _ROOT_HIGH = math.sqrt(_ERFINV_SPLIT), math.sqrt(_ERFINV_END)
+
+
+def erfinv(x: Any) -> Any:
+    """erfinv of an ndarray or number in its float dtype: the fast form for a
+    float32 array, scipy.special.erfinv otherwise."""
+    if type(x) is np.ndarray and x.dtype in _ERF_FAST and x.ndim:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _in_blocks(_erfinv_float32_block, x, np.empty_like(x), 4)
+    return _special().erfinv(x)
+
+
+def _erfinv_float32_block(x: Any, out: Any, buffers: list[Any]) -> None:
+    wide, w, s, acc = buffers
+    np.copyto(wide, x)
+    np.subtract(1, wide, out=w)  # exact, as 1 + x: x has 24 bits
+    np.add(1, wide, out=s)
+    w *= s
+    np.log(w, out=w)
+    np.negative(w, out=w)
+    np.multiply(w, 2 / _ERFINV_SPLIT, out=s)
+    s -= 1
+    _polynomial_into(_ERFINV_CENTRAL, s, acc)
+    tail = np.greater_equal(w, _ERFINV_SPLIT)
+    if tail.any():
+        np.sqrt(w, out=s)
+        s *= 2 / (_ROOT_HIGH - _ROOT_LOW)
+        s -= (_ROOT_HIGH + _ROOT_LOW) / (_ROOT_HIGH - _ROOT_LOW)
+        np.copyto(acc, _polynomial_into(_ERFINV_TAIL, s, w), where=tail)
+    acc *= wide
+    np.copyto(out, acc, casting="same_kind")
 
 
 # pi/2 = _HALF_PI[0] + _HALF_PI[1] + _HALF_PI[2] to about 119 bits; the first two

@@ -171,3 +171,37 @@ def test_trig_float64_values_and_gradients_match_torch(name: str) -> None:
     np.testing.assert_allclose(
         ours.grad.numpy(), theirs.grad.numpy(), rtol=0, atol=3e-16
     )
+
+
+def test_erfinv_float32_form_within_its_bound() -> None:
+    top = int(np.array(1.0, np.float32).view(np.int32))
+    positive = np.arange(0, top, 61, dtype=np.int32).view(np.float32)
+    below_one = np.float32(1) - np.arange(1, 4000, dtype=np.float32) * 2**-24
+    x = np.concatenate([positive, -positive, below_one, -below_one])
+    reference = scipy_special.erfinv(x.astype(np.float64))
+    ours = _ulps(special_kernels.erfinv(x), reference).max()
+    theirs = _ulps(torch.erfinv(torch.from_numpy(x)).numpy(), reference).max()
+    assert ours <= max(theirs, 1.0)
+    assert ours < 0.51
+
+
+def test_erfinv_float32_special_values_match_torch() -> None:
+    tiny = np.finfo(np.float32).smallest_subnormal
+    x = np.array(
+        [0.0, -0.0, 1.0, -1.0, 1.5, -2.0, np.inf, -np.inf, np.nan, tiny, -tiny],
+        np.float32,
+    )
+    ours = yg.erfinv(yg.tensor(x)).numpy()
+    theirs = torch.erfinv(torch.from_numpy(x)).numpy()
+    np.testing.assert_array_max_ulp(ours, theirs, maxulp=1)
+    assert np.array_equal(np.signbit(ours[:2]), [False, True])
+    assert ours.dtype == np.float32
+
+
+def test_erfinv_float32_gradient_matches_torch() -> None:
+    x = np.random.default_rng(5).uniform(-0.99, 0.99, (50, 400)).astype(np.float32)
+    ours = yg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    yg.erfinv(ours).sum().backward()
+    torch.erfinv(theirs).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=2e-6)
