@@ -82,6 +82,9 @@ ERR_GRAD_DTYPE = (
 )
 ERR_ITEM_NUMEL = "a Tensor with {numel} elements cannot be converted to Scalar"
 ERR_BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+ERR_BOOL_EMPTY = "Boolean value of Tensor with no values is ambiguous"
+ERR_RESIZE_REQUIRES_GRAD = "cannot resize variables that require grad"
+ERR_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 WARN_NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
     ".grad attribute won't be populated during autograd.backward(). If you indeed want "

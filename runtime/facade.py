@@ -34,7 +34,7 @@ from yamlgrad.runtime.func import autograd_functional
 # facade attaches it: `yg.autograd.functional`.
 autograd.functional = autograd_functional
 autograd.__all__.append("functional")
-from yamlgrad.runtime import devices, sampling, tensor_methods
+from yamlgrad.runtime import devices, sampling, tensor_memory, tensor_methods
 from yamlgrad.runtime.devices import (
     accelerator,
     backends,
@@ -72,6 +72,9 @@ from yamlgrad.runtime.tensor_methods import (
     is_complex,
     is_floating_point,
     is_inference,
+    is_nonzero,
+    is_same_size,
+    is_signed,
     isclose,
     numel,
 )
@@ -412,6 +415,10 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, getter in tensor_methods.PROPERTIES.items():
         setattr(Tensor, name, property(getter))
+    for name, fn in tensor_memory.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, getter in tensor_memory.PROPERTIES.items():
+        setattr(Tensor, name, property(getter))
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
@@ -431,6 +438,9 @@ def _install_tensor_methods() -> None:
         ("half", dtypes.float16),
         ("long", dtypes.int64),
         ("int", dtypes.int32),
+        ("short", dtypes.int16),
+        ("char", dtypes.int8),
+        ("byte", dtypes.uint8),
         ("bool", dtypes.bool_),
         ("cfloat", dtypes.complex64),
         ("cdouble", dtypes.complex128),

@@ -28,6 +28,9 @@ __all__ = [
     "is_floating_point",
     "is_complex",
     "is_inference",
+    "is_nonzero",
+    "is_signed",
+    "is_same_size",
     "get_device",
     "detach",
     "detach_",
@@ -351,6 +354,18 @@ def is_complex(input: Tensor) -> bool:
 
 def is_inference(input: Tensor) -> bool:
     return input.is_inference()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    return input.is_nonzero()  # type: ignore[attr-defined]
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()  # type: ignore[attr-defined]
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return input.is_same_size(other)  # type: ignore[attr-defined]
 
 
 def detach(input: Tensor) -> Tensor:
