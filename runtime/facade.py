@@ -128,6 +128,30 @@ from yamlgrad.runtime.nn.functional_losses import (
     pairwise_distance,
 )
 from yamlgrad.runtime.nn.functional_losses import ctc_loss_reduced as ctc_loss
+from yamlgrad.runtime.nn.functional_losses import kl_div_reduced as kl_div
+
+# torch.conv1d and the others PyTorch binds to nn.functional's own functions are
+# those functions; the rest have ATen's signatures (runtime/nn/functional_aten.py).
+NN_FUNCTIONAL_BINDINGS = (
+    "adaptive_avg_pool1d",
+    "avg_pool1d",
+    "celu_",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "native_channel_shuffle",
+    "rrelu_",
+    "selu_",
+)
+globals().update(
+    {name: getattr(nn.functional, name) for name in NN_FUNCTIONAL_BINDINGS}
+)
+from yamlgrad.runtime.nn import functional_aten, functional_cells
+from yamlgrad.runtime.nn.functional_aten import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_cells import *  # noqa: F403
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -177,7 +201,11 @@ __all__ = [
     *functional.__all__,
     "cosine_similarity",
     "ctc_loss",
+    "kl_div",
     "pairwise_distance",
+    *NN_FUNCTIONAL_BINDINGS,
+    *functional_aten.__all__,
+    *functional_cells.__all__,
     *linalg_functional.__all__,
     "Tensor",
     "Size",

@@ -23,7 +23,9 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, factories, sampling, settings, tensor_methods
+from yamlgrad.runtime import devices, facade, factories, sampling, settings
+from yamlgrad.runtime import tensor_methods
+from yamlgrad.runtime.nn import functional_aten, functional_cells
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -173,6 +175,21 @@ NOT_FROM_YAML = {
         "nn.functional's ctc_loss with the reduction as PyTorch's enum, over the "
         "YAML's _ctc_loss entry"
     ),
+    "kl_div": "nn.functional's kl_div with the reduction as PyTorch's enum",
+    **{
+        name: "torch's binding of nn.functional's function of the same name"
+        for name in facade.NN_FUNCTIONAL_BINDINGS
+    },
+    **{
+        name: "an nn op with ATen's top-level signature over nn.functional's code "
+        "(runtime/nn/functional_aten.py)"
+        for name in functional_aten.__all__
+    },
+    **{
+        name: "a recurrent cell's step over the YAML's fused cells or linears, as "
+        "nn's cells take it (runtime/nn/functional_cells.py)"
+        for name in functional_cells.__all__
+    },
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",
