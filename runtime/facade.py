@@ -1,7 +1,7 @@
 """The public API: what `import yamlgrad as yg` offers, in PyTorch's spelling.
 
 (The generated ops are star-imported here, so inside this module `sum`, `max`,
-`min` and `abs` are yamlgrad ops, not the builtins.)
+`min`, `abs` and `range` are yamlgrad's, not the builtins.)
 
 With runtime/nn/functional.py, this is a runtime module that imports generated/:
 it re-exports the generated ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor
@@ -120,6 +120,8 @@ from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
+from yamlgrad.runtime import torch_utilities
+from yamlgrad.runtime.torch_utilities import *  # noqa: F403 - tril_indices, ...
 
 # torch.pairwise_distance, torch.cosine_similarity and torch.ctc_loss (which
 # takes the reduction as PyTorch's enum) are nn.functional's.
@@ -199,6 +201,7 @@ __all__ = [
     "tensordot",
     "block_diag",
     *functional.__all__,
+    *torch_utilities.__all__,
     "cosine_similarity",
     "ctc_loss",
     "kl_div",
@@ -289,8 +292,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a = list(range(a.ndim - dims, a.ndim))
-        dims_b = list(range(dims))
+        dims_a = list(builtins.range(a.ndim - dims, a.ndim))
+        dims_b = list(builtins.range(dims))
     else:
         first, second = dims
         dims_a = [first] if isinstance(first, int) else list(first)
@@ -365,7 +368,7 @@ def _ne(self: Tensor, other: Any) -> Any:
 
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
-    return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+    return VariableType.permute(self, tuple(builtins.range(self.ndim - 1, -1, -1)))
 
 
 def _matrix_transposed(name: str, batches: bool) -> Any:
@@ -455,6 +458,9 @@ def _install_tensor_methods() -> None:
     Tensor.mH = _matrix_transposed("mH", True)  # type: ignore[attr-defined]
     Tensor.H = _matrix_transposed("H", False)  # type: ignore[attr-defined]
     Tensor.unique = unique  # type: ignore[attr-defined]
+    Tensor.histogram = histogram  # type: ignore[attr-defined]
+    for name, fn in torch_utilities.METHODS.items():
+        setattr(Tensor, name, fn)
     Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]

@@ -24,7 +24,7 @@ from support import (
 )
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import devices, facade, factories, sampling, settings
-from yamlgrad.runtime import tensor_methods
+from yamlgrad.runtime import tensor_methods, torch_utilities
 from yamlgrad.runtime.nn import functional_aten, functional_cells
 from yamlgrad.tools.model import DifferentiabilityInfo
 
@@ -130,6 +130,17 @@ NOT_FROM_YAML = {
             "broadcast_tensors",
             "cartesian_prod",
         )
+    },
+    "histogram": (
+        "torch.histogram's bins as a count over a range, or edges, over the YAML's "
+        "histogram.bins_tensor entry"
+    ),
+    "unravel_index": "integer arithmetic on indices, outside any graph",
+    "chain_matmul": "the deprecated spelling of linalg.multi_dot, with its warning",
+    **{
+        name: "a factory, a type fact, or a removed function raising PyTorch's "
+        "text (runtime/torch_utilities.py)"
+        for name in torch_utilities.__all__
     },
     "gradient": (
         "torch.gradient's spacing (a number, numbers or coordinate tensors, which "
