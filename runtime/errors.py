@@ -671,3 +671,10 @@ ERR_REMOVED_MATRIX_RANK = (
     "parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to "
     "'hermitian'."
 )
+ERR_READ_ONLY_BUFFER = (
+    "The given buffer is not writable, and PyTorch does not support non-writable "
+    "tensors. This means you can write to the underlying (supposedly non-writable) "
+    "buffer using the tensor. You may want to copy the buffer to protect its data "
+    "or make it writable before converting it to a tensor. This type of warning "
+    "will be suppressed for the rest of this program."
+)

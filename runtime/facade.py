@@ -72,6 +72,7 @@ from yamlgrad.runtime.tensor_methods import (
     is_complex,
     is_floating_point,
     is_inference,
+    is_distributed,
     is_nonzero,
     is_same_size,
     is_signed,

@@ -32,6 +32,7 @@ from yamlgrad.runtime.errors import (
     ERR_NO_ACCELERATOR,
     ERR_NO_STORAGE,
     ERR_RESIZE_REQUIRES_GRAD,
+    warn_at_caller,
 )
 from yamlgrad.runtime.ops.common import _size_at
 from yamlgrad.runtime.tensor_methods import type_
@@ -327,6 +328,12 @@ def _false(self: Tensor) -> bool:
     return False
 
 
+def volatile(self: Tensor) -> bool:
+    """False, with PyTorch's warning that the flag was removed."""
+    warn_at_caller("volatile was removed (Variable.volatile is always False)")
+    return False
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "stride": stride,
     "storage_offset": storage_offset,
@@ -368,5 +375,6 @@ PROPERTIES: dict[str, Callable[[Tensor], Any]] = {
     "layout": lambda self: dtypes.strided,
     "itemsize": element_size,
     "nbytes": nbytes,
+    "volatile": volatile,
     **{name: _false for name in _NEVER},
 }

@@ -31,6 +31,7 @@ __all__ = [
     "is_nonzero",
     "is_signed",
     "is_same_size",
+    "is_distributed",
     "get_device",
     "detach",
     "detach_",
@@ -366,6 +367,10 @@ def is_signed(input: Tensor) -> bool:
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     return input.is_same_size(other)  # type: ignore[attr-defined]
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
 
 
 def detach(input: Tensor) -> Tensor:

@@ -20,6 +20,7 @@ from yamlgrad.runtime.errors import (
     ERR_REMOVED_MATRIX_RANK,
     ERR_REMOVED_SOLVE,
     ERR_REMOVED_SYMEIG,
+    ERR_READ_ONLY_BUFFER,
     scalar_type_name,
     warn_at_caller,
 )
@@ -28,10 +29,13 @@ from yamlgrad.runtime.tensor_methods import type_
 __all__ = [
     "tril_indices",
     "triu_indices",
+    "empty_permuted",
+    "frombuffer",
     "asarray",
     "range",
     "typename",
     "is_storage",
+    "is_vulkan_available",
     "solve",
     "lstsq",
     "symeig",
@@ -92,6 +96,63 @@ def triu_indices(
     """The (row, column) indices of the upper triangle of a row x col matrix
     (from the `offset`-th diagonal), row by row, as a 2 x N tensor."""
     return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
+
+
+def empty_permuted(
+    size: Any,
+    physical_layout: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """An uninitialized tensor of `size` whose dims lie in memory in the order
+    `physical_layout` names, outermost first (`empty_permuted((2, 3, 4), (0, 2,
+    1))` has strides (12, 1, 3))."""
+    shape, order = tuple(size), tuple(physical_layout)
+    if len(shape) != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the "
+            f"physical_layout; i.e. len(size) = {len(shape)} is not equal to "
+            f"len(physical_layout) = {len(order)}"
+        )
+    stored = factories.empty(*(shape[d] for d in order), dtype=dtype)._data
+    array = np.transpose(stored, np.argsort(order))
+    return factories._leaf(array, requires_grad, device)
+
+
+_warned_read_only = [False]
+
+
+def frombuffer(
+    buffer: Any,
+    *,
+    dtype: Any,
+    count: int = -1,
+    offset: int = 0,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A 1-d tensor over the memory of an object of the buffer protocol (shared,
+    not copied): `count` elements of `dtype` from byte `offset` (-1: all)."""
+    view = memoryview(buffer)
+    np_dtype = dtypes.to_numpy(dtype)
+    length = view.nbytes
+    if length == 0 or count == 0:
+        raise ValueError(
+            f"both buffer length ({length}) and count ({count}) must not be 0"
+        )
+    if count < 0 and (length - offset) % np_dtype.itemsize:
+        raise ValueError(
+            f"buffer length ({length - offset} bytes) after offset ({offset} bytes) "
+            f"must be a multiple of element size ({np_dtype.itemsize})"
+        )
+    if view.readonly and not _warned_read_only[0]:
+        _warned_read_only[0] = True
+        warn_at_caller(ERR_READ_ONLY_BUFFER)
+    array = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    return factories._leaf(array, requires_grad)
 
 
 def asarray(
@@ -173,6 +234,10 @@ def typename(obj: Any) -> str:
     module = type(obj).__module__
     name = type(obj).__qualname__
     return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def is_vulkan_available() -> bool:
+    return False
 
 
 def is_storage(obj: Any) -> bool:

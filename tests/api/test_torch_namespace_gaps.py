@@ -60,6 +60,9 @@ SAME = {
     "scalar_tensor": lambda m: m.scalar_tensor(3),
     "scalar_tensor_int": lambda m: m.scalar_tensor(3, dtype=m.int64),
     "scalar_tensor_bool": lambda m: m.scalar_tensor(True),
+    "empty_permuted_strides": lambda m: m.tensor(m.empty_permuted((2, 3, 4), (0, 2, 1)).stride()),
+    "frombuffer": lambda m: m.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=m.uint8, count=2, offset=1),
+    "frombuffer_int32": lambda m: m.frombuffer(bytearray(8), dtype=m.int32),
     "asarray_list": lambda m: m.asarray([1, 2]),
     "asarray_floats": lambda m: m.asarray([1.0, 2.0], dtype=m.float64),
     "asarray_number": lambda m: m.asarray(3.5),
@@ -106,6 +109,9 @@ ERRORS = {
     "range_sign": lambda m: m.range(4, 1),
     "range_step": lambda m: m.range(1, 4, 0),
     "scalar_tensor_complex": lambda m: m.scalar_tensor(2 + 1j),
+    "empty_permuted_rank": lambda m: m.empty_permuted((2, 3, 4), (0, 2)),
+    "frombuffer_empty": lambda m: m.frombuffer(bytearray(), dtype=m.uint8),
+    "frombuffer_size": lambda m: m.frombuffer(bytearray(b"123"), dtype=m.int32),
     "asarray_alias_sequence": lambda m: m.asarray([1, 2], copy=False),
     "asarray_alias_dtype": lambda m: m.asarray(m.ones(2), dtype=m.float64, copy=False),
     "histogram_bins": lambda m: m.histogram(m.tensor([1.0, 2.0]), 0),
@@ -183,6 +189,20 @@ def test_asarray_shares_memory_where_it_can() -> None:
     assert shared[0].item() == 5.0 and shared.dtype is yg.float64
     assert yg.asarray(a, copy=True).data_ptr() != a.ctypes.data
     assert yg.asarray(a, requires_grad=True).requires_grad
+
+
+def test_frombuffer_shares_the_buffers_memory() -> None:
+    buffer = bytearray(4)
+    t = yg.frombuffer(buffer, dtype=yg.uint8)
+    buffer[1] = 7
+    assert t.tolist() == [0, 7, 0, 0]
+
+
+def test_facts_of_devices_and_removed_flags_are_torchs() -> None:
+    assert yg.is_distributed(yg.ones(2)) is torch.is_distributed(torch.ones(2))
+    assert yg.is_vulkan_available() is torch.is_vulkan_available()
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert yg.ones(2).volatile is False
 
 
 def test_typename_and_is_storage() -> None:
