@@ -152,9 +152,10 @@ NN_FUNCTIONAL_BINDINGS = (
 globals().update(
     {name: getattr(nn.functional, name) for name in NN_FUNCTIONAL_BINDINGS}
 )
-from yamlgrad.runtime.nn import functional_aten, functional_cells
+from yamlgrad.runtime.nn import functional_aten, functional_cells, functional_rnn
 from yamlgrad.runtime.nn.functional_aten import *  # noqa: F403
 from yamlgrad.runtime.nn.functional_cells import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_rnn import *  # noqa: F403
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -210,6 +211,7 @@ __all__ = [
     *NN_FUNCTIONAL_BINDINGS,
     *functional_aten.__all__,
     *functional_cells.__all__,
+    *functional_rnn.__all__,
     *linalg_functional.__all__,
     "Tensor",
     "Size",

@@ -25,7 +25,7 @@ from support import (
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import devices, facade, factories, sampling, settings
 from yamlgrad.runtime import tensor_methods, torch_utilities
-from yamlgrad.runtime.nn import functional_aten, functional_cells
+from yamlgrad.runtime.nn import functional_aten, functional_cells, functional_rnn
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -200,6 +200,11 @@ NOT_FROM_YAML = {
         name: "a recurrent cell's step over the YAML's fused cells or linears, as "
         "nn's cells take it (runtime/nn/functional_cells.py)"
         for name in functional_cells.__all__
+    },
+    **{
+        name: "a recurrent layer over flat weights, as nn's layers run it "
+        "(runtime/nn/functional_rnn.py)"
+        for name in functional_rnn.__all__
     },
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",

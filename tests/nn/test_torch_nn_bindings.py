@@ -174,3 +174,46 @@ def test_rrelu_in_training_draws_slopes_in_its_bounds() -> None:
     x = -yg.ones(1000, dtype=yg.float64)
     slopes = -yg.rrelu(x, 0.1, 0.3, True, yg.Generator().manual_seed(0)).numpy()
     assert 0.1 <= slopes.min() and slopes.max() <= 0.3 and slopes.std() > 0.03
+
+
+def _flat(module: Any) -> list[Any]:
+    return list(module._flat_weights)
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_recurrent_layers_over_flat_weights_as_torch(
+    mode: str, bidirectional: bool
+) -> None:
+    kind = {"lstm": "LSTM", "gru": "GRU"}.get(mode, "RNN")
+    options = {} if kind != "RNN" else {"nonlinearity": mode.removeprefix("rnn_")}
+    torch.manual_seed(0)
+    theirs_module = getattr(torch.nn, kind)(
+        3, 4, 2, bidirectional=bidirectional, dtype=torch.float64, **options
+    )
+    weights = [w.detach().numpy() for w in theirs_module._flat_weights]
+    directions = 2 if bidirectional else 1
+    x = _randn(2, 5, 3)  # batch first
+    states = [_randn(2 * directions, 2, 4) for _ in range(2 if mode == "lstm" else 1)]
+
+    def call(m: Any, *tensors: Any) -> Any:
+        x, *rest = tensors
+        hx, params = rest[: len(states)], rest[len(states) :]
+        hx = list(hx) if mode == "lstm" else hx[0]
+        return getattr(m, mode)(x, hx, params, True, 2, 0.0, False, bidirectional, True)
+
+    # PyTorch transposes a batch-first output back in place (TransposeBackward1);
+    # here by a transpose (TransposeBackward0).
+    _check(call, [x, *states, *weights], node=False)
+
+
+def test_recurrent_layer_over_packed_data_as_torch() -> None:
+    torch.manual_seed(1)
+    module = torch.nn.GRU(3, 4, dtype=torch.float64)
+    weights = [w.detach().numpy() for w in module._flat_weights]
+    data, sizes = _randn(5, 3), np.array([2, 2, 1])
+
+    def call(m: Any, data: Any, batch_sizes: Any, hx: Any, *params: Any) -> Any:
+        return m.gru(data, batch_sizes, hx, list(params), True, 1, 0.0, False, False)
+
+    _check(call, [data, sizes, _randn(1, 2, 4), *weights])
