@@ -121,8 +121,9 @@ from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
-from yamlgrad.runtime import torch_utilities
+from yamlgrad.runtime import torch_utilities, window_functions
 from yamlgrad.runtime.torch_utilities import *  # noqa: F403 - tril_indices, ...
+from yamlgrad.runtime.window_functions import *  # noqa: F403 - hann_window, ...
 
 # torch.pairwise_distance, torch.cosine_similarity and torch.ctc_loss (which
 # takes the reduction as PyTorch's enum) are nn.functional's.
@@ -204,6 +205,7 @@ __all__ = [
     "block_diag",
     *functional.__all__,
     *torch_utilities.__all__,
+    *window_functions.__all__,
     "cosine_similarity",
     "ctc_loss",
     "kl_div",

@@ -24,7 +24,7 @@ from support import (
 )
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import devices, facade, factories, sampling, settings
-from yamlgrad.runtime import tensor_methods, torch_utilities
+from yamlgrad.runtime import tensor_methods, torch_utilities, window_functions
 from yamlgrad.runtime.nn import functional_aten, functional_cells, functional_rnn
 from yamlgrad.tools.model import DifferentiabilityInfo
 
@@ -142,6 +142,7 @@ NOT_FROM_YAML = {
         "text (runtime/torch_utilities.py)"
         for name in torch_utilities.__all__
     },
+    **{name: FACTORY for name in window_functions.__all__},
     "gradient": (
         "torch.gradient's spacing (a number, numbers or coordinate tensors, which "
         "no one schema spells) over recorded slices, differences and cat"

@@ -1,4 +1,5 @@
-"""torch's top-level utilities against torch: the triangle indices, asarray,
+"""torch's top-level utilities against torch: the triangle indices, the window
+functions, asarray,
 range, histogram, unravel_index, chain_matmul, the counting and sign ops
 (bincount, isin, gcd, lcm, signbit, isposinf, isneginf, heaviside, argwhere),
 the settings, typename and the removed linear-algebra functions."""
@@ -33,7 +34,7 @@ def _same(call: Callable[[Any], Any]) -> None:
 def _same_tensor(ours: Any, theirs: Any) -> None:
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
     assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def _same_error(call: Callable[[Any], Any]) -> None:
@@ -60,6 +61,17 @@ SAME = {
     "scalar_tensor": lambda m: m.scalar_tensor(3),
     "scalar_tensor_int": lambda m: m.scalar_tensor(3, dtype=m.int64),
     "scalar_tensor_bool": lambda m: m.scalar_tensor(True),
+    **{
+        f"{name}_{length}_{periodic}": (
+            lambda name, length, periodic: lambda m: getattr(m, name)(length, periodic)
+        )(name, length, periodic)
+        for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
+        for length in (0, 1, 2, 7)
+        for periodic in (True, False)
+    },
+    "hamming_window_coefficients": lambda m: m.hamming_window(5, False, 0.5, 0.5),
+    "kaiser_window_beta": lambda m: m.kaiser_window(6, True, 5.0, dtype=m.float64),
+    "blackman_window_double": lambda m: m.blackman_window(3, dtype=m.float64),
     "empty_permuted_strides": lambda m: m.tensor(m.empty_permuted((2, 3, 4), (0, 2, 1)).stride()),
     "frombuffer": lambda m: m.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=m.uint8, count=2, offset=1),
     "frombuffer_int32": lambda m: m.frombuffer(bytearray(8), dtype=m.int32),
@@ -109,6 +121,9 @@ ERRORS = {
     "range_sign": lambda m: m.range(4, 1),
     "range_step": lambda m: m.range(1, 4, 0),
     "scalar_tensor_complex": lambda m: m.scalar_tensor(2 + 1j),
+    "hann_window_negative": lambda m: m.hann_window(-1),
+    "kaiser_window_negative": lambda m: m.kaiser_window(-2),
+    "hann_window_int": lambda m: m.hann_window(4, dtype=m.int64),
     "empty_permuted_rank": lambda m: m.empty_permuted((2, 3, 4), (0, 2)),
     "frombuffer_empty": lambda m: m.frombuffer(bytearray(), dtype=m.uint8),
     "frombuffer_size": lambda m: m.frombuffer(bytearray(b"123"), dtype=m.int32),
