@@ -76,6 +76,7 @@ from yamlgrad.runtime.tensor_methods import (
     is_nonzero,
     is_same_size,
     is_signed,
+    resize_as_,
     isclose,
     numel,
 )

@@ -32,6 +32,7 @@ __all__ = [
     "is_signed",
     "is_same_size",
     "is_distributed",
+    "resize_as_",
     "get_device",
     "detach",
     "detach_",
@@ -371,6 +372,14 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 def is_distributed(input: Tensor) -> bool:
     return False
+
+
+def resize_as_(
+    input: Tensor, the_template: Tensor, *, memory_format: Any = None
+) -> Tensor:
+    return input.resize_as_(  # type: ignore[attr-defined]
+        the_template, memory_format=memory_format
+    )
 
 
 def detach(input: Tensor) -> Tensor:
