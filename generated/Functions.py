@@ -329,6 +329,7 @@ __all__ = [
     "ClampMaxBackward0",
     "ClampMaxBackward1",
     "NanToNumBackward0",
+    "HeavisideBackward0",
     "PowBackward0",
     "PowBackward1",
     "PowBackward2",
@@ -420,6 +421,7 @@ __all__ = [
     "LogSoftmaxBackward0",
     "SoftmaxBackwardDataBackward0",
     "SafeSoftmaxBackward0",
+    "BincountBackward0",
     "KthvalueBackward0",
     "MedianBackward0",
     "NanmedianBackward0",
@@ -2282,6 +2284,32 @@ class NanToNumBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class HeavisideBackward0(Node):
+    """Backward of `heaviside(Tensor self, Tensor values) -> Tensor`.
+
+    self, values: not_implemented('heaviside')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = not_implemented("heaviside")
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
 
 
 class PowBackward0(Node):
@@ -5075,6 +5103,24 @@ class SafeSoftmaxBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+
+class BincountBackward0(Node):
+    """Backward of `bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`.
+
+    weights: not_implemented('bincount')
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = not_implemented("bincount")
+        return grad_inputs
 
 
 class KthvalueBackward0(Node):

@@ -22,6 +22,7 @@ from yamlgrad.runtime.ops import (
     blocks,
     composites,
     convolutions,
+    counting,
     ctc,
     distances,
     elementwise,
@@ -184,6 +185,7 @@ from .Functions import (
     ClampMaxBackward0,
     ClampMaxBackward1,
     NanToNumBackward0,
+    HeavisideBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -275,6 +277,7 @@ from .Functions import (
     LogSoftmaxBackward0,
     SoftmaxBackwardDataBackward0,
     SafeSoftmaxBackward0,
+    BincountBackward0,
     KthvalueBackward0,
     MedianBackward0,
     NanmedianBackward0,
@@ -580,6 +583,12 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "floor_divide",
+    "isposinf",
+    "isneginf",
+    "signbit",
+    "heaviside",
+    "gcd",
+    "lcm",
     "pow",
     "float_power",
     "neg",
@@ -664,6 +673,9 @@ __all__ = [
     "argmin",
     "all",
     "any",
+    "bincount",
+    "argwhere",
+    "isin",
     "kthvalue",
     "median",
     "nanmedian",
@@ -944,6 +956,8 @@ __all__ = [
     "ger",
     "row_stack",
     "square_",
+    "gcd_",
+    "lcm_",
     "linear",
     "bilinear",
     "conv_tbc",
@@ -2965,6 +2979,99 @@ def floor_divide_Scalar(input: Any, other: Any) -> Tensor:
         result = Tensor._make(xp.floor_divide(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("floor_divide", kernel_failure, self=self_, other=other)
+    return result
+
+
+def isposinf(input: Any) -> Tensor:
+    """`isposinf(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("isposinf", "", isposinf, self)
+    self_ = tensor_arg(self, "isposinf", "input", 1)
+    try:
+        result = Tensor._make(counting.isposinf_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("isposinf", kernel_failure, self=self_)
+    return result
+
+
+def isneginf(input: Any) -> Tensor:
+    """`isneginf(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("isneginf", "", isneginf, self)
+    self_ = tensor_arg(self, "isneginf", "input", 1)
+    try:
+        result = Tensor._make(counting.isneginf_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("isneginf", kernel_failure, self=self_)
+    return result
+
+
+def signbit(input: Any) -> Tensor:
+    """`signbit(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("signbit", "", signbit, self)
+    self_ = tensor_arg(self, "signbit", "input", 1)
+    try:
+        result = Tensor._make(counting.signbit_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("signbit", kernel_failure, self=self_)
+    return result
+
+
+def heaviside(input: Any, values: Any) -> Tensor:
+    """`heaviside(Tensor self, Tensor values) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, values):
+        return interpose("heaviside", "", heaviside, self, values)
+    self_ = tensor_arg(self, "heaviside", "input", 1)
+    values_ = tensor_arg(values, "heaviside", "values", 2)
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        grad_fn = HeavisideBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    try:
+        result = Tensor._make(counting.heaviside_kernel(self_, values_))
+    except ValueError as kernel_failure:
+        raise kernel_error("heaviside", kernel_failure, self=self_, values=values_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, values):
+        with formula_mode():
+            result_t = no_forward_derivative("heaviside")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def gcd(input: Any, other: Any) -> Tensor:
+    """`gcd(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("gcd", "elementwise", gcd, self, other)
+    self_ = tensor_arg(self, "gcd", "input", 1)
+    other_ = tensor_arg(other, "gcd", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        result = Tensor._make(counting.gcd_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("gcd", kernel_failure, self=self_, other=other_)
+    return result
+
+
+def lcm(input: Any, other: Any) -> Tensor:
+    """`lcm(Tensor self, Tensor other) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("lcm", "elementwise", lcm, self, other)
+    self_ = tensor_arg(self, "lcm", "input", 1)
+    other_ = tensor_arg(other, "lcm", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        result = Tensor._make(counting.lcm_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("lcm", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -6929,6 +7036,193 @@ def any_dims(input: Any, dim: Any = None, keepdim: Any = False) -> Tensor:
         )
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
+    return result
+
+
+def bincount(input: Any, weights: Any = None, minlength: Any = 0) -> Tensor:
+    """`bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, weights):
+        return interpose("bincount", "", bincount, self, weights, minlength)
+    self_ = tensor_arg(self, "bincount", "input", 1)
+    weights_ = optional_tensor_arg(weights, "bincount", "weights", 2)
+    minlength = int_arg(minlength, "bincount", "minlength", 3)
+    grad_fn = None
+    if compute_requires_grad(weights):
+        grad_fn = BincountBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weights))
+    try:
+        result = Tensor._make(counting.bincount_kernel(self_, weights_, minlength))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bincount",
+            kernel_failure,
+            self=self_,
+            weights=weights_,
+            minlength=minlength,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(weights):
+        with formula_mode():
+            result_t = no_forward_derivative("bincount")
+        set_fw_grad(result, result_t)
+    return result
+
+
+def histogram_bins_tensor(
+    input: Any, bins: Any, *, weight: Any = None, density: Any = False
+) -> Any:
+    """`histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, bins, weight):
+        return interpose(
+            "histogram.bins_tensor",
+            "",
+            histogram_bins_tensor,
+            self,
+            bins,
+            weight,
+            density,
+        )
+    self_ = tensor_arg(self, "histogram.bins_tensor", "input", 1)
+    bins_ = tensor_arg(bins, "histogram.bins_tensor", "bins", 2)
+    weight_ = optional_tensor_arg(weight, "histogram.bins_tensor", "weight", 3)
+    density = bool_arg(density, "histogram", "density", 4)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in counting.histogram_kernel(self_, bins_, weight_, density)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "histogram",
+            kernel_failure,
+            self=self_,
+            bins=bins_,
+            weight=weight_,
+            density=density,
+        )
+    return return_type("histogram", ("hist", "bin_edges"))(*outputs)
+
+
+def argwhere(input: Any) -> Tensor:
+    """`argwhere(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("argwhere", "", argwhere, self)
+    self_ = tensor_arg(self, "argwhere", "input", 1)
+    try:
+        result = Tensor._make(blocks.nonzero_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("argwhere", kernel_failure, self=self_)
+    return result
+
+
+def isin_Tensor_Tensor(
+    elements: Any,
+    test_elements: Any,
+    *,
+    assume_unique: Any = False,
+    invert: Any = False,
+) -> Tensor:
+    """`isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`"""
+    if interposition.active and interposed(elements, test_elements):
+        return interpose(
+            "isin.Tensor_Tensor",
+            "elementwise",
+            isin_Tensor_Tensor,
+            elements,
+            test_elements,
+            assume_unique,
+            invert,
+        )
+    elements_ = tensor_arg(elements, "isin.Tensor_Tensor", "elements", 1)
+    test_elements_ = tensor_arg(test_elements, "isin.Tensor_Tensor", "test_elements", 2)
+    assume_unique = bool_arg(assume_unique, "isin", "assume_unique", 3)
+    invert = bool_arg(invert, "isin", "invert", 4)
+    elements_, test_elements_ = promote_operands(elements_, test_elements_)
+    try:
+        result = Tensor._make(
+            counting.isin_kernel(elements_, test_elements_, assume_unique, invert)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "isin",
+            kernel_failure,
+            elements=elements_,
+            test_elements=test_elements_,
+            assume_unique=assume_unique,
+            invert=invert,
+        )
+    return result
+
+
+def isin_Tensor_Scalar(
+    elements: Any, test_element: Any, *, assume_unique: Any = False, invert: Any = False
+) -> Tensor:
+    """`isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor`"""
+    if interposition.active and interposed(elements):
+        return interpose(
+            "isin.Tensor_Scalar",
+            "",
+            isin_Tensor_Scalar,
+            elements,
+            test_element,
+            assume_unique,
+            invert,
+        )
+    elements_ = tensor_arg(elements, "isin.Tensor_Scalar", "elements", 1)
+    test_element = scalar_arg(test_element, "isin", "test_element", 2)
+    assume_unique = bool_arg(assume_unique, "isin", "assume_unique", 3)
+    invert = bool_arg(invert, "isin", "invert", 4)
+    try:
+        result = Tensor._make(
+            counting.isin_kernel(elements_, test_element, assume_unique, invert)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "isin",
+            kernel_failure,
+            elements=elements_,
+            test_element=test_element,
+            assume_unique=assume_unique,
+            invert=invert,
+        )
+    return result
+
+
+def isin_Scalar_Tensor(
+    element: Any, test_elements: Any, *, assume_unique: Any = False, invert: Any = False
+) -> Tensor:
+    """`isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`"""
+    if interposition.active and interposed(test_elements):
+        return interpose(
+            "isin.Scalar_Tensor",
+            "",
+            isin_Scalar_Tensor,
+            element,
+            test_elements,
+            assume_unique,
+            invert,
+        )
+    element = scalar_arg(element, "isin", "element", 1)
+    test_elements_ = tensor_arg(test_elements, "isin.Scalar_Tensor", "test_elements", 2)
+    assume_unique = bool_arg(assume_unique, "isin", "assume_unique", 3)
+    invert = bool_arg(invert, "isin", "invert", 4)
+    try:
+        result = Tensor._make(
+            counting.isin_kernel(element, test_elements_, assume_unique, invert)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "isin",
+            kernel_failure,
+            element=element,
+            test_elements=test_elements_,
+            assume_unique=assume_unique,
+            invert=invert,
+        )
     return result
 
 
@@ -19381,6 +19675,65 @@ def true_divide__Tensor(input: Any, other: Any) -> Tensor:
         raise
 
 
+def gcd_(input: Any, other: Any) -> Tensor:
+    """`gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("gcd_", "elementwise", gcd_, self, other)
+    self_ = tensor_arg(self, "gcd_", "input", 1)
+    other_ = tensor_arg(other, "gcd_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        write_inplace(self, counting.gcd_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("gcd_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def lcm_(input: Any, other: Any) -> Tensor:
+    """`lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, other):
+        return interpose("lcm_", "elementwise", lcm_, self, other)
+    self_ = tensor_arg(self, "lcm_", "input", 1)
+    other_ = tensor_arg(other, "lcm_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
+    try:
+        write_inplace(self, counting.lcm_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("lcm_", kernel_failure, self=self_, other=other_)
+    result = self
+    return result
+
+
+def heaviside_(input: Any, values: Any) -> Tensor:
+    """`heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self, values):
+        return interpose("heaviside_", "", heaviside_, self, values)
+    self_ = tensor_arg(self, "heaviside_", "input", 1)
+    values_ = tensor_arg(values, "heaviside_", "values", 2)
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        check_inplace(self)
+        grad_fn = HeavisideBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, values)
+    try:
+        write_inplace(self, counting.heaviside_kernel(self_, values_))
+    except ValueError as kernel_failure:
+        raise kernel_error("heaviside_", kernel_failure, self=self_, values=values_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            result_t = no_forward_derivative("heaviside_")
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
 def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
     """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`"""
     try:
@@ -26515,6 +26868,69 @@ def any(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("any", _ANY_OVERLOADS, args, kwargs)
 
 
+_ISIN_OVERLOADS = (
+    Overload(
+        isin_Tensor_Tensor,
+        (
+            Param("elements", "Tensor", False, REQUIRED, False, "Tensor elements"),
+            Param(
+                "test_elements",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor test_elements",
+            ),
+            Param(
+                "assume_unique", "bool", False, False, True, "bool assume_unique=False"
+            ),
+            Param("invert", "bool", False, False, True, "bool invert=False"),
+        ),
+    ),
+    Overload(
+        isin_Tensor_Scalar,
+        (
+            Param("elements", "Tensor", False, REQUIRED, False, "Tensor elements"),
+            Param(
+                "test_element", "Scalar", False, REQUIRED, False, "Scalar test_element"
+            ),
+            Param(
+                "assume_unique", "bool", False, False, True, "bool assume_unique=False"
+            ),
+            Param("invert", "bool", False, False, True, "bool invert=False"),
+        ),
+    ),
+    Overload(
+        isin_Scalar_Tensor,
+        (
+            Param("element", "Scalar", False, REQUIRED, False, "Scalar element"),
+            Param(
+                "test_elements",
+                "Tensor",
+                False,
+                REQUIRED,
+                False,
+                "Tensor test_elements",
+            ),
+            Param(
+                "assume_unique", "bool", False, False, True, "bool assume_unique=False"
+            ),
+            Param("invert", "bool", False, False, True, "bool invert=False"),
+        ),
+    ),
+)
+
+
+def isin(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`
+    `isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor`
+    `isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`
+    """
+    return dispatch("isin", _ISIN_OVERLOADS, args, kwargs)
+
+
 _MEDIAN_OVERLOADS = (
     Overload(
         median_default,
@@ -29167,6 +29583,12 @@ METHODS = {
     "bitwise_or": bitwise_or,
     "bitwise_xor": bitwise_xor,
     "floor_divide": floor_divide,
+    "isposinf": isposinf,
+    "isneginf": isneginf,
+    "signbit": signbit,
+    "heaviside": heaviside,
+    "gcd": gcd,
+    "lcm": lcm,
     "pow": pow,
     "float_power": float_power,
     "neg": neg,
@@ -29244,6 +29666,8 @@ METHODS = {
     "argmin": argmin,
     "all": all,
     "any": any,
+    "bincount": bincount,
+    "argwhere": argwhere,
     "kthvalue": kthvalue,
     "median": median,
     "nanmedian": nanmedian,
@@ -29521,6 +29945,9 @@ METHODS = {
     "ger": ger,
     "square_": square_,
     "true_divide_": true_divide_,
+    "gcd_": gcd_,
+    "lcm_": lcm_,
+    "heaviside_": heaviside_,
     "gelu": gelu,
     "silu": silu,
     "mish": mish,
@@ -29865,6 +30292,26 @@ OVERLOADS = {
             floor_divide_Scalar,
             "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
         ),
+    },
+    "isposinf": {
+        "default": schema_names(isposinf, "isposinf(Tensor self) -> Tensor"),
+    },
+    "isneginf": {
+        "default": schema_names(isneginf, "isneginf(Tensor self) -> Tensor"),
+    },
+    "signbit": {
+        "default": schema_names(signbit, "signbit(Tensor self) -> Tensor"),
+    },
+    "heaviside": {
+        "default": schema_names(
+            heaviside, "heaviside(Tensor self, Tensor values) -> Tensor"
+        ),
+    },
+    "gcd": {
+        "default": schema_names(gcd, "gcd(Tensor self, Tensor other) -> Tensor"),
+    },
+    "lcm": {
+        "default": schema_names(lcm, "lcm(Tensor self, Tensor other) -> Tensor"),
     },
     "pow": {
         "Tensor_Scalar": schema_names(
@@ -30469,6 +30916,26 @@ OVERLOADS = {
             any_dims,
             "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
         ),
+    },
+    "bincount": {
+        "default": schema_names(
+            bincount,
+            "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+        ),
+    },
+    "histogram": {
+        "bins_tensor": schema_names(
+            histogram_bins_tensor,
+            "histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)",
+        ),
+    },
+    "argwhere": {
+        "default": schema_names(argwhere, "argwhere(Tensor self) -> Tensor"),
+    },
+    "isin": {
+        "Tensor_Tensor": isin_Tensor_Tensor,
+        "Tensor_Scalar": isin_Tensor_Scalar,
+        "Scalar_Tensor": isin_Scalar_Tensor,
     },
     "kthvalue": {
         "default": schema_names(
@@ -32491,6 +32958,21 @@ OVERLOADS = {
             "true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         ),
     },
+    "gcd_": {
+        "default": schema_names(
+            gcd_, "gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "lcm_": {
+        "default": schema_names(
+            lcm_, "lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "heaviside_": {
+        "default": schema_names(
+            heaviside_, "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"
+        ),
+    },
     "linear": {
         "default": linear,
     },
@@ -33072,6 +33554,8 @@ OVERLOADS = {
 NUMPY_ONLY_REASONS.update(
     {
         "frexp.Tensor": "needs frexp (a float's exponent field), which the array API lacks",
+        "gcd": "numpy's gcd ufunc, which the array API lacks",
+        "lcm": "numpy's lcm ufunc, which the array API lacks",
         "erf": "scipy.special function with no array API counterpart",
         "erfc": "scipy.special function with no array API counterpart",
         "erfinv": "scipy.special function with no array API counterpart",
@@ -33116,6 +33600,12 @@ NUMPY_ONLY_REASONS.update(
         "_safe_softmax": "a fused kernel written for numpy's arrays",
         "histc": "counting into bins needs bincount (a scatter-add), which the array API lacks",
         "nonzero": "output shape depends on the data",
+        "bincount": "counting into bins is a scatter-add, which the array API lacks",
+        "histogram.bins_tensor": "counting into bins is a scatter-add, which the array API lacks",
+        "argwhere": "output shape depends on the data",
+        "isin.Tensor_Tensor": "numpy's isin (a sort of both operands), which the array API lacks",
+        "isin.Tensor_Scalar": "numpy's isin (a sort of both operands), which the array API lacks",
+        "isin.Scalar_Tensor": "numpy's isin (a sort of both operands), which the array API lacks",
         "searchsorted.Tensor": "a binary search per row, which the array API has not",
         "searchsorted.Scalar": "a binary search per row, which the array API has not",
         "bucketize.Tensor": "a binary search per row, which the array API has not",
@@ -33191,6 +33681,8 @@ NUMPY_ONLY_REASONS.update(
         "igamma_": "scipy.special function with no array API counterpart",
         "igammac_": "scipy.special function with no array API counterpart",
         "cumprod_": "the backward picks its formula for inputs with zeros by reading the data",
+        "gcd_": "numpy's gcd ufunc, which the array API lacks",
+        "lcm_": "numpy's lcm ufunc, which the array API lacks",
         "convolution": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose2d": "strided windows (as_strided) have no array API counterpart",
         "slow_conv_transpose3d": "strided windows (as_strided) have no array API counterpart",

@@ -82,6 +82,9 @@ ERR_GRAD_DTYPE = (
 )
 ERR_ITEM_NUMEL = "a Tensor with {numel} elements cannot be converted to Scalar"
 ERR_BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+ERR_BOOL_EMPTY = "Boolean value of Tensor with no values is ambiguous"
+ERR_RESIZE_REQUIRES_GRAD = "cannot resize variables that require grad"
+ERR_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 WARN_NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
     ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -603,3 +606,75 @@ ERR_INDEX_ZERO_DIM = (
 class _LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError (PyTorch's class is `torch._C._LinAlgError`, a
     RuntimeError): a linear algebra function whose input is singular."""
+
+
+# The linear-algebra functions PyTorch removed: what calling them raises.
+ERR_REMOVED_SOLVE = (
+    "This function was deprecated since version 1.9 and is now removed. "
+    "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
+    "`torch.linalg.solve` has its arguments reversed and does not return "
+    "the LU factorization.\n"
+    "\n"
+    "To get the LU factorization see `torch.lu`, which can be used with "
+    "`torch.lu_solve` or `torch.lu_unpack`.\n"
+    "X = torch.solve(B, A).solution should be replaced with:\n"
+    "X = torch.linalg.solve(A, B)"
+)
+ERR_REMOVED_LSTSQ = (
+    "This function was deprecated since version 1.9 and is now removed. "
+    "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n"
+    "`torch.linalg.lstsq` has reversed arguments and does not return the QR"
+    " decomposition in the returned tuple (although it returns other "
+    "information about the problem).\n"
+    "\n"
+    "To get the QR decomposition consider using `torch.linalg.qr`.\n"
+    "\n"
+    "The returned solution in `torch.lstsq` stored the residuals of the "
+    "solution in the last m - n columns of the returned value whenever m > "
+    "n. In torch.linalg.lstsq, the residuals are in the field 'residuals' "
+    "of the returned named tuple.\n"
+    "\n"
+    "The unpacking of the solution, as in\n"
+    "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\n"
+    "should be replaced with:\n"
+    "X = torch.linalg.lstsq(A, B).solution"
+)
+ERR_REMOVED_SYMEIG = (
+    "This function was deprecated since version 1.9 and is now removed. The"
+    " default behavior has changed from using the upper triangular portion "
+    "of the matrix by default to using the lower triangular portion.\n"
+    "\n"
+    "L, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+    "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n"
+    "\n"
+    "and\n"
+    "\n"
+    "L, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
+    "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')"
+)
+ERR_REMOVED_EIG = (
+    "This function was deprecated since version 1.9 and is now removed. "
+    "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or "
+    "`cdouble` rather than real tensors mimicking complex tensors.\n"
+    "\n"
+    "L, _ = torch.eig(A) should be replaced with:\n"
+    "L_complex = torch.linalg.eigvals(A)\n"
+    "\n"
+    "and\n"
+    "\n"
+    "L, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+    "L_complex, V_complex = torch.linalg.eig(A)"
+)
+ERR_REMOVED_MATRIX_RANK = (
+    "This function was deprecated since version 1.9 and is now removed.\n"
+    "Please use the `torch.linalg.matrix_rank` function instead. The "
+    "parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to "
+    "'hermitian'."
+)
+ERR_READ_ONLY_BUFFER = (
+    "The given buffer is not writable, and PyTorch does not support non-writable "
+    "tensors. This means you can write to the underlying (supposedly non-writable) "
+    "buffer using the tensor. You may want to copy the buffer to protect its data "
+    "or make it writable before converting it to a tensor. This type of warning "
+    "will be suppressed for the rest of this program."
+)

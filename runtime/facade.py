@@ -1,7 +1,7 @@
 """The public API: what `import yamlgrad as yg` offers, in PyTorch's spelling.
 
 (The generated ops are star-imported here, so inside this module `sum`, `max`,
-`min` and `abs` are yamlgrad ops, not the builtins.)
+`min`, `abs` and `range` are yamlgrad's, not the builtins.)
 
 With runtime/nn/functional.py, this is a runtime module that imports generated/:
 it re-exports the generated ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor
@@ -34,7 +34,7 @@ from yamlgrad.runtime.func import autograd_functional
 # facade attaches it: `yg.autograd.functional`.
 autograd.functional = autograd_functional
 autograd.__all__.append("functional")
-from yamlgrad.runtime import devices, sampling, tensor_methods
+from yamlgrad.runtime import devices, sampling, tensor_memory, tensor_methods
 from yamlgrad.runtime.devices import (
     accelerator,
     backends,
@@ -72,6 +72,11 @@ from yamlgrad.runtime.tensor_methods import (
     is_complex,
     is_floating_point,
     is_inference,
+    is_distributed,
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    resize_as_,
     isclose,
     numel,
 )
@@ -113,12 +118,13 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime import window_functions
-from yamlgrad.runtime.window_functions import *  # noqa: F403 - hann_window, ...
 from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
+from yamlgrad.runtime import torch_utilities, window_functions
+from yamlgrad.runtime.torch_utilities import *  # noqa: F403 - tril_indices, ...
+from yamlgrad.runtime.window_functions import *  # noqa: F403 - hann_window, ...
 
 # torch.pairwise_distance, torch.cosine_similarity and torch.ctc_loss (which
 # takes the reduction as PyTorch's enum) are nn.functional's.
@@ -127,6 +133,31 @@ from yamlgrad.runtime.nn.functional_losses import (
     pairwise_distance,
 )
 from yamlgrad.runtime.nn.functional_losses import ctc_loss_reduced as ctc_loss
+from yamlgrad.runtime.nn.functional_losses import kl_div_reduced as kl_div
+
+# torch.conv1d and the others PyTorch binds to nn.functional's own functions are
+# those functions; the rest have ATen's signatures (runtime/nn/functional_aten.py).
+NN_FUNCTIONAL_BINDINGS = (
+    "adaptive_avg_pool1d",
+    "avg_pool1d",
+    "celu_",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "native_channel_shuffle",
+    "rrelu_",
+    "selu_",
+)
+globals().update(
+    {name: getattr(nn.functional, name) for name in NN_FUNCTIONAL_BINDINGS}
+)
+from yamlgrad.runtime.nn import functional_aten, functional_cells, functional_rnn
+from yamlgrad.runtime.nn.functional_aten import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_cells import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_rnn import *  # noqa: F403
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -147,7 +178,6 @@ dispatch.bind_ops(VariableType)
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
-    *window_functions.__all__,
     *devices.__all__,
     *sampling.__all__,
     *tensor_methods.__all__,
@@ -175,9 +205,16 @@ __all__ = [
     "tensordot",
     "block_diag",
     *functional.__all__,
+    *torch_utilities.__all__,
+    *window_functions.__all__,
     "cosine_similarity",
     "ctc_loss",
+    "kl_div",
     "pairwise_distance",
+    *NN_FUNCTIONAL_BINDINGS,
+    *functional_aten.__all__,
+    *functional_cells.__all__,
+    *functional_rnn.__all__,
     *linalg_functional.__all__,
     "Tensor",
     "Size",
@@ -261,8 +298,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a = list(range(a.ndim - dims, a.ndim))
-        dims_b = list(range(dims))
+        dims_a = list(builtins.range(a.ndim - dims, a.ndim))
+        dims_b = list(builtins.range(dims))
     else:
         first, second = dims
         dims_a = [first] if isinstance(first, int) else list(first)
@@ -337,7 +374,7 @@ def _ne(self: Tensor, other: Any) -> Any:
 
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
-    return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+    return VariableType.permute(self, tuple(builtins.range(self.ndim - 1, -1, -1)))
 
 
 def _matrix_transposed(name: str, batches: bool) -> Any:
@@ -415,6 +452,10 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, getter in tensor_methods.PROPERTIES.items():
         setattr(Tensor, name, property(getter))
+    for name, fn in tensor_memory.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, getter in tensor_memory.PROPERTIES.items():
+        setattr(Tensor, name, property(getter))
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
@@ -423,6 +464,9 @@ def _install_tensor_methods() -> None:
     Tensor.mH = _matrix_transposed("mH", True)  # type: ignore[attr-defined]
     Tensor.H = _matrix_transposed("H", False)  # type: ignore[attr-defined]
     Tensor.unique = unique  # type: ignore[attr-defined]
+    Tensor.histogram = histogram  # type: ignore[attr-defined]
+    for name, fn in torch_utilities.METHODS.items():
+        setattr(Tensor, name, fn)
     Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
@@ -434,6 +478,9 @@ def _install_tensor_methods() -> None:
         ("half", dtypes.float16),
         ("long", dtypes.int64),
         ("int", dtypes.int32),
+        ("short", dtypes.int16),
+        ("char", dtypes.int8),
+        ("byte", dtypes.uint8),
         ("bool", dtypes.bool_),
         ("cfloat", dtypes.complex64),
         ("cdouble", dtypes.complex128),

@@ -40,6 +40,8 @@ __all__ = [
     "ones",
     "full",
     "empty",
+    "empty_strided",
+    "scalar_tensor",
     "eye",
     "arange",
     "linspace",
@@ -274,6 +276,75 @@ def empty(
     """An uninitialized tensor, as `torch.empty`: read it only after writing it."""
     shape = _size(size, _size_keyword(kwargs))
     return _leaf(np.empty(shape, dtype=_np_dtype(dtype)), requires_grad, device)
+
+
+def empty_strided(
+    size: Sequence[int],
+    stride: Sequence[int],
+    *,
+    dtype: dtypes.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """An uninitialized tensor with the given strides (in elements) over a
+    storage just large enough, as `torch.empty_strided`.
+
+    >>> yg.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    shape, steps = _size((size,)), tuple(operator.index(s) for s in stride)
+    if len(shape) != len(steps):
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of "
+            f"strides ({len(steps)})"
+        )
+    if any(s < 0 for s in steps):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and "
+            f"strides={list(steps)}"
+        )
+    np_dtype = _np_dtype(dtype)
+    count = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, steps))
+    storage = np.empty(count, dtype=np_dtype)
+    array = np.lib.stride_tricks.as_strided(
+        storage, shape, tuple(s * np_dtype.itemsize for s in steps)
+    )
+    return _leaf(array, requires_grad, device)
+
+
+def scalar_tensor(
+    s: Any,
+    *,
+    dtype: dtypes.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """A 0-d tensor of `s`, in the default float dtype unless one is given
+    (`scalar_tensor(3)` is tensor(3.))."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    np_dtype = _np_dtype(dtype)
+    if isinstance(s, complex) and np_dtype.kind not in "cb":
+        # PyTorch converts through the C++ type of the dtype (half through double)
+        c_type = _C_TYPES.get(np_dtype.name, "double")
+        raise RuntimeError(
+            f"value cannot be converted to type {c_type} without overflow"
+        )
+    return _leaf(np.asarray(s, dtype=np_dtype), requires_grad, device)
+
+
+_C_TYPES = {
+    "float32": "float",
+    "int64": "int64_t",
+    "int32": "int",
+    "int16": "int16_t",
+    "int8": "int8_t",
+    "uint8": "uint8_t",
+}
 
 
 def _size_keyword(kwargs: dict[str, Any]) -> Any:

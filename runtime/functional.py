@@ -1,8 +1,10 @@
 """The functions PyTorch writes in Python over its ops (torch/functional.py):
 `unique` and `unique_consecutive`, `atleast_1d/2d/3d`, `broadcast_tensors`,
 `cartesian_prod`; `gradient`, whose `spacing` takes forms (a number, a list of
-numbers, a list of tensors) that one schema cannot; and `cdist`, whose
-compute_mode is a string.
+numbers, a list of tensors) that one schema cannot; `cdist`, whose
+compute_mode is a string; `histogram`, whose bins are edges or a count over
+a range; `unravel_index`, integer arithmetic outside any graph; and the
+deprecated `chain_matmul`, which is linalg.multi_dot.
 
 The unique ops (`_unique2`, `unique_dim`, `unique_consecutive` in
 derivatives.yaml) always return three tensors, the ones not asked for empty;
@@ -14,9 +16,13 @@ derivatives.yaml composites.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.numeric_composites import gradient_of
 
@@ -30,6 +36,9 @@ __all__ = [
     "cartesian_prod",
     "gradient",
     "cdist",
+    "histogram",
+    "unravel_index",
+    "chain_matmul",
 ]
 
 
@@ -181,3 +190,97 @@ def gradient(
     (tensor([3., 4., 6., 7.]),)
     """
     return gradient_of(input, spacing, dim, edge_order)
+
+
+def histogram(
+    input: Tensor,
+    bins: Any = 100,
+    *,
+    range: Any = None,  # noqa: A002 - PyTorch's argument name
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> Any:
+    """(hist, bin_edges) of `input` (torch.return_types.histogram's fields):
+    between the edges `bins` (a tensor), or in `bins` equal bins over `range`
+    (the data's range by default: [0, 1] for none, ±0.5 around a single value).
+
+    >>> yg.histogram(yg.tensor([1.0, 2.0, 1.0]), 2).hist
+    tensor([2., 1.])
+    """
+    if not isinstance(bins, Tensor):
+        bins = _bin_edges(input, int(bins), range)
+    return ops.histogram_bins_tensor(input, bins, weight=weight, density=density)
+
+
+def _bin_edges(input: Tensor, bins: int, range: Any) -> Tensor:  # noqa: A002
+    """`bins` + 1 equally spaced edges, in input's dtype, as torch.histogram."""
+    if bins <= 0:
+        raise RuntimeError(
+            f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0"
+        )
+    data = input._data
+    if range is not None:
+        low, high = (float(r) for r in range)
+    elif data.size:
+        low, high = float(data.min()), float(data.max())
+    else:
+        low, high = 0.0, 1.0
+    if low > high:
+        raise RuntimeError(
+            f"torch.histogramdd: min should not exceed max, but got min {low:g} "
+            f"max {high:g} for dimension 0"
+        )
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(
+            f"torch.histogramdd: dimension 0's range [{low:g}, {high:g}] is not "
+            "finite"
+        )
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    edges = np.linspace(low, high, bins + 1).astype(data.dtype)
+    return Tensor._make(edges)
+
+
+def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates in an array of `shape` of each flat index (int64 tensors
+    shaped as `indices`); an index wraps modulo the size, as PyTorch's does.
+
+    >>> yg.unravel_index(yg.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    sizes = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"'shape' cannot have negative values, but got {sizes}")
+    flat = indices._data
+    if flat.dtype.kind not in "iu":
+        raise TypeError(
+            f"expected 'indices' to be integer dtype, but got {indices.dtype}"
+        )
+    remaining = np.asarray(flat, dtype=np.int64)
+    coordinates = []
+    for size in reversed(sizes):
+        coordinates.append(np.remainder(remaining, size))
+        remaining = np.floor_divide(remaining, size)
+    return tuple(Tensor._make(c) for c in reversed(coordinates))
+
+
+_chain_matmul_warned = [False]
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the matrices (linalg.multi_dot), with PyTorch's warning
+    that chain_matmul is deprecated; one matrix is copied (CloneBackward0)."""
+    if not _chain_matmul_warned[0]:
+        _chain_matmul_warned[0] = True
+        warn_at_caller(
+            "torch.chain_matmul is deprecated and will be removed in a future "
+            "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a "
+            "list of two or more tensors rather than multiple parameters."
+        )
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return ops.clone(matrices[0])
+    return ops.linalg_multi_dot(list(matrices))

@@ -28,6 +28,11 @@ __all__ = [
     "is_floating_point",
     "is_complex",
     "is_inference",
+    "is_nonzero",
+    "is_signed",
+    "is_same_size",
+    "is_distributed",
+    "resize_as_",
     "get_device",
     "detach",
     "detach_",
@@ -351,6 +356,30 @@ def is_complex(input: Tensor) -> bool:
 
 def is_inference(input: Tensor) -> bool:
     return input.is_inference()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    return input.is_nonzero()  # type: ignore[attr-defined]
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()  # type: ignore[attr-defined]
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return input.is_same_size(other)  # type: ignore[attr-defined]
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
+
+
+def resize_as_(
+    input: Tensor, the_template: Tensor, *, memory_format: Any = None
+) -> Tensor:
+    return input.resize_as_(  # type: ignore[attr-defined]
+        the_template, memory_format=memory_format
+    )
 
 
 def detach(input: Tensor) -> Tensor:

@@ -38,6 +38,7 @@ from yamlgrad.runtime.errors import (
     ERR_POST_ACCUMULATE_NON_LEAF,
     ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
+    ERR_BOOL_EMPTY,
     ERR_DEEPCOPY_NON_LEAF,
     ERR_DETACH_VIEW_INPLACE,
     ERR_GRAD_SIZE,
@@ -495,7 +496,8 @@ class Tensor:
         if active_tracing[0] is not None:
             active_tracing[0].data_dependent("bool()")
         if self._data.size != 1:
-            raise RuntimeError(ERR_BOOL_AMBIGUOUS)
+            empty = self._data.size == 0
+            raise RuntimeError(ERR_BOOL_EMPTY if empty else ERR_BOOL_AMBIGUOUS)
         return bool(self._host().reshape(()))
 
     def __float__(self) -> float:

@@ -40,6 +40,7 @@ __all__ = [
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
+    "native_channel_shuffle",
     "unfold",
     "fold",
     *_convolutions,
@@ -67,7 +68,9 @@ __all__ = [
     "softplus",
     "elu",
     "selu",
+    "selu_",
     "celu",
+    "celu_",
     "leaky_relu",
     "hardswish",
     "hardsigmoid",
@@ -108,7 +111,8 @@ pdist = VariableType.pdist  # torch.nn.functional.pdist is torch.pdist
 pixel_shuffle = VariableType.pixel_shuffle
 pixel_unshuffle = VariableType.pixel_unshuffle
 channel_shuffle = VariableType.channel_shuffle
-pdist = VariableType.pdist
+# native_channel_shuffle is channel_shuffle's kernel; here the two are one op.
+native_channel_shuffle = channel_shuffle
 
 
 # -- resampling ----------------------------------------------------------------------
@@ -680,6 +684,16 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if inplace:
         return VariableType.celu_(input, alpha)
     return VariableType.celu(input, alpha)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """`selu(input, inplace=True)` (torch.selu_ is this function)."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """`celu(input, alpha, inplace=True)` (torch.celu_ is this function)."""
+    return celu(input, alpha, inplace=True)
 
 
 def leaky_relu(

@@ -39,7 +39,12 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 def _rrelu(
-    input: Tensor, lower: float, upper: float, training: bool, inplace: bool
+    input: Tensor,
+    lower: float,
+    upper: float,
+    training: bool,
+    inplace: bool,
+    generator: Any = None,
 ) -> Tensor:
     if lower > upper:
         raise RuntimeError(
@@ -47,7 +52,7 @@ def _rrelu(
         )
     noise = factories.empty_like(input)
     op = VariableType.rrelu_with_noise_ if inplace else VariableType.rrelu_with_noise
-    return op(input, noise, lower, upper, training)
+    return op(input, noise, lower, upper, training, generator)
 
 
 def rrelu(

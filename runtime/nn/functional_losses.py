@@ -568,6 +568,18 @@ def kl_div(
                 stacklevel=2,
             )
         enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = kl_div_reduced(input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        reduced = VariableType.div(reduced, input.shape[0])
+    return reduced
+
+
+def kl_div_reduced(
+    input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False
+) -> Tensor:
+    """torch.kl_div: the pointwise divergence reduced by PyTorch's enum (0 none,
+    the top-level binding's default; 1 mean over every element; 2 sum), without
+    nn.functional's warning."""
     if log_target:
         pointwise = VariableType.mul(
             VariableType.exp(target), VariableType.sub(target, input)
@@ -576,10 +588,7 @@ def kl_div(
         pointwise = VariableType.sub(
             VariableType.xlogy(target, target), VariableType.mul(target, input)
         )
-    reduced = _apply_reduction(pointwise, enum)
-    if reduction == "batchmean" and input.ndim != 0:
-        reduced = VariableType.div(reduced, input.shape[0])
-    return reduced
+    return _apply_reduction(pointwise, reduction)
 
 
 def normalize(

@@ -43,6 +43,12 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.nn import functional as F
+from yamlgrad.runtime.nn.functional_cells import (
+    gru_cell,
+    lstm_cell,
+    rnn_relu_cell,
+    rnn_tanh_cell,
+)
 from yamlgrad.runtime.nn import init
 from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.nn.parameter import Parameter
@@ -760,10 +766,8 @@ class RNNCell(RNNCellBase):
         input, (h,), is_batched = self._batched("RNNCell", input, hx, 1)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        pre = F.linear(input, self.weight_ih, self.bias_ih) + F.linear(
-            h, self.weight_hh, self.bias_hh
-        )
-        out = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+        cell = rnn_tanh_cell if self.nonlinearity == "tanh" else rnn_relu_cell
+        out = cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return out if is_batched else out.squeeze(0)
 
 
@@ -784,12 +788,8 @@ class LSTMCell(RNNCellBase):
         self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, Tensor]:
         input, (h, c), is_batched = self._batched("LSTMCell", input, hx, 2)
-        h, c, _ = VariableType._thnn_fused_lstm_cell(
-            F.linear(input, self.weight_ih),
-            F.linear(h, self.weight_hh),
-            c,
-            self.bias_ih,
-            self.bias_hh,
+        h, c = lstm_cell(
+            input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
         )
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
@@ -809,11 +809,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, (h,), is_batched = self._batched("GRUCell", input, hx, 1)
-        out, _ = VariableType._thnn_fused_gru_cell(
-            F.linear(input, self.weight_ih),
-            F.linear(h, self.weight_hh),
-            h,
-            self.bias_ih,
-            self.bias_hh,
+        out = gru_cell(
+            input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
         )
         return out if is_batched else out.squeeze(0)

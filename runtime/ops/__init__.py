@@ -9,7 +9,8 @@ scipy's at no more error than PyTorch's kernels; benchmarks/special_accuracy.md)
 special_polynomials (torch.special's orthogonal polynomials), scatters (index_put,
 scatter_reduce, index_reduce, masked_scatter), statistics (aminmax, var_mean,
 std_mean, logcumsumexp, renorm, histc), margin_losses, blocks (narrow_copy,
-unsafe_split, block_diag, nonzero, one_hot), gamma (mvlgamma), householder
+unsafe_split, block_diag, nonzero, one_hot), counting (bincount, histogram,
+isin, gcd, lcm, signbit, isposinf, isneginf, heaviside), gamma (mvlgamma), householder
 (householder_product, ormqr), attention (the fused CPU attention and
 _safe_softmax), linalg_spectral (svd, eigh), linalg_solves (slogdet, solve),
 linalg_composites (the bodies of torch.linalg's composites: norms, cond,

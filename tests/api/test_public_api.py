@@ -23,14 +23,14 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, factories, sampling, settings, tensor_methods
-from yamlgrad.runtime import window_functions
+from yamlgrad.runtime import devices, facade, factories, sampling, settings
+from yamlgrad.runtime import tensor_methods, torch_utilities, window_functions
+from yamlgrad.runtime.nn import functional_aten, functional_cells, functional_rnn
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
 NOT_FROM_YAML = {
     **{name: FACTORY for name in factories.__all__},
-    **{name: FACTORY for name in window_functions.__all__},
     **{
         name: "random state, not an op"
         for name in (
@@ -131,6 +131,18 @@ NOT_FROM_YAML = {
             "cartesian_prod",
         )
     },
+    "histogram": (
+        "torch.histogram's bins as a count over a range, or edges, over the YAML's "
+        "histogram.bins_tensor entry"
+    ),
+    "unravel_index": "integer arithmetic on indices, outside any graph",
+    "chain_matmul": "the deprecated spelling of linalg.multi_dot, with its warning",
+    **{
+        name: "a factory, a type fact, or a removed function raising PyTorch's "
+        "text (runtime/torch_utilities.py)"
+        for name in torch_utilities.__all__
+    },
+    **{name: FACTORY for name in window_functions.__all__},
     "gradient": (
         "torch.gradient's spacing (a number, numbers or coordinate tensors, which "
         "no one schema spells) over recorded slices, differences and cat"
@@ -175,6 +187,26 @@ NOT_FROM_YAML = {
         "nn.functional's ctc_loss with the reduction as PyTorch's enum, over the "
         "YAML's _ctc_loss entry"
     ),
+    "kl_div": "nn.functional's kl_div with the reduction as PyTorch's enum",
+    **{
+        name: "torch's binding of nn.functional's function of the same name"
+        for name in facade.NN_FUNCTIONAL_BINDINGS
+    },
+    **{
+        name: "an nn op with ATen's top-level signature over nn.functional's code "
+        "(runtime/nn/functional_aten.py)"
+        for name in functional_aten.__all__
+    },
+    **{
+        name: "a recurrent cell's step over the YAML's fused cells or linears, as "
+        "nn's cells take it (runtime/nn/functional_cells.py)"
+        for name in functional_cells.__all__
+    },
+    **{
+        name: "a recurrent layer over flat weights, as nn's layers run it "
+        "(runtime/nn/functional_rnn.py)"
+        for name in functional_rnn.__all__
+    },
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",
