@@ -10340,7 +10340,6 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
-    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -10348,7 +10347,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(xp.concat(tensors_, axis=dim)))
+        result = Tensor._make(shapes.cat_kernel(tensors_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
