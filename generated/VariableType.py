@@ -5960,16 +5960,8 @@ def linalg_vector_norm(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                linalg_vector_norm,
-                {
-                    "input": self,
-                    "ord": ord,
-                    "dim": dim,
-                    "keepdim": keepdim,
-                    "dtype": dtype,
-                },
-                {"input": self_t},
+            result_t = reductions.linalg_vector_norm_jvp(
+                self, self_t, ord, result, dim, keepdim
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -9242,8 +9234,8 @@ def cholesky_inverse(input: Any, upper: Any = False) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                cholesky_inverse, {"input": self, "upper": upper}, {"input": self_t}
+            result_t = linalg_decompositions.cholesky_inverse_jvp(
+                self, self_t, result, upper
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
