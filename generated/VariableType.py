@@ -6121,16 +6121,8 @@ def linalg_vector_norm(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                linalg_vector_norm,
-                {
-                    "input": self,
-                    "ord": ord,
-                    "dim": dim,
-                    "keepdim": keepdim,
-                    "dtype": dtype,
-                },
-                {"input": self_t},
+            result_t = reductions.linalg_vector_norm_jvp(
+                self, self_t, ord, result, dim, keepdim
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -9588,8 +9580,8 @@ def cholesky_inverse(input: Any, upper: Any = False) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                cholesky_inverse, {"input": self, "upper": upper}, {"input": self_t}
+            result_t = linalg_decompositions.cholesky_inverse_jvp(
+                self, self_t, result, upper
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -10686,7 +10678,6 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         return interpose("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
-    xp = xp_of(tensors_)
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -10694,7 +10685,7 @@ def cat(tensors: Any, dim: Any = 0) -> Tensor:
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result = Tensor._make(shapes.c_order(xp.concat(tensors_, axis=dim)))
+        result = Tensor._make(shapes.cat_kernel(tensors_, dim))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:

@@ -25,6 +25,7 @@ from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
 from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
 from yamlgrad.runtime.wrappers.randomness import per_sample, vmap_randomness
+from yamlgrad.runtime.wrappers.variable_type_utils import optional_layout_arg
 
 __all__ = ["normal"]
 
@@ -69,6 +70,7 @@ def normal(
     *,
     generator: Generator | None = None,
     dtype: dtypes.dtype | None = None,
+    layout: dtypes.layout | None = None,
     requires_grad: bool = False,
     device: Any = None,
 ) -> Tensor:
@@ -85,6 +87,7 @@ def normal(
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
     shape = _size((size,))
+    optional_layout_arg(layout, "normal", "layout", 6)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     draw = _rng(generator).standard_normal(shape)

@@ -37,6 +37,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
+from yamlgrad.runtime.wrappers.kernel_errors import cat_operands
 from yamlgrad.runtime.wrappers.randomness import different_batch, rule_levels
 
 Rule = Callable[["Call"], Any]
@@ -276,9 +277,12 @@ def repeat_like(call: Call) -> Any:
 
 
 def cat_like(call: Call) -> Any:
-    """cat, stack: every tensor given the batch dim, then `dim` shifted."""
-    dim = call.args["dim"]
-    moved = [call.materialize(t) for t in call.args["tensors"]]
+    """cat, stack: every tensor given the batch dim, then `dim` shifted (cat's
+    1-D empty tensors, which take no part, left out first)."""
+    dim, tensors = call.args["dim"], call.args["tensors"]
+    if call.entry == "cat":
+        tensors = cat_operands(tensors)
+    moved = [call.materialize(t) for t in tensors]
     return call.run(tensors=moved, dim=dim + 1 if dim >= 0 else dim)
 
 

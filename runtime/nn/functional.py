@@ -502,6 +502,16 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input "
                 f"size torch.Size({list(input.shape)})"
             )
+    if input.numel() == 0:
+        # An empty input has no statistics to take nor running ones to update,
+        # whatever its channel count: its output is a copy (still in the graph),
+        # scaled and shifted by the first weight and bias.
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return VariableType.native_batch_norm(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )[0]

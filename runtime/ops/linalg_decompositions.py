@@ -47,6 +47,7 @@ BACKWARD_HELPERS = (
     "cholesky_jvp",
     "cholesky_solve_backward",
     "cholesky_inverse_backward",
+    "cholesky_inverse_jvp",
     "linalg_solve_triangular_backward",
     "triangular_solve_backward",
     "linalg_qr_backward",
@@ -445,6 +446,17 @@ def cholesky_inverse_backward(grad: Any, factor: Any, upper: bool, inverse: Any)
     """-(inverse (g + g^T) inverse) L, or U times it."""
     common = inverse @ ((grad + _mT(grad)) @ inverse)
     return -(factor @ common) if upper else -(common @ factor)
+
+
+def cholesky_inverse_jvp(factor: Any, factor_t: Any, inverse: Any, upper: bool) -> Any:
+    """The tangent of X = A^{-1}, A = L L^T (or U^T U): dX = -X dA X = P + P^T
+    with P = -X dL L^T X (or -X dU^T U X). The whole tangent counts, its other
+    triangle too, as in the backward."""
+    if upper:
+        partial = -(inverse @ (_mT(factor_t) @ factor) @ inverse)
+    else:
+        partial = -(inverse @ (factor_t @ _mT(factor)) @ inverse)
+    return partial + _mT(partial)
 
 
 # -- QR ----------------------------------------------------------------------------

@@ -271,12 +271,18 @@ def _check_group_norm(
 
 
 def _regroup(x: Any, shape: tuple[int, ...]) -> Any:
-    """x reshaped to `shape` (of x's first dim); a lazy array through (N, -1),
+    """x reshaped to `shape` (of x's first dim); a lazy array through (N, everything else),
     a merge then a split, as Dask's reshape takes no reshape that moves elements
     across dims in one step."""
     if backend.is_lazy(_raw(x)):
-        x = reshape(x, (shape[0], -1))
+        x = reshape(x, (shape[0], math.prod(shape[1:])))
     return reshape(x, shape)
+
+
+def _grouped_shape(n: int, c: int, hxw: int, group: int) -> tuple[int, int, int]:
+    """[N, group, elements per group], spelt out: an empty batch leaves no size
+    from which a -1 could be inferred."""
+    return (n, group, (c // group) * hxw)
 
 
 def native_group_norm_kernel(
@@ -294,11 +300,11 @@ def native_group_norm_kernel(
     xp, x = _kernel_input(input)
     _check_norm_dtypes(x, (weight, bias))
     _check_group_norm(x, weight, bias, n, c, hxw, group)
-    grouped = _regroup(x, (n, group, -1))
+    grouped = _regroup(x, _grouped_shape(n, c, hxw, group))
     mean = mean_reduce(grouped, axis=-1)
     centered = grouped - mean[..., None]
     rstd = 1.0 / xp.sqrt(mean_reduce(centered * centered, axis=-1) + eps)
-    out = _regroup(centered * rstd[..., None], (n, c, -1))
+    out = _regroup(centered * rstd[..., None], (n, c, hxw))
     if weight is not None:
         out = out * xp.reshape(weight, (1, c, 1))
     if bias is not None:
@@ -448,16 +454,17 @@ def native_group_norm_backward(
     """All three outputs are differentiable, as in PyTorch: the gradients of mean
     and rstd ([N, group]) flow into the input too."""
     grad, grad_mean, grad_rstd = (list(grads) + [None, None, None])[:3]
-    x = _regroup(input, (n, group, -1))
+    grouped = _grouped_shape(n, c, hxw, group)
+    x = _regroup(input, grouped)
     count = x.shape[-1]
     grad_input = None
     x_hat = None
     if grad is not None:
         scale = None if weight is None else _regroup(weight, (1, c, 1))
-        g = _regroup(grad, (n, c, -1))
+        g = _regroup(grad, (n, c, hxw))
         g = g if scale is None else g * scale
         grad_input, x_hat = _normalize_backward(
-            _regroup(g, (n, group, -1)), x, (2,), eps, None
+            _regroup(g, grouped), x, (2,), eps, None
         )
     mean = _sum_keepdim(x, (2,)) / count
     centered = x - mean
@@ -473,9 +480,9 @@ def native_group_norm_backward(
         grad_input = _regroup(grad_input, input.shape)
     grad_weight = grad_bias = None
     if grad is not None:
-        g3 = _regroup(grad, (n, c, -1))
+        g3 = _regroup(grad, (n, c, hxw))
         if grad_input_mask[1]:
-            x_hat3 = _regroup(centered * rstd, (n, c, -1))
+            x_hat3 = _regroup(centered * rstd, (n, c, hxw))
             grad_weight = _sum_dims(g3 * x_hat3, (0, 2))
         if grad_input_mask[2]:
             grad_bias = _sum_dims(g3, (0, 2))

@@ -159,7 +159,8 @@ def max_pool_backward(
     last `dims` dims are pooled; on Tensors a scatter_add (its backward a gather)."""
     planes = math.prod(sizes[:-dims])
     plane = math.prod(sizes[-dims:])
-    index = np.reshape(_raw(indices), (planes, -1))
+    index = _raw(indices)
+    index = np.reshape(index, (planes, math.prod(index.shape[-dims:])))
     xp = array_namespace(grad)
     flat = xp.reshape(grad, (planes, index.shape[1]))
     if not isinstance(flat, np.ndarray):
@@ -338,7 +339,7 @@ def _max_over_windows(
     )
     windows = x[leading + tuple(index)]
     offsets = windows.shape[lead + dims :]
-    windows = windows.reshape(windows.shape[: lead + dims] + (-1,))
+    windows = windows.reshape(windows.shape[: lead + dims] + (math.prod(offsets),))
     views = [windows[..., j] for j in range(windows.shape[-1])]
     best, arg = window_argmax(views)
     indices = np.zeros(arg.shape, dtype=np.int64)
@@ -494,7 +495,8 @@ def max_unpool_kernel(
         )
     lead = self.shape[:-dims]
     planes, plane = math.prod(lead), math.prod(out)
-    where = indices.reshape(planes, -1)
+    per_plane = math.prod(self.shape[-dims:])  # spelt out: planes may be 0
+    where = indices.reshape(planes, per_plane)
     invalid = (where < 0) | (where >= plane)
     if invalid.any():
         size = "x".join(str(n) for n in out)
@@ -503,7 +505,7 @@ def max_unpool_kernel(
             f"are of size {size}"
         )
     result = np.zeros(planes * plane, dtype=self.dtype)
-    result[_flat_positions(where, plane)] = self.reshape(planes, -1)
+    result[_flat_positions(where, plane)] = self.reshape(planes, per_plane)
     return result.reshape(lead + out)
 
 
@@ -519,8 +521,8 @@ def max_unpool_backward(grad: Any, indices: Any, dims: int) -> Any:
     lead = tuple(index.shape[:-dims])
     planes = math.prod(lead)
     xp = array_namespace(grad)
-    flat = xp.reshape(grad, (planes, -1))
-    where = np.reshape(index, (planes, -1))
+    flat = xp.reshape(grad, (planes, math.prod(grad.shape[-dims:])))
+    where = np.reshape(index, (planes, math.prod(index.shape[-dims:])))
     if isinstance(flat, np.ndarray):
         picked = np.ravel(flat).take(_flat_positions(where, flat.shape[1]))
     else:

@@ -72,6 +72,7 @@ BACKWARD_HELPERS = (
     "var_backward",
     "std_backward",
     "linalg_vector_norm_backward",
+    "linalg_vector_norm_jvp",
     "restore_reduced_dims",
     "scale_grad_by_count",
     "logsumexp_backward",
@@ -807,6 +808,24 @@ def linalg_vector_norm_backward(
         if p < 2.0:
             return sign(self) * _abs(self) ** (p - 1) * scale
         return self * _abs(self) ** (p - 2) * scale
+
+
+def linalg_vector_norm_jvp(
+    self_p: Any,
+    self_t: Any,
+    ord: float,
+    result: Any,
+    dim: tuple[int, ...] | None,
+    keepdim: bool,
+) -> Any:
+    """PyTorch's norm_jvp: the norm's gradient (the backward's for a cotangent
+    of ones, so 0 where the norm is 0 and at the zero entries of an ord below
+    1) against the tangent, summed over the reduced dims."""
+    slope = linalg_vector_norm_backward(
+        zeros_like(result) + 1.0, self_p, ord, result, dim, keepdim
+    )
+    tangent = _sum_keepdim(slope * self_t, _dims(dim, self_p.ndim))
+    return tangent if keepdim else reshape(tangent, tuple(result.shape))
 
 
 def _extreme_mask(self: Any, norm: Any) -> Any:

@@ -26,13 +26,16 @@ from yamlgrad.runtime.ops.common import (
     _dim_list,
     _distinct,
     _wrap_dim,
+    _zeros,
 )
 from yamlgrad.runtime.ops.elementwise import where
 from yamlgrad.runtime.ops.writes import along as _along
 from yamlgrad.runtime.ops.writes import padded, placed
+from yamlgrad.runtime.wrappers.kernel_errors import cat_operands
 
 KERNELS = (
     "c_order",
+    "cat_kernel",
     "copy_of_view",
     "expand_shape",
     "view_kernel",
@@ -770,6 +773,18 @@ def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> 
     return array_namespace(grad).select_backward(grad, sizes, dim, index)
 
 
+def cat_kernel(tensors: list[Any], dim: int) -> Any:
+    """The tensors joined along `dim`, row-major, in the dtype all of them
+    promote to (a skipped 1-D empty one still counts in the dtype)."""
+    joined = cat_operands(tensors)
+    xp = array_namespace(*tensors)
+    result = c_order(xp.concat(joined, axis=dim))
+    if len(joined) == len(tensors):
+        return result
+    dtype = xp.result_type(*tensors)
+    return result if result.dtype == dtype else xp.astype(result, dtype)
+
+
 def cat_tensors_backward(
     grad: Any, sizes: list[tuple[int, ...]], dim: int
 ) -> list[Any]:
@@ -786,6 +801,9 @@ def cat_tensors_backward(
         return list(grad.reshape((len(sizes), *sizes[0])))
     pieces, start = [], 0
     for size in sizes:
+        if tuple(size) == (0,) and grad.ndim != 1:
+            pieces.append(_zeros((0,), grad))  # a 1-D empty input cat skipped
+            continue
         length = size[dim] if len(size) > dim else 0
         pieces.append(slice_of(grad, dim, start, start + length, 1))
         start += length

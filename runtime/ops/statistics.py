@@ -335,16 +335,23 @@ def logcumsumexp_backward(grad: Any, self: Any, result: Any, dim: int) -> Any:
     return parts[0] - parts[1]
 
 
+_LOGCUMSUMEXP_JVP_EPS = 1e-13
+
+
 def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
     """sum over i <= j of exp(self_i) self_t_i / sum over i <= j of exp(self_i),
-    with the largest entry along `dim` taken out of both (it cancels)."""
+    with the largest entry along `dim` taken out of both (it cancels) and 1e-13
+    added to the denominator, PyTorch's guard where every weight underflows
+    (entries far below the largest: the tangent is then 0, not 0/0)."""
     if np.ndim(_data(self_p)) == 0:
         return self_t
     xp = array_namespace(self_p, self_t)
     data = _data(self_p)
     shift = (_foreign_namespace(data) or np).max(data, axis=dim, keepdims=True)
     weights = exp(self_p - _constant(shift, self_p))
-    return xp.cumsum(weights * self_t, axis=dim) / xp.cumsum(weights, axis=dim)
+    return xp.cumsum(weights * self_t, axis=dim) / (
+        xp.cumsum(weights, axis=dim) + _LOGCUMSUMEXP_JVP_EPS
+    )
 
 
 # -- renorm --------------------------------------------------------------------------

@@ -110,10 +110,19 @@ def _bmm(op: str, arguments: dict[str, Any]) -> str | None:
     return None
 
 
+def cat_operands(tensors: Any) -> list[Any]:
+    """The tensors `cat` joins: a 1-D empty one (shape (0,)) takes no part, in
+    shape checks nor in the result, as in PyTorch, whose `torch.tensor([])`
+    once started any concatenation; all of them when every one is such."""
+    kept = [t for t in tensors if tuple(np.shape(t)) != (0,)]
+    return kept or list(tensors)
+
+
 def _cat(op: str, arguments: dict[str, Any]) -> str | None:
     tensors, dim = arguments.get("tensors"), arguments.get("dim", 0)
     if not isinstance(tensors, (list, tuple)) or not tensors:
         return None
+    tensors = cat_operands(tensors)
     first = np.shape(tensors[0])
     dim = dim % len(first) if first else 0
     for index, t in enumerate(tensors[1:], start=1):

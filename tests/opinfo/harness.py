@@ -55,6 +55,14 @@ import yamlgrad as yg
 from yamlgrad.autograd import forward_ad as yg_fwad
 
 KNOWN_DIFFERENCES_PATH = Path(__file__).with_name("known_differences.yaml")
+
+# torch, the reference, runs on one thread so that its values are reproducible:
+# a CPU kernel that writes one position from several inputs (max_unpool2d's
+# channels-last kernel with the repeated indices of overlapping pooling windows)
+# otherwise lands whichever write a thread makes last, a different tangent from
+# run to run. On one thread the last input in order wins, as in yamlgrad.
+torch.set_num_threads(1)
+
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 #: assert_close's defaults for the dtype; one set for every check.
