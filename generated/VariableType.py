@@ -199,6 +199,8 @@ from .Functions import (
     ThresholdBackwardBackward0,
     SqrtBackward0,
     AbsBackward0,
+    SgnBackward0,
+    AngleBackward0,
     SignBackward0,
     Exp2Backward0,
     Expm1Backward0,
@@ -406,6 +408,8 @@ from .Functions import (
     ConjBackward0,
     ConjPhysicalBackward0,
     ConjPhysicalBackward1,
+    ComplexBackward0,
+    PolarBackward0,
     ViewAsRealBackward0,
     ViewAsComplexBackward0,
     NarrowCopyBackward0,
@@ -581,6 +585,8 @@ __all__ = [
     "relu",
     "sqrt",
     "abs",
+    "sgn",
+    "angle",
     "sign",
     "exp2",
     "expm1",
@@ -829,6 +835,9 @@ __all__ = [
     "_conj_physical",
     "real",
     "imag",
+    "complex",
+    "polar",
+    "isreal",
     "view_as_real",
     "view_as_complex",
     "tensor_split",
@@ -1023,7 +1032,7 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1085,7 +1094,7 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1154,7 +1163,9 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -elementwise.maybe_multiply(self_t, alpha)
+            result_t = complex_numbers.conj(
+                -elementwise.maybe_multiply(complex_numbers.conj(self_t), alpha)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1174,8 +1185,10 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -1214,7 +1227,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * other
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1234,8 +1247,10 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.divide(self_, other_))
     except ValueError as kernel_failure:
@@ -1274,7 +1289,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / other
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1358,10 +1373,10 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                self_t / other
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / other
                 if rounding_mode is None
-                else elementwise.zeros_like(self_t)
+                else elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -1689,7 +1704,11 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
+            result_t = complex_numbers.conj(
+                elementwise.copysign_tensor_self_backward(
+                    complex_numbers.conj(self_t), self, result
+                )
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1719,7 +1738,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1778,7 +1797,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1874,7 +1893,9 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(other):
         with formula_mode():
             other_t = tangent_of(other)
-            result_t = other_t * self / other
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(other_t) * self / other
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1904,10 +1925,12 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
-                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+                else elementwise.where(
+                    self == 0, 0, elementwise.xlogy(complex_numbers.conj(self_t), other)
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -2318,7 +2341,9 @@ def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, self, min, max)
+            result_t = complex_numbers.conj(
+                elementwise.clamp_backward(complex_numbers.conj(self_t), self, min, max)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2346,7 +2371,9 @@ def clamp_min_default(input: Any, min: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self >= min, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self >= min, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2405,7 +2432,9 @@ def clamp_max_default(input: Any, max: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self <= max, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self <= max, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2475,7 +2504,11 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(self), self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(
+                    elementwise.isfinite(self), complex_numbers.conj(self_t), 0
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2952,7 +2985,9 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward(complex_numbers.conj(self_t), self, exponent)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3023,8 +3058,10 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(exponent):
         with formula_mode():
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_exponent(
-                exponent_t, self, exponent, result
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward_exponent(
+                    complex_numbers.conj(exponent_t), self, exponent, result
+                )
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3120,7 +3157,9 @@ def reciprocal(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * (result * result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3148,7 +3187,7 @@ def exp(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3177,7 +3216,7 @@ def log(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / self
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / self)
         set_fw_grad(result, result_t)
     return result
 
@@ -3204,7 +3243,9 @@ def sin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cos(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3231,7 +3272,9 @@ def cos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.sin(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3257,7 +3300,9 @@ def tanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3284,7 +3329,9 @@ def sigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3310,7 +3357,9 @@ def relu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3388,7 +3437,7 @@ def sqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3399,7 +3448,7 @@ def abs(input: Any) -> Tensor:
     """`abs(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs", "elementwise", abs, self)
+        return interpose("abs", "", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
@@ -3416,7 +3465,67 @@ def abs(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype, complex_numbers.conj(self_t) * complex_numbers.sgn(self)
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def sgn(input: Any) -> Tensor:
+    """`sgn(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("sgn", "", sgn, self)
+    self_ = tensor_arg(self, "sgn", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SgnBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(complex_numbers.sgn_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sgn", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.sgn_backward(self, self_t, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def angle(input: Any) -> Tensor:
+    """`angle(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("angle", "elementwise", angle, self)
+    self_ = tensor_arg(self, "angle", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AngleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(complex_numbers.angle_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("angle", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype,
+                complex_numbers.conj(
+                    complex_numbers.angle_backward(complex_numbers.conj(self_t), self)
+                ),
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3441,7 +3550,9 @@ def sign(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3466,7 +3577,9 @@ def exp2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * result * 0.6931471805599453
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3494,7 +3607,7 @@ def expm1(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3523,7 +3636,9 @@ def log2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * 0.6931471805599453)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3550,7 +3665,9 @@ def log10(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * 2.3025850929940455)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3577,7 +3694,7 @@ def log1p(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (self + 1))
         set_fw_grad(result, result_t)
     return result
 
@@ -3603,7 +3720,9 @@ def rsqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * result**3
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3641,7 +3760,9 @@ def tan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * (1 + result**2)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3670,7 +3791,9 @@ def asin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(-self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3697,7 +3820,9 @@ def acos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.rsqrt(-self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3724,7 +3849,9 @@ def atan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3776,7 +3903,9 @@ def sinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cosh(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3803,7 +3932,9 @@ def cosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sinh(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3830,7 +3961,9 @@ def asinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self**2 + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(self**2 + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3857,7 +3990,9 @@ def acosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self * self - 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(self * self - 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3884,7 +4019,9 @@ def atanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * 1 / (1 - self**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * 1 / (1 - self**2)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3937,7 +4074,9 @@ def logit(input: Any, eps: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(complex_numbers.conj(self_t), self, eps)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3963,7 +4102,11 @@ def erf(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = complex_numbers.conj(
+                1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * complex_numbers.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3989,7 +4132,11 @@ def erfc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = complex_numbers.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * complex_numbers.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4068,7 +4215,9 @@ def mvlgamma(input: Any, p: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), self, p)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5158,7 +5307,9 @@ def floor(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5183,7 +5334,9 @@ def ceil(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5208,7 +5361,9 @@ def round_default(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5235,7 +5390,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5260,7 +5417,9 @@ def trunc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5285,7 +5444,7 @@ def frac(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -6393,7 +6552,7 @@ def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn = CumsumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumsum(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6422,7 +6581,7 @@ def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumprod(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6558,7 +6717,7 @@ def _softmax_backward_data(
             grad_fn._raw_saved_grad_output = SavedVariable(grad_output, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_output = SavedVariable(output, False)
-        grad_fn._saved_output_scalar_type = dtype_of(output_)
+        grad_fn._saved_output_scalar_type = dtype_of(output)
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -7646,7 +7805,9 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -7773,7 +7934,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
-            result_t = elementwise.zeros_like(self)
+            result_t = complex_numbers.conj(elementwise.zeros_like(self))
         set_fw_grad(result, result_t)
     return result
 
@@ -7808,7 +7969,10 @@ def _standard_gamma(input: Any, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * random_gamma._standard_gamma_grad(self, result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * random_gamma._standard_gamma_grad(self, result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7950,7 +8114,9 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
     if forward_ad_state.active and any_has_forward_grad(mean):
         with formula_mode():
             mean_t = tangent_of(mean)
-            result_t = elementwise.zeros_like(mean_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(mean_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -7985,7 +8151,9 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
     if forward_ad_state.active and any_has_forward_grad(std):
         with formula_mode():
             std_t = tangent_of(std)
-            result_t = elementwise.zeros_like(std_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(std_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -11019,7 +11187,7 @@ def _to_copy(input: Any, *, dtype: Any = None, memory_format: Any = None) -> Ten
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(
             shapes.laid_out(elementwise.cast(self_, dtype), memory_format)
@@ -13388,7 +13556,7 @@ def real(input: Any) -> Tensor:
     """`real(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return complex_numbers.real_part(self)
+        return complex_numbers.real_view(self)
     except (AttributeError, TypeError):
         check_arguments("real", (("input", "Tensor", 1, self),))
         raise
@@ -13398,10 +13566,78 @@ def imag(input: Any) -> Tensor:
     """`imag(Tensor(a) self) -> Tensor(a)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return complex_numbers.imag_part(self)
+        return complex_numbers.imag_view(self)
     except (AttributeError, TypeError):
         check_arguments("imag", (("input", "Tensor", 1, self),))
         raise
+
+
+def complex(real: Any, imag: Any) -> Tensor:
+    """`complex(Tensor real, Tensor imag) -> Tensor`"""
+    if interposition.active and interposed(real, imag):
+        return interpose("complex", "", complex, real, imag)
+    real_ = tensor_arg(real, "complex", "real", 1)
+    imag_ = tensor_arg(imag, "complex", "imag", 2)
+    grad_fn = None
+    if compute_requires_grad(real, imag):
+        grad_fn = ComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(real, imag))
+    try:
+        result = Tensor._make(complex_numbers.complex_kernel(real_, imag_))
+    except ValueError as kernel_failure:
+        raise kernel_error("complex", kernel_failure, real=real_, imag=imag_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(real, imag):
+        with formula_mode():
+            real_t = tangent_of(real)
+            imag_t = tangent_of(imag)
+            result_t = complex_numbers.complex_of(real_t, imag_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def polar(abs: Any, angle: Any) -> Tensor:
+    """`polar(Tensor abs, Tensor angle) -> Tensor`"""
+    if interposition.active and interposed(abs, angle):
+        return interpose("polar", "", polar, abs, angle)
+    abs_ = tensor_arg(abs, "polar", "abs", 1)
+    angle_ = tensor_arg(angle, "polar", "angle", 2)
+    grad_fn = None
+    if compute_requires_grad(abs, angle):
+        grad_fn = PolarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(abs, angle))
+    try:
+        result = Tensor._make(complex_numbers.polar_kernel(abs_, angle_))
+    except ValueError as kernel_failure:
+        raise kernel_error("polar", kernel_failure, abs=abs_, angle=angle_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(abs, angle):
+        with formula_mode():
+            abs_t = tangent_of(abs)
+            angle_t = tangent_of(angle)
+            result_t = complex_numbers.complex_of(
+                abs_t * elementwise.cos(angle) - angle_t * abs * elementwise.sin(angle),
+                abs_t * elementwise.sin(angle) + angle_t * abs * elementwise.cos(angle),
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def isreal(input: Any) -> Tensor:
+    """`isreal(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("isreal", "", isreal, self)
+    self_ = tensor_arg(self, "isreal", "input", 1)
+    try:
+        result = Tensor._make(complex_numbers.isreal_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("isreal", kernel_failure, self=self_)
+    return result
 
 
 def view_as_real(input: Any) -> Tensor:
@@ -14305,8 +14541,10 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
@@ -14342,8 +14580,10 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, xp.divide(self_, other_))
@@ -14390,7 +14630,11 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, original_self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward(
+                    complex_numbers.conj(self_t), original_self, exponent
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14526,7 +14770,9 @@ def reciprocal_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * (result * result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14557,7 +14803,7 @@ def exp_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14591,7 +14837,9 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / original_self
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / original_self
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14623,7 +14871,9 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cos(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14655,7 +14905,9 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.sin(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14684,7 +14936,9 @@ def tanh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14714,7 +14968,9 @@ def sigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14743,7 +14999,9 @@ def relu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14774,7 +15032,7 @@ def sqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14785,7 +15043,7 @@ def abs_(input: Any) -> Tensor:
     """`abs_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs_", "elementwise", abs_, self)
+        return interpose("abs_", "", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
@@ -14807,7 +15065,10 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(original_self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype,
+                complex_numbers.conj(self_t) * complex_numbers.sgn(original_self),
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14842,7 +15103,11 @@ def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
+            result_t = complex_numbers.conj(
+                elementwise.clamp_backward(
+                    complex_numbers.conj(self_t), original_self, min, max
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14875,7 +15140,9 @@ def clamp_min__default(input: Any, min: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self >= min, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self >= min, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14908,7 +15175,9 @@ def clamp_max__default(input: Any, max: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self <= max, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self <= max, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15640,8 +15909,10 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(
-                self_t, original_self, result
+            result_t = complex_numbers.conj(
+                elementwise.copysign_tensor_self_backward(
+                    complex_numbers.conj(self_t), original_self, result
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -15675,7 +15946,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15742,7 +16013,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15853,11 +16124,13 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
                 else elementwise.where(
-                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                    original_self == 0,
+                    0,
+                    elementwise.xlogy(complex_numbers.conj(self_t), other),
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -15979,7 +16252,11 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(original_self), self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(
+                    elementwise.isfinite(original_self), complex_numbers.conj(self_t), 0
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16012,7 +16289,11 @@ def logit_(input: Any, eps: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, original_self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(
+                    complex_numbers.conj(self_t), original_self, eps
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16042,7 +16323,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16074,7 +16357,10 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * elementwise.rsqrt(-original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16106,7 +16392,10 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -elementwise.rsqrt(-original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16138,7 +16427,9 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16170,7 +16461,9 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cosh(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16202,7 +16495,9 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sinh(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16231,7 +16526,9 @@ def tan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * (1 + result**2)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16265,7 +16562,9 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * 0.6931471805599453)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16297,7 +16596,9 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * 2.3025850929940455)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16329,7 +16630,9 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16358,7 +16661,7 @@ def expm1_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16388,7 +16691,9 @@ def exp2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * result * 0.6931471805599453
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16419,7 +16724,9 @@ def rsqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * result**3
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16449,7 +16756,9 @@ def floor_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16477,7 +16786,9 @@ def ceil_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16505,7 +16816,9 @@ def round__default(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16533,7 +16846,9 @@ def trunc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16561,7 +16876,7 @@ def frac_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16589,7 +16904,9 @@ def sign_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16620,8 +16937,10 @@ def erf_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = complex_numbers.conj(
+                1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16653,8 +16972,10 @@ def erfc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = complex_numbers.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17046,7 +17367,9 @@ def mvlgamma_(input: Any, p: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, original_self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), original_self, p)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -21366,7 +21689,11 @@ def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.gelu_backward(self_t, self, approximate)
+            result_t = complex_numbers.conj(
+                activations.gelu_backward(
+                    complex_numbers.conj(self_t), self, approximate
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21391,7 +21718,9 @@ def silu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21416,7 +21745,9 @@ def mish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21447,7 +21778,11 @@ def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.softplus_backward(self_t, self, beta, threshold)
+            result_t = complex_numbers.conj(
+                activations.softplus_backward(
+                    complex_numbers.conj(self_t), self, beta, threshold
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21485,7 +21820,11 @@ def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Ten
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
+            result_t = complex_numbers.conj(
+                activations.elu_backward(
+                    complex_numbers.conj(self_t), self, alpha, scale, input_scale
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21522,7 +21861,11 @@ def celu(input: Any, alpha: Any = 1.0) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
+            result_t = complex_numbers.conj(
+                activations.elu_backward(
+                    complex_numbers.conj(self_t), self, alpha, 1.0, 1.0 / alpha
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21551,7 +21894,11 @@ def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
+            result_t = complex_numbers.conj(
+                activations.leaky_relu_backward(
+                    complex_numbers.conj(self_t), self, negative_slope
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21582,7 +21929,11 @@ def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
+            result_t = complex_numbers.conj(
+                activations.hardtanh_backward(
+                    complex_numbers.conj(self_t), self, min_val, max_val
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21607,7 +21958,9 @@ def hardswish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21632,7 +21985,9 @@ def hardsigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.hardsigmoid_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21864,7 +22219,11 @@ def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
+            result_t = complex_numbers.conj(
+                activations.leaky_relu_backward(
+                    complex_numbers.conj(self_t), result, negative_slope
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -21906,8 +22265,10 @@ def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Te
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, scale, input_scale
+            result_t = complex_numbers.conj(
+                activations.elu_backward_result(
+                    complex_numbers.conj(self_t), result, alpha, scale, input_scale
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -21939,8 +22300,10 @@ def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, 1.0, 1.0 / alpha
+            result_t = complex_numbers.conj(
+                activations.elu_backward_result(
+                    complex_numbers.conj(self_t), result, alpha, 1.0, 1.0 / alpha
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -21979,8 +22342,10 @@ def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(
-                self_t, original_self, min_val, max_val
+            result_t = complex_numbers.conj(
+                activations.hardtanh_backward(
+                    complex_numbers.conj(self_t), original_self, min_val, max_val
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -22011,7 +22376,9 @@ def silu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -22041,7 +22408,9 @@ def mish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -22071,7 +22440,11 @@ def hardswish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(
+                    complex_numbers.conj(self_t), original_self
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -22101,7 +22474,11 @@ def hardsigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.hardsigmoid_backward(
+                    complex_numbers.conj(self_t), original_self
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -22263,8 +22640,16 @@ def rrelu_with_noise(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, self, noise, lower, upper, training, False
+            result_t = complex_numbers.conj(
+                gates.rrelu_with_noise_backward(
+                    complex_numbers.conj(self_t),
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    False,
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -22333,8 +22718,16 @@ def rrelu_with_noise_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, result, noise, lower, upper, training, True
+            result_t = complex_numbers.conj(
+                gates.rrelu_with_noise_backward(
+                    complex_numbers.conj(self_t),
+                    result,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    True,
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -26518,6 +26911,8 @@ METHODS = {
     "relu": relu,
     "sqrt": sqrt,
     "abs": abs,
+    "sgn": sgn,
+    "angle": angle,
     "sign": sign,
     "exp2": exp2,
     "expm1": expm1,
@@ -26695,6 +27090,7 @@ METHODS = {
     "conj_physical": conj_physical,
     "_conj_physical": _conj_physical,
     "conj_physical_": conj_physical_,
+    "isreal": isreal,
     "sum_to_size": sum_to_size,
     "tensor_split": tensor_split,
     "hsplit": hsplit,
@@ -27199,6 +27595,12 @@ OVERLOADS = {
     },
     "abs": {
         "default": schema_names(abs, "abs(Tensor self) -> Tensor"),
+    },
+    "sgn": {
+        "default": schema_names(sgn, "sgn(Tensor self) -> Tensor"),
+    },
+    "angle": {
+        "default": schema_names(angle, "angle(Tensor self) -> Tensor"),
     },
     "sign": {
         "default": schema_names(sign, "sign(Tensor self) -> Tensor"),
@@ -28748,6 +29150,15 @@ OVERLOADS = {
     },
     "imag": {
         "default": schema_names(imag, "imag(Tensor(a) self) -> Tensor(a)"),
+    },
+    "complex": {
+        "default": complex,
+    },
+    "polar": {
+        "default": polar,
+    },
+    "isreal": {
+        "default": schema_names(isreal, "isreal(Tensor self) -> Tensor"),
     },
     "view_as_real": {
         "default": schema_names(
