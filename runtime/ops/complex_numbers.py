@@ -30,6 +30,8 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.ops.elementwise import zeros_like
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 
+_ndarray = np.ndarray
+
 KERNELS = (
     "view_as_real_kernel",
     "view_as_complex_kernel",
@@ -69,6 +71,8 @@ def _complex_dtype(dtype: Any) -> bool:
 
 
 def _is_complex(x: Any) -> bool:
+    if type(x) is _ndarray:  # the first-order path: one read
+        return x.dtype.kind == "c"
     if isinstance(x, Tensor):
         x = x._data
     if isinstance(x, (int, float)):
@@ -154,7 +158,7 @@ def handle_r_to_c(self_dtype: Any, grad: Any) -> Any:
     PyTorch's helper of the same name (the imaginary part is the derivative
     along a direction the real input cannot move in). A no-op for a complex
     input or a real gradient."""
-    if _complex_dtype(self_dtype) or not _is_complex(grad):
+    if not _is_complex(grad) or _complex_dtype(self_dtype):
         return grad
     return real_part(grad)
 

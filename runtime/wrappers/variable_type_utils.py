@@ -348,9 +348,15 @@ def dtype_of(value: Any) -> np.dtype:
     whether the input itself is real)."""
     if isinstance(value, Tensor):
         return value._data.dtype
+    number = _NUMBER_DTYPES.get(type(value))
+    if number is not None:  # a wrapped number: no array made, no attribute miss
+        return number
     if type(value) is np.ndarray or hasattr(value, "dtype"):
         return value.dtype
     return np.asarray(value).dtype
+
+
+_NUMBER_DTYPES = {t: np.asarray(t(1)).dtype for t in (bool, int, float, complex)}
 
 
 def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:
