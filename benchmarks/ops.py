@@ -241,7 +241,7 @@ def _differentiable(info: DifferentiabilityInfo, kwargs: dict[str, Any]) -> set[
     return {
         n
         for n in names
-        if isinstance(kwargs.get(n), np.ndarray) and kwargs[n].dtype.kind == "f"
+        if isinstance(kwargs.get(n), np.ndarray) and kwargs[n].dtype.kind in "fc"
     }
 
 
@@ -249,7 +249,11 @@ def _outputs(result: Any, info: DifferentiabilityInfo) -> list[Any]:
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     if info.output_differentiability is not None:
         outputs = [o for o, d in zip(outputs, info.output_differentiability) if d]
-    return [o for o in outputs if o.dtype.is_floating_point and o.requires_grad]
+    return [
+        o
+        for o in outputs
+        if (o.dtype.is_floating_point or o.dtype.is_complex) and o.requires_grad
+    ]
 
 
 def yamlgrad_steps(

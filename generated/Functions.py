@@ -36,6 +36,20 @@ from yamlgrad.runtime.ops.activations import (
 )
 from yamlgrad.runtime.ops.attention import scaled_dot_product_flash_attention_backward
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
+from yamlgrad.runtime.ops.complex_numbers import (
+    angle_backward,
+    conj,
+    conj_physical,
+    contiguous,
+    handle_r_to_c,
+    imag_part,
+    polar_backward,
+    real_part,
+    sgn,
+    sgn_backward,
+    view_as_complex,
+    view_as_real,
+)
 from yamlgrad.runtime.ops.convolutions import (
     conv_tbc_backward_bias,
     conv_tbc_backward_input,
@@ -345,6 +359,8 @@ __all__ = [
     "ThresholdBackwardBackward0",
     "SqrtBackward0",
     "AbsBackward0",
+    "SgnBackward0",
+    "AngleBackward0",
     "SignBackward0",
     "Exp2Backward0",
     "Expm1Backward0",
@@ -550,6 +566,13 @@ __all__ = [
     "MaskedFillBackward1",
     "MaskedScatterBackward0",
     "MaskedSelectBackward0",
+    "ConjBackward0",
+    "ConjPhysicalBackward0",
+    "ConjPhysicalBackward1",
+    "ComplexBackward0",
+    "PolarBackward0",
+    "ViewAsRealBackward0",
+    "ViewAsComplexBackward0",
     "NarrowCopyBackward0",
     "RollBackward0",
     "RepeatBackward0",
@@ -804,13 +827,15 @@ class RsubBackward1(Node):
 class MulBackward0(Node):
     """Backward of `mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 
-    self: grad * other
-    other: grad * self
+    self: handle_r_to_c(self.dtype, grad * conj(other))
+    other: handle_r_to_c(other.dtype, grad * conj(self))
     """
 
     __slots__ = (
         "_raw_saved_other",
+        "_saved_other_scalar_type",
         "_raw_saved_self",
+        "_saved_self_scalar_type",
     )
 
     def __init__(self) -> None:
@@ -826,11 +851,13 @@ class MulBackward0(Node):
         if grad is None:
             return grad_inputs
         other = self._raw_saved_other.unpack(self, raw)
+        other_scalar_type = self._saved_other_scalar_type
         self_ = self._raw_saved_self.unpack(self, raw)
+        self_scalar_type = self._saved_self_scalar_type
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * other
+            grad_inputs[0] = handle_r_to_c(self_scalar_type, grad * conj(other))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * self_
+            grad_inputs[1] = handle_r_to_c(other_scalar_type, grad * conj(self_))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -868,13 +895,15 @@ class MulBackward1(Node):
 class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
-    self: grad / other
-    other: -grad * self / (other * other)
+    self: handle_r_to_c(self.dtype, grad / conj(other))
+    other: handle_r_to_c(other.dtype, -grad * conj(self / (other * other)))
     """
 
     __slots__ = (
         "_raw_saved_other",
+        "_saved_other_scalar_type",
         "_raw_saved_self",
+        "_saved_self_scalar_type",
     )
 
     def __init__(self) -> None:
@@ -890,11 +919,15 @@ class DivBackward0(Node):
         if grad is None:
             return grad_inputs
         other = self._raw_saved_other.unpack(self, raw)
+        other_scalar_type = self._saved_other_scalar_type
         self_ = self._raw_saved_self.unpack(self, raw)
+        self_scalar_type = self._saved_self_scalar_type
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / other
+            grad_inputs[0] = handle_r_to_c(self_scalar_type, grad / conj(other))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = -grad * self_ / (other * other)
+            grad_inputs[1] = handle_r_to_c(
+                other_scalar_type, -grad * conj(self_ / (other * other))
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2725,7 +2758,7 @@ class SqrtBackward0(Node):
 class AbsBackward0(Node):
     """Backward of `abs(Tensor self) -> Tensor`.
 
-    self: grad * sign(self)
+    self: grad * sgn(self)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2737,7 +2770,68 @@ class AbsBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * sign(self_)
+            grad_inputs[0] = grad * sgn(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SgnBackward0(Node):
+    """Backward of `sgn(Tensor self) -> Tensor`.
+
+    self: sgn_backward(self, grad, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sgn_backward(self_, grad, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class AngleBackward0(Node):
+    """Backward of `angle(Tensor self) -> Tensor`.
+
+    self: angle_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = angle_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -9374,6 +9468,151 @@ class MaskedSelectBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class ConjBackward0(Node):
+    """Backward of `_conj(Tensor self) -> Tensor`.
+
+    self: conj(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj(grad)
+        return grad_inputs
+
+
+class ConjPhysicalBackward0(Node):
+    """Backward of `_conj_physical(Tensor self) -> Tensor`.
+
+    self: conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj_physical(grad)
+        return grad_inputs
+
+
+class ConjPhysicalBackward1(Node):
+    """Backward of `conj_physical_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj_physical(grad)
+        return grad_inputs
+
+
+class ComplexBackward0(Node):
+    """Backward of `complex(Tensor real, Tensor imag) -> Tensor`.
+
+    real: real_part(grad)
+    imag: imag_part(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = real_part(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = imag_part(grad)
+        return grad_inputs
+
+
+class PolarBackward0(Node):
+    """Backward of `polar(Tensor abs, Tensor angle) -> Tensor`.
+
+    abs, angle: polar_backward(grad, result)
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = polar_backward(grad, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class ViewAsRealBackward0(Node):
+    """Backward of `view_as_real(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_complex(contiguous(grad))
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = view_as_complex(contiguous(grad))
+        return grad_inputs
+
+
+class ViewAsComplexBackward0(Node):
+    """Backward of `view_as_complex(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_real(contiguous(grad))
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = view_as_real(contiguous(grad))
+        return grad_inputs
 
 
 class NarrowCopyBackward0(Node):

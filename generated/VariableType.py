@@ -20,6 +20,7 @@ from yamlgrad.runtime.ops import (
     activations,
     attention,
     blocks,
+    complex_numbers,
     composites,
     convolutions,
     counting,
@@ -201,6 +202,8 @@ from .Functions import (
     ThresholdBackwardBackward0,
     SqrtBackward0,
     AbsBackward0,
+    SgnBackward0,
+    AngleBackward0,
     SignBackward0,
     Exp2Backward0,
     Expm1Backward0,
@@ -406,6 +409,13 @@ from .Functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    ConjBackward0,
+    ConjPhysicalBackward0,
+    ConjPhysicalBackward1,
+    ComplexBackward0,
+    PolarBackward0,
+    ViewAsRealBackward0,
+    ViewAsComplexBackward0,
     NarrowCopyBackward0,
     RollBackward0,
     RepeatBackward0,
@@ -602,6 +612,8 @@ __all__ = [
     "relu",
     "sqrt",
     "abs",
+    "sgn",
+    "angle",
     "sign",
     "exp2",
     "expm1",
@@ -847,6 +859,17 @@ __all__ = [
     "positive",
     "resolve_conj",
     "resolve_neg",
+    "conj",
+    "_conj",
+    "conj_physical",
+    "_conj_physical",
+    "real",
+    "imag",
+    "complex",
+    "polar",
+    "isreal",
+    "view_as_real",
+    "view_as_complex",
     "tensor_split",
     "hsplit",
     "vsplit",
@@ -1079,7 +1102,7 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1141,7 +1164,7 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1210,7 +1233,9 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -elementwise.maybe_multiply(self_t, alpha)
+            result_t = complex_numbers.conj(
+                -elementwise.maybe_multiply(complex_numbers.conj(self_t), alpha)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1230,8 +1255,10 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -1270,7 +1297,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * other
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1290,8 +1317,10 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.divide(self_, other_))
     except ValueError as kernel_failure:
@@ -1330,7 +1359,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / other
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1414,10 +1443,10 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                self_t / other
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / other
                 if rounding_mode is None
-                else elementwise.zeros_like(self_t)
+                else elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -1745,7 +1774,11 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
+            result_t = complex_numbers.conj(
+                elementwise.copysign_tensor_self_backward(
+                    complex_numbers.conj(self_t), self, result
+                )
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1775,7 +1808,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1834,7 +1867,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1930,7 +1963,9 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(other):
         with formula_mode():
             other_t = tangent_of(other)
-            result_t = other_t * self / other
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(other_t) * self / other
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1960,10 +1995,12 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
-                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+                else elementwise.where(
+                    self == 0, 0, elementwise.xlogy(complex_numbers.conj(self_t), other)
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -2374,7 +2411,9 @@ def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, self, min, max)
+            result_t = complex_numbers.conj(
+                elementwise.clamp_backward(complex_numbers.conj(self_t), self, min, max)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2402,7 +2441,9 @@ def clamp_min_default(input: Any, min: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self >= min, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self >= min, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2461,7 +2502,9 @@ def clamp_max_default(input: Any, max: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self <= max, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self <= max, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2531,7 +2574,11 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(self), self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(
+                    elementwise.isfinite(self), complex_numbers.conj(self_t), 0
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3101,7 +3148,9 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward(complex_numbers.conj(self_t), self, exponent)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3172,8 +3221,10 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(exponent):
         with formula_mode():
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_exponent(
-                exponent_t, self, exponent, result
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward_exponent(
+                    complex_numbers.conj(exponent_t), self, exponent, result
+                )
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3269,7 +3320,9 @@ def reciprocal(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * (result * result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3297,7 +3350,7 @@ def exp(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3326,7 +3379,7 @@ def log(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / self
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / self)
         set_fw_grad(result, result_t)
     return result
 
@@ -3352,7 +3405,9 @@ def sin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cos(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3378,7 +3433,9 @@ def cos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.sin(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3404,7 +3461,9 @@ def tanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3431,7 +3490,9 @@ def sigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3457,7 +3518,9 @@ def relu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3535,7 +3598,7 @@ def sqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3546,7 +3609,7 @@ def abs(input: Any) -> Tensor:
     """`abs(Tensor self) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs", "elementwise", abs, self)
+        return interpose("abs", "", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
@@ -3563,7 +3626,67 @@ def abs(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype, complex_numbers.conj(self_t) * complex_numbers.sgn(self)
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def sgn(input: Any) -> Tensor:
+    """`sgn(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("sgn", "", sgn, self)
+    self_ = tensor_arg(self, "sgn", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SgnBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(complex_numbers.sgn_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sgn", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.sgn_backward(self, self_t, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def angle(input: Any) -> Tensor:
+    """`angle(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("angle", "elementwise", angle, self)
+    self_ = tensor_arg(self, "angle", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AngleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(complex_numbers.angle_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("angle", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype,
+                complex_numbers.conj(
+                    complex_numbers.angle_backward(complex_numbers.conj(self_t), self)
+                ),
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3588,7 +3711,9 @@ def sign(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3613,7 +3738,9 @@ def exp2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * result * 0.6931471805599453
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3641,7 +3768,7 @@ def expm1(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3670,7 +3797,9 @@ def log2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * 0.6931471805599453)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3697,7 +3826,9 @@ def log10(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * 2.3025850929940455)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3724,7 +3855,7 @@ def log1p(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (self + 1))
         set_fw_grad(result, result_t)
     return result
 
@@ -3750,7 +3881,9 @@ def rsqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * result**3
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3788,7 +3921,9 @@ def tan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * (1 + result**2)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3817,7 +3952,9 @@ def asin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(-self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3844,7 +3981,9 @@ def acos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.rsqrt(-self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3871,7 +4010,9 @@ def atan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3923,7 +4064,9 @@ def sinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cosh(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3950,7 +4093,9 @@ def cosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sinh(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3977,7 +4122,9 @@ def asinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self**2 + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(self**2 + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4004,7 +4151,9 @@ def acosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self * self - 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.rsqrt(self * self - 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4031,7 +4180,9 @@ def atanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * 1 / (1 - self**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * 1 / (1 - self**2)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4084,7 +4235,9 @@ def logit(input: Any, eps: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(complex_numbers.conj(self_t), self, eps)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4110,7 +4263,11 @@ def erf(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = complex_numbers.conj(
+                1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * complex_numbers.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4136,7 +4293,11 @@ def erfc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = complex_numbers.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * complex_numbers.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4215,7 +4376,9 @@ def mvlgamma(input: Any, p: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), self, p)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5305,7 +5468,9 @@ def floor(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5330,7 +5495,9 @@ def ceil(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5355,7 +5522,9 @@ def round_default(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5382,7 +5551,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5407,7 +5578,9 @@ def trunc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5432,7 +5605,7 @@ def frac(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -6532,7 +6705,7 @@ def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn = CumsumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumsum(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6561,7 +6734,7 @@ def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumprod(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6697,7 +6870,7 @@ def _softmax_backward_data(
             grad_fn._raw_saved_grad_output = SavedVariable(grad_output, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_output = SavedVariable(output, False)
-        grad_fn._saved_output_scalar_type = dtype_of(output_)
+        grad_fn._saved_output_scalar_type = dtype_of(output)
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -7969,7 +8142,9 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -8096,7 +8271,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
-            result_t = elementwise.zeros_like(self)
+            result_t = complex_numbers.conj(elementwise.zeros_like(self))
         set_fw_grad(result, result_t)
     return result
 
@@ -8131,7 +8306,10 @@ def _standard_gamma(input: Any, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * random_gamma._standard_gamma_grad(self, result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * random_gamma._standard_gamma_grad(self, result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -8273,7 +8451,9 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
     if forward_ad_state.active and any_has_forward_grad(mean):
         with formula_mode():
             mean_t = tangent_of(mean)
-            result_t = elementwise.zeros_like(mean_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(mean_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -8308,7 +8488,9 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
     if forward_ad_state.active and any_has_forward_grad(std):
         with formula_mode():
             std_t = tangent_of(std)
-            result_t = elementwise.zeros_like(std_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(std_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -11342,7 +11524,7 @@ def _to_copy(input: Any, *, dtype: Any = None, memory_format: Any = None) -> Ten
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(
             shapes.laid_out(elementwise.cast(self_, dtype), memory_format)
@@ -13609,6 +13791,242 @@ def resolve_neg(input: Any) -> Tensor:
         raise
 
 
+def conj(input: Any) -> Tensor:
+    """`conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj(input: Any) -> Tensor:
+    """`_conj(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj", "", _conj, self)
+    self_ = tensor_arg(self, "_conj", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical(input: Any) -> Tensor:
+    """`conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_physical_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj_physical", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj_physical(input: Any) -> Tensor:
+    """`_conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj_physical", "", _conj_physical, self)
+    self_ = tensor_arg(self, "_conj_physical", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjPhysicalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj_physical", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical_(input: Any) -> Tensor:
+    """`conj_physical_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("conj_physical_", "", conj_physical_, self)
+    self_ = tensor_arg(self, "conj_physical_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ConjPhysicalBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("conj_physical_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def real(input: Any) -> Tensor:
+    """`real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.real_view(self)
+    except (AttributeError, TypeError):
+        check_arguments("real", (("input", "Tensor", 1, self),))
+        raise
+
+
+def imag(input: Any) -> Tensor:
+    """`imag(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.imag_view(self)
+    except (AttributeError, TypeError):
+        check_arguments("imag", (("input", "Tensor", 1, self),))
+        raise
+
+
+def complex(real: Any, imag: Any) -> Tensor:
+    """`complex(Tensor real, Tensor imag) -> Tensor`"""
+    if interposition.active and interposed(real, imag):
+        return interpose("complex", "", complex, real, imag)
+    real_ = tensor_arg(real, "complex", "real", 1)
+    imag_ = tensor_arg(imag, "complex", "imag", 2)
+    grad_fn = None
+    if compute_requires_grad(real, imag):
+        grad_fn = ComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(real, imag))
+    try:
+        result = Tensor._make(complex_numbers.complex_kernel(real_, imag_))
+    except ValueError as kernel_failure:
+        raise kernel_error("complex", kernel_failure, real=real_, imag=imag_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(real, imag):
+        with formula_mode():
+            real_t = tangent_of(real)
+            imag_t = tangent_of(imag)
+            result_t = complex_numbers.complex_of(real_t, imag_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def polar(abs: Any, angle: Any) -> Tensor:
+    """`polar(Tensor abs, Tensor angle) -> Tensor`"""
+    if interposition.active and interposed(abs, angle):
+        return interpose("polar", "", polar, abs, angle)
+    abs_ = tensor_arg(abs, "polar", "abs", 1)
+    angle_ = tensor_arg(angle, "polar", "angle", 2)
+    grad_fn = None
+    if compute_requires_grad(abs, angle):
+        grad_fn = PolarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(abs, angle))
+    try:
+        result = Tensor._make(complex_numbers.polar_kernel(abs_, angle_))
+    except ValueError as kernel_failure:
+        raise kernel_error("polar", kernel_failure, abs=abs_, angle=angle_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(abs, angle):
+        with formula_mode():
+            abs_t = tangent_of(abs)
+            angle_t = tangent_of(angle)
+            result_t = complex_numbers.complex_of(
+                abs_t * elementwise.cos(angle) - angle_t * abs * elementwise.sin(angle),
+                abs_t * elementwise.sin(angle) + angle_t * abs * elementwise.cos(angle),
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def isreal(input: Any) -> Tensor:
+    """`isreal(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("isreal", "", isreal, self)
+    self_ = tensor_arg(self, "isreal", "input", 1)
+    try:
+        result = Tensor._make(complex_numbers.isreal_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("isreal", kernel_failure, self=self_)
+    return result
+
+
+def view_as_real(input: Any) -> Tensor:
+    """`view_as_real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_real", "", view_as_real, self)
+    self_ = tensor_arg(self, "view_as_real", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsRealBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_real_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_real", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_real(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_as_complex(input: Any) -> Tensor:
+    """`view_as_complex(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_complex", "", view_as_complex, self)
+    self_ = tensor_arg(self, "view_as_complex", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_complex_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_complex", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_complex(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def sum_to_size_default(input: Any, size: Any) -> Tensor:
     """`sum_to_size(Tensor self, SymInt[] size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -14455,8 +14873,10 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
@@ -14492,8 +14912,10 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, xp.divide(self_, other_))
@@ -14540,7 +14962,11 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, original_self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward(
+                    complex_numbers.conj(self_t), original_self, exponent
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14676,7 +15102,9 @@ def reciprocal_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * (result * result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14707,7 +15135,7 @@ def exp_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14741,7 +15169,9 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / original_self
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / original_self
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14772,7 +15202,9 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cos(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14803,7 +15235,9 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * -elementwise.sin(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14832,7 +15266,9 @@ def tanh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14862,7 +15298,9 @@ def sigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14891,7 +15329,9 @@ def relu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14922,7 +15362,7 @@ def sqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14933,7 +15373,7 @@ def abs_(input: Any) -> Tensor:
     """`abs_(Tensor(a!) self) -> Tensor(a!)`"""
     self = input  # PyTorch's Python name for the schema's `self`
     if interposition.active and interposed(self):
-        return interpose("abs_", "elementwise", abs_, self)
+        return interpose("abs_", "", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     xp = np if type(self_) in NUMPY else xp_of(self_)
     grad_fn = None
@@ -14955,7 +15395,10 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(original_self)
+            result_t = complex_numbers.handle_r_to_c(
+                result.dtype,
+                complex_numbers.conj(self_t) * complex_numbers.sgn(original_self),
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14990,7 +15433,11 @@ def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
+            result_t = complex_numbers.conj(
+                elementwise.clamp_backward(
+                    complex_numbers.conj(self_t), original_self, min, max
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15023,7 +15470,9 @@ def clamp_min__default(input: Any, min: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self >= min, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self >= min, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15056,7 +15505,9 @@ def clamp_max__default(input: Any, max: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self <= max, self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self <= max, complex_numbers.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15788,8 +16239,10 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(
-                self_t, original_self, result
+            result_t = complex_numbers.conj(
+                elementwise.copysign_tensor_self_backward(
+                    complex_numbers.conj(self_t), original_self, result
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -15823,7 +16276,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15890,7 +16343,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16001,11 +16454,13 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
                 else elementwise.where(
-                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                    original_self == 0,
+                    0,
+                    elementwise.xlogy(complex_numbers.conj(self_t), other),
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -16127,7 +16582,11 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(original_self), self_t, 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(
+                    elementwise.isfinite(original_self), complex_numbers.conj(self_t), 0
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16160,7 +16619,11 @@ def logit_(input: Any, eps: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, original_self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(
+                    complex_numbers.conj(self_t), original_self, eps
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16190,7 +16653,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16222,7 +16687,10 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * elementwise.rsqrt(-original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16254,7 +16722,10 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -elementwise.rsqrt(-original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16286,7 +16757,9 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16318,7 +16791,9 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.cosh(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16350,7 +16825,9 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sinh(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16379,7 +16856,9 @@ def tan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * (1 + result**2)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16413,7 +16892,9 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * 0.6931471805599453)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16445,7 +16926,9 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self * 2.3025850929940455)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16477,7 +16960,9 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16506,7 +16991,7 @@ def expm1_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16536,7 +17021,9 @@ def exp2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * result * 0.6931471805599453
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16567,7 +17054,9 @@ def rsqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * result**3
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16597,7 +17086,9 @@ def floor_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16625,7 +17116,9 @@ def ceil_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16653,7 +17146,9 @@ def round__default(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16681,7 +17176,9 @@ def trunc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16709,7 +17206,7 @@ def frac_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16737,7 +17234,9 @@ def sign_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16768,8 +17267,10 @@ def erf_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = complex_numbers.conj(
+                1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16801,8 +17302,10 @@ def erfc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = complex_numbers.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17195,7 +17698,9 @@ def mvlgamma_(input: Any, p: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, original_self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), original_self, p)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -18177,7 +18682,7 @@ def cumsum_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn = CumsumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(reductions.cumsum(self_, dim, dtype)))
@@ -18209,7 +18714,7 @@ def cumprod_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        grad_fn._saved_self_scalar_type = dtype_of(self_)
+        grad_fn._saved_self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
@@ -23577,7 +24082,11 @@ def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.gelu_backward(self_t, self, approximate)
+            result_t = complex_numbers.conj(
+                activations.gelu_backward(
+                    complex_numbers.conj(self_t), self, approximate
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23602,7 +24111,9 @@ def silu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23627,7 +24138,9 @@ def mish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23658,7 +24171,11 @@ def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.softplus_backward(self_t, self, beta, threshold)
+            result_t = complex_numbers.conj(
+                activations.softplus_backward(
+                    complex_numbers.conj(self_t), self, beta, threshold
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23696,7 +24213,11 @@ def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Ten
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
+            result_t = complex_numbers.conj(
+                activations.elu_backward(
+                    complex_numbers.conj(self_t), self, alpha, scale, input_scale
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23733,7 +24254,11 @@ def celu(input: Any, alpha: Any = 1.0) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
+            result_t = complex_numbers.conj(
+                activations.elu_backward(
+                    complex_numbers.conj(self_t), self, alpha, 1.0, 1.0 / alpha
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23762,7 +24287,11 @@ def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
+            result_t = complex_numbers.conj(
+                activations.leaky_relu_backward(
+                    complex_numbers.conj(self_t), self, negative_slope
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23793,7 +24322,11 @@ def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
+            result_t = complex_numbers.conj(
+                activations.hardtanh_backward(
+                    complex_numbers.conj(self_t), self, min_val, max_val
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23818,7 +24351,9 @@ def hardswish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -23843,7 +24378,9 @@ def hardsigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, self)
+            result_t = complex_numbers.conj(
+                activations.hardsigmoid_backward(complex_numbers.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -24075,7 +24612,11 @@ def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
+            result_t = complex_numbers.conj(
+                activations.leaky_relu_backward(
+                    complex_numbers.conj(self_t), result, negative_slope
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -24117,8 +24658,10 @@ def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Te
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, scale, input_scale
+            result_t = complex_numbers.conj(
+                activations.elu_backward_result(
+                    complex_numbers.conj(self_t), result, alpha, scale, input_scale
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -24150,8 +24693,10 @@ def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, 1.0, 1.0 / alpha
+            result_t = complex_numbers.conj(
+                activations.elu_backward_result(
+                    complex_numbers.conj(self_t), result, alpha, 1.0, 1.0 / alpha
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -24190,8 +24735,10 @@ def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(
-                self_t, original_self, min_val, max_val
+            result_t = complex_numbers.conj(
+                activations.hardtanh_backward(
+                    complex_numbers.conj(self_t), original_self, min_val, max_val
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -24222,7 +24769,9 @@ def silu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -24252,7 +24801,9 @@ def mish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -24282,7 +24833,11 @@ def hardswish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(
+                    complex_numbers.conj(self_t), original_self
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -24312,7 +24867,11 @@ def hardsigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, original_self)
+            result_t = complex_numbers.conj(
+                activations.hardsigmoid_backward(
+                    complex_numbers.conj(self_t), original_self
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -24474,8 +25033,16 @@ def rrelu_with_noise(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, self, noise, lower, upper, training, False
+            result_t = complex_numbers.conj(
+                gates.rrelu_with_noise_backward(
+                    complex_numbers.conj(self_t),
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    False,
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -24544,8 +25111,16 @@ def rrelu_with_noise_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, result, noise, lower, upper, training, True
+            result_t = complex_numbers.conj(
+                gates.rrelu_with_noise_backward(
+                    complex_numbers.conj(self_t),
+                    result,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    True,
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -29593,6 +30168,8 @@ METHODS = {
     "relu": relu,
     "sqrt": sqrt,
     "abs": abs,
+    "sgn": sgn,
+    "angle": angle,
     "sign": sign,
     "exp2": exp2,
     "expm1": expm1,
@@ -29767,6 +30344,12 @@ METHODS = {
     "positive": positive,
     "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg,
+    "conj": conj,
+    "_conj": _conj,
+    "conj_physical": conj_physical,
+    "_conj_physical": _conj_physical,
+    "conj_physical_": conj_physical_,
+    "isreal": isreal,
     "sum_to_size": sum_to_size,
     "tensor_split": tensor_split,
     "hsplit": hsplit,
@@ -30369,6 +30952,12 @@ OVERLOADS = {
     },
     "abs": {
         "default": schema_names(abs, "abs(Tensor self) -> Tensor"),
+    },
+    "sgn": {
+        "default": schema_names(sgn, "sgn(Tensor self) -> Tensor"),
+    },
+    "angle": {
+        "default": schema_names(angle, "angle(Tensor self) -> Tensor"),
     },
     "sign": {
         "default": schema_names(sign, "sign(Tensor self) -> Tensor"),
@@ -31912,6 +32501,50 @@ OVERLOADS = {
     "resolve_neg": {
         "default": schema_names(
             resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "conj": {
+        "default": schema_names(conj, "conj(Tensor(a) self) -> Tensor(a)"),
+    },
+    "_conj": {
+        "default": schema_names(_conj, "_conj(Tensor self) -> Tensor"),
+    },
+    "conj_physical": {
+        "default": schema_names(conj_physical, "conj_physical(Tensor self) -> Tensor"),
+    },
+    "_conj_physical": {
+        "default": schema_names(
+            _conj_physical, "_conj_physical(Tensor self) -> Tensor"
+        ),
+    },
+    "conj_physical_": {
+        "default": schema_names(
+            conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+    },
+    "real": {
+        "default": schema_names(real, "real(Tensor(a) self) -> Tensor(a)"),
+    },
+    "imag": {
+        "default": schema_names(imag, "imag(Tensor(a) self) -> Tensor(a)"),
+    },
+    "complex": {
+        "default": complex,
+    },
+    "polar": {
+        "default": polar,
+    },
+    "isreal": {
+        "default": schema_names(isreal, "isreal(Tensor self) -> Tensor"),
+    },
+    "view_as_real": {
+        "default": schema_names(
+            view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "view_as_complex": {
+        "default": schema_names(
+            view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)"
         ),
     },
     "sum_to_size": {
@@ -33651,6 +34284,8 @@ NUMPY_ONLY_REASONS.update(
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_select": "output shape depends on the data",
+        "view_as_real": "a writeable view of a complex array's pairs of reals has no array API counterpart",
+        "view_as_complex": "a writeable complex view of pairs of reals has no array API counterpart",
         "tensor_split.tensor_indices_or_sections": "reads its split points from the tensor's values",
         "cov": "builds its weights and its mean from the data's values on the host",
         "corrcoef": "goes through cov, which builds its weights from the data's values on the host",

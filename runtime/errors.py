@@ -29,9 +29,24 @@ ERR_NO_GRAD_FN = (
 )
 ERR_GRADIENT_COUNT = "got {tensors} tensors and {gradients} gradients"
 ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
+ERR_IMPLICIT_GRAD_COMPLEX = (
+    "grad can be implicitly created only for real scalar outputs but got {dtype}"
+)
+# validate_outputs: a complex gradient for a real input (or a non-float one for a
+# complex input); a formula takes the real part with handle_r_to_c.
+ERR_GRAD_COMPLEXITY = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+    "grad_is_complex) to be true, but got false.  (Could this error message be "
+    "improved?  If so, please report an enhancement request to PyTorch.)"
+)
 ERR_MISMATCH_SHAPE = (
     "Mismatch in shape: grad_output[{index}] has a shape of {grad_shape} and "
     "output[{index}] has a shape of {out_shape}."
+)
+ERR_MISMATCH_COMPLEX = (
+    "For complex Tensors, both grad_output and output are required to have the "
+    "same dtype. Mismatch in dtype: grad_output[{index}] has a dtype of "
+    "{grad_dtype} and output[{index}] has a dtype of {out_dtype}."
 )
 ERR_INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
 ERR_UNUSED_INPUT = (

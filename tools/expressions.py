@@ -17,6 +17,7 @@ saves the output; non-tensor arguments are saved by value.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -479,11 +480,10 @@ def _save_tensor_attribute(node: ast.Attribute, walk: _FormulaSaves) -> None:
         raise ExpressionError(
             f"formula reads a list output's {node.attr}: {walk.text!r}"
         )
-    data = (
-        f"{_output_data(walk.schema, walk.outputs[base])}._data"
-        if is_output
-        else f"{base}_"
-    )
+    if is_output:
+        data = f"{_output_data(walk.schema, walk.outputs[base])}._data"
+    else:  # a dtype as given, before promotion; a shape from the unpacked value
+        data = base if node.attr == "dtype" else f"{base}_"
     expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
     walk.replacements[id(node)] = name
     walk.skip.add(id(node.value))
@@ -708,13 +708,36 @@ def check_forward_formula(
 def element_wise_forward(
     backward_formula: str, input_name: str, schema: FunctionSchema
 ) -> str:
-    """`auto_element_wise`: the backward formula with `grad` as the input's tangent
-    and every tensor input as its primal (torchgen's rewrite, for real numbers)."""
+    """`auto_element_wise`: the backward formula with `grad` as the conjugate of
+    the input's tangent and every tensor input as its primal, conjugated:
+    conj(f(conj(x_t))). An element-wise Jacobian is diagonal, so J v is the
+    transpose of v^T J, and for complex numbers the conjugate transpose (torchgen's
+    rewrite). `conj` of a real array is the array itself."""
     tensors = {a.name for a in schema.arguments if a.is_tensor or a.is_tensor_list}
     renames = {name: f"{name}_p" for name in tensors}
-    renames["grad"] = f"{input_name}_t"
     tree = ast.parse(backward_formula, mode="eval")
-    return _unparse(_Renamer(renames, {}).visit(tree))
+    renamed = _Renamer(renames, {}).visit(tree)
+    tangent = ast.Call(
+        ast.Name(CONJ, ast.Load()), [ast.Name(f"{input_name}_t", ast.Load())], []
+    )
+    body = _Substitute("grad", tangent).visit(renamed.body)
+    return _unparse(ast.Expression(ast.Call(ast.Name(CONJ, ast.Load()), [body], [])))
+
+
+# The helper the element-wise rule conjugates with (runtime/ops/complex_numbers.py).
+CONJ = "conj"
+
+
+class _Substitute(ast.NodeTransformer):
+    """Every load of the name `name` replaced by a copy of `value`."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name:
+            return copy.deepcopy(self.value)
+        return node
 
 
 def forward_formula_names(formula: str) -> set[str]:

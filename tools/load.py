@@ -74,9 +74,9 @@ Fail = Callable[[str], NoReturn]
 # generated code calls some of them, and a module-level op or a parameter of that
 # name would silently replace them.
 BUILTIN_OP_NAMES = frozenset(
-    {"abs", "all", "any", "max", "min", "pow", "round", "slice", "sum"}
+    {"abs", "all", "any", "complex", "max", "min", "pow", "round", "slice", "sum"}
 )
-BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord", "sorted"})
+BUILTIN_ARGUMENT_NAMES = frozenset({"abs", "input", "max", "min", "ord", "sorted"})
 MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
 # Names the Tensor class itself or the facade installs on it (runtime/facade.py's
 # _install_tensor_methods); a generated method of that name would replace them.
@@ -1147,7 +1147,7 @@ def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> Samp
             shape = _nested_shape(values)
         if (
             set(value) - {"shape", "dtype", "values"}
-            or dtype not in (None, "bool", "int64", "int32")
+            or dtype not in (None, "bool", "int64", "int32", "complex")
             or (values is not None and "shape" in value)
         ):
             fail(

@@ -22,6 +22,8 @@ from yamlgrad.runtime.errors import (
     ERR_EMPTY_GRAD_INPUTS,
     ERR_GRADIENT_COUNT,
     ERR_IMPLICIT_GRAD,
+    ERR_IMPLICIT_GRAD_COMPLEX,
+    ERR_MISMATCH_COMPLEX,
     ERR_INDEX_ZERO_DIM,
     ERR_INPUT_NO_GRAD,
     ERR_MATERIALIZE_UNUSED,
@@ -83,6 +85,8 @@ def _make_grads(
             data = out._data
             if data.size != 1:
                 raise RuntimeError(ERR_IMPLICIT_GRAD)
+            if backend.dtype_kind(data.dtype) == "c":
+                raise RuntimeError(ERR_IMPLICIT_GRAD_COMPLEX.format(dtype=out.dtype))
             if type(data) is np.ndarray and not create_graph:  # (most backwards)
                 # (a 0-d one by np.array: a fifth of ones_like's time)
                 dtype = data.dtype
@@ -97,6 +101,14 @@ def _make_grads(
             raise RuntimeError(
                 ERR_MISMATCH_SHAPE.format(
                     index=index, grad_shape=Size(g.shape), out_shape=Size(out.shape)
+                )
+            )
+        elif (
+            g._data.dtype is not out._data.dtype and g.is_complex() != out.is_complex()
+        ):
+            raise RuntimeError(
+                ERR_MISMATCH_COMPLEX.format(
+                    index=index, grad_dtype=g.dtype, out_dtype=out.dtype
                 )
             )
         # A seed carrying a tangent keeps it (forward-over-reverse), and so does

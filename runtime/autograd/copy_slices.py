@@ -17,6 +17,11 @@ Where a view sits in its base is worked out from memory addresses
 (`view_index_map`): for each element of the view, the flat index of the base
 element at the same address. That covers every numpy view (slices with steps,
 transposes, diagonals, reshapes, views of views) without replaying the view ops.
+
+A view of another item size (the real parts of a complex tensor, `view_as_real`;
+`view_as_complex` of pairs of reals) is placed among reals: the complex one of the
+two is taken as its pairs of reals (a last dim of 2), and its gradient crosses to
+and from that form by view_as_real and view_as_complex.
 """
 
 from __future__ import annotations
@@ -57,9 +62,32 @@ def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
+def _as_reals(a: np.ndarray) -> np.ndarray:
+    """A complex array's memory as its pairs of reals (shape + (2,)), a view."""
+    parts = a.real
+    return np.lib.stride_tricks.as_strided(
+        parts, a.shape + (2,), a.strides + (parts.itemsize,), writeable=False
+    )
+
+
+def crossing(view_dtype: np.dtype, base_dtype: np.dtype) -> str:
+    """Which of a view and its base is taken as pairs of reals: "base" (a real
+    view of a complex base), "view" (a complex view of a real base) or ""."""
+    view_complex, base_complex = view_dtype.kind == "c", base_dtype.kind == "c"
+    if view_complex == base_complex:
+        return ""
+    return "base" if base_complex else "view"
+
+
 def view_index_map(view: np.ndarray, base: np.ndarray) -> np.ndarray:
     """For every element of `view`, the flat (C-order) index of `base`'s element
-    at the same address: the view's geometry inside its base."""
+    at the same address: the view's geometry inside its base (among reals when
+    one of them is complex and the other not: see `crossing`)."""
+    side = crossing(view.dtype, base.dtype)
+    if side == "base":
+        base = _as_reals(base)
+    elif side == "view":
+        view = _as_reals(view)
     if view.size == 0:
         return np.zeros(view.shape, dtype=np.int64)
     itemsize = base.itemsize
@@ -113,6 +141,29 @@ def _scatter(
     return ops.reshape(out, shape)
 
 
+def _to_reals(grad: Grad, raw: bool) -> Grad:
+    if raw:
+        return (
+            np.ascontiguousarray(grad).view(grad.real.dtype).reshape(grad.shape + (2,))
+        )
+    from yamlgrad.runtime.dispatch import ops
+
+    return ops.view_as_real(grad)
+
+
+def _from_reals(grad: Grad, raw: bool) -> Grad:
+    if raw:
+        complex_type = np.result_type(grad.dtype, np.complex64)
+        return np.ascontiguousarray(grad).view(complex_type).reshape(grad.shape[:-1])
+    from yamlgrad.runtime.dispatch import ops
+
+    return ops.view_as_complex(ops.contiguous(grad))
+
+
+def _shape_among_reals(shape: tuple[int, ...], side: str) -> tuple[int, ...]:
+    return shape + (2,) if side == "base" else shape
+
+
 class CopySlices(Node):
     """The base's grad_fn after an in-place op on one of its views.
 
@@ -121,20 +172,32 @@ class CopySlices(Node):
     1.. are `fn`'s gradients for the op's other inputs.
     """
 
-    __slots__ = ("fn", "index", "_base_shape")
+    __slots__ = ("fn", "index", "_base_shape", "_side")
 
-    def __init__(self, fn: Node, index: np.ndarray, base_shape: tuple[int, ...]):
+    def __init__(
+        self,
+        fn: Node,
+        index: np.ndarray,
+        base_shape: tuple[int, ...],
+        side: str = "",
+    ):
         super().__init__()
         self.fn = fn
         self.index = index  # the view's elements, as flat indices into the base
-        self._base_shape = base_shape
+        self._side = side  # which is taken as pairs of reals (`crossing`)
+        self._base_shape = _shape_among_reals(base_shape, side)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad = grads[0]
         outputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         if grad is None:
             return outputs
+        side = self._side
+        if side == "base":
+            grad = _to_reals(grad, raw)
         grad_slice = _gather(grad, self.index, raw)
+        if side == "view":
+            grad_slice = _from_reals(grad_slice, raw)
         res = self.fn.apply([grad_slice], raw)
         if self.task_should_compute_output(0):
             inside = np.zeros(self._base_shape, dtype=bool)
@@ -146,10 +209,11 @@ class CopySlices(Node):
 
                 result = ops.where(Tensor._make(inside), 0, grad)
             if res[0] is not None:
+                region = _to_reals(res[0], raw) if side == "view" else res[0]
                 result = result + _scatter(
-                    self._base_shape, self.index, res[0], grad, raw
+                    self._base_shape, self.index, region, grad, raw
                 )
-            outputs[0] = result
+            outputs[0] = _from_reals(result, raw) if side == "base" else result
         for i in range(1, len(outputs)):
             outputs[i] = res[i]
         return outputs
@@ -159,19 +223,27 @@ class AsStridedBackward0(Node):
     """A view's grad_fn once its base changed in place: the view's gradient goes to
     its elements' places in the base (PyTorch regenerates stale views this way)."""
 
-    __slots__ = ("index", "_saved_self_sym_sizes", "_saved_size")
+    __slots__ = ("index", "_saved_self_sym_sizes", "_saved_size", "_side")
 
-    def __init__(self, index: np.ndarray, base_shape: tuple[int, ...]) -> None:
+    def __init__(
+        self, index: np.ndarray, base_shape: tuple[int, ...], side: str = ""
+    ) -> None:
         super().__init__()
         self.index = index
         self._saved_self_sym_sizes = base_shape
         self._saved_size = tuple(index.shape)
+        self._side = side
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad = grads[0]
         if grad is None or not self.task_should_compute_output(0):
             return [None]
-        return [_scatter(self._saved_self_sym_sizes, self.index, grad, grad, raw)]
+        side = self._side
+        if side == "view":
+            grad = _to_reals(grad, raw)
+        shape = _shape_among_reals(self._saved_self_sym_sizes, side)
+        out = _scatter(shape, self.index, grad, grad, raw)
+        return [_from_reals(out, raw) if side == "base" else out]
 
 
 class CopyBackwards(Node):
@@ -223,7 +295,9 @@ def _regenerate_views(root: Tensor) -> None:
         if view._base is not root:
             continue
         node = AsStridedBackward0(
-            view_index_map(view._data, root._data), root._data.shape
+            view_index_map(view._data, root._data),
+            root._data.shape,
+            crossing(view._data.dtype, root._data.dtype),
         )
         node.set_next_edges(flat_edges((edge,)))
         view.output_nr = node.add_input_metadata(view)
@@ -251,7 +325,8 @@ def rebase_region(
     # (should_compute_output) of the same edges.
     edges = (*_edge_of(base), *fn._next_edges[2:])
     fn._next_edges = edges
-    node = node_class(fn, index, base._data.shape)
+    side = crossing(fn._input_metadata[0][1], base._data.dtype)
+    node = node_class(fn, index, base._data.shape, side)
     node._next_edges = edges
     base.output_nr = node.add_input_metadata(base)
     base.grad_fn = node

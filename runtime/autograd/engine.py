@@ -63,7 +63,11 @@ from yamlgrad.runtime.autograd.accumulate_grad import (
     accumulate_leaves,
     accumulated_now,
 )
-from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
+from yamlgrad.runtime.errors import (
+    ERR_GRAD_COMPLEXITY,
+    invalid_gradient_shape,
+    invalid_number_of_gradients,
+)
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
     Edge,
@@ -174,8 +178,19 @@ def _conform(
         grad = sum_to(grad, shape)
     grad_dtype = grad.dtype if raw else grad._data.dtype
     if grad_dtype != dtype:
+        _check_complexity(grad_dtype, dtype)
         grad = to_dtype(grad, dtype)
     return grad
+
+
+def _check_complexity(grad_dtype: Any, dtype: Any) -> Any:
+    """PyTorch's check before a gradient is cast to its input's dtype: a float
+    gradient casts to any input, any other only to an input as complex as it is
+    (a complex gradient for a real input is a formula's error: its real part is
+    taken with handle_r_to_c)."""
+    kind = backend.dtype_kind(grad_dtype)
+    if kind != "f" and (kind == "c") != (backend.dtype_kind(dtype) == "c"):
+        raise RuntimeError(ERR_GRAD_COMPLEXITY)
 
 
 def _compute_dependencies(root: Node) -> dict[Node, int]:
@@ -414,7 +429,10 @@ def _cast_to_root(edge: Edge, grad: Grad, raw: bool) -> Grad:
     assert edge.node is not None
     dtype = edge.node._input_metadata[edge.input_nr][1]
     grad_dtype = grad.dtype if raw else grad._data.dtype
-    return grad if grad_dtype == dtype else to_dtype(grad, dtype)
+    if grad_dtype == dtype:
+        return grad
+    _check_complexity(grad_dtype, dtype)
+    return to_dtype(grad, dtype)
 
 
 def _is_accumulate_grad(node: Node) -> bool:

@@ -6,6 +6,14 @@ differences, one input element at a time) and the analytical one autograd gives
 `(inputs, grad_outputs) -> vjp`, computed with `create_graph=True`, so it checks
 that every backward formula is itself differentiable. Use float64 inputs, as with
 PyTorch's: in float32 the numerical Jacobian is too coarse to compare.
+
+Complex inputs and outputs are pairs of reals, as PyTorch's gradcheck takes them:
+a complex input element is perturbed along its real and its imaginary part (two
+columns), a complex output element gives two rows (its real and imaginary parts),
+and the analytical row of a part is the backward of seed 1 (the real part) or 1j
+(the imaginary part), whose complex gradient dL/d(real) + i dL/d(imag), PyTorch's
+conjugate Wirtinger convention, fills the input's two columns. Both Jacobians are
+then real matrices, compared as for real functions.
 """
 
 from __future__ import annotations
@@ -36,16 +44,31 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _float_outputs(value: Any) -> list[Tensor]:
+    """The floating and complex tensors among `func`'s outputs."""
     items = value if isinstance(value, (tuple, list)) else (value,)
     return [
-        t for t in items if isinstance(t, Tensor) and dtype_kind(t._data.dtype) == "f"
+        t
+        for t in items
+        if isinstance(t, Tensor) and dtype_kind(t._data.dtype) in ("f", "c")
     ]
 
 
 def _host_flat(t: Tensor) -> np.ndarray:
     """A tensor's values, flat, in a numpy array of their own (another
-    backend's computed or copied to host memory)."""
-    return np.array(backend.to_numpy(t._data), copy=True).reshape(-1)
+    backend's computed or copied to host memory); a complex one's as its real
+    and imaginary parts, interleaved."""
+    return _as_reals(np.array(backend.to_numpy(t._data), copy=True).reshape(-1))
+
+
+def _as_reals(flat: np.ndarray) -> np.ndarray:
+    """A flat complex array as (real, imag) pairs, flat; a real one as it is."""
+    return flat.view(flat.real.dtype) if flat.dtype.kind == "c" else flat
+
+
+def _parts(t: Tensor) -> tuple[complex, ...]:
+    """The directions of one element of `t`: its real part, and its imaginary
+    part when it is complex."""
+    return (1.0, 1j) if dtype_kind(t._data.dtype) == "c" else (1.0,)
 
 
 def _beside(values: np.ndarray, t: Tensor) -> Any:
@@ -77,44 +100,57 @@ def _numerical_jacobians(
     # Grad mode stays as it is: gradgradcheck's function runs a backward itself.
     for j in range(flat.size):
         saved = flat[j]
-        up, down = outputs_at(saved + eps), outputs_at(saved - eps)
-        flat[j] = saved
-        columns.append([(u - d) / (2 * eps) for u, d in zip(up, down)])
+        for part in _parts(tensor):
+            up = outputs_at(saved + eps * part)
+            down = outputs_at(saved - eps * part)
+            flat[j] = saved
+            columns.append([(u - d) / (2 * eps) for u, d in zip(up, down)])
     tensor._data = original
     outputs = _float_outputs(func(*inputs))
     return [
         (
             np.stack([c[o] for c in columns], axis=1)
             if columns
-            else np.zeros((outputs[o]._data.size, 0))
+            else np.zeros((_real_size(outputs[o]), 0))
         )
         for o in range(len(outputs))
     ]
 
 
+def _real_size(t: Tensor) -> int:
+    """How many reals `t` holds (two per complex element)."""
+    return t._data.size * len(_parts(t))
+
+
 def _analytical_jacobians(
     outputs: list[Tensor], inputs: list[Tensor]
 ) -> list[list[np.ndarray]]:
-    """[output][input] -> (numel out, numel in), one backward per output element."""
+    """[output][input] -> (reals out, reals in), one backward per real of each
+    output (per element, and per part of a complex one)."""
     result = []
     for out in outputs:
         rows: list[list[np.ndarray]] = [[] for _ in inputs]
         if not out.requires_grad:  # constant in the inputs: a zero Jacobian
-            result.append([np.zeros((out._data.size, t._data.size)) for t in inputs])
+            result.append([np.zeros((_real_size(out), _real_size(t))) for t in inputs])
             continue
         for k in range(out._data.size):
-            seed = np.zeros(out._data.size)
-            seed[k] = 1.0
-            seed = _beside(seed.reshape(out._data.shape), out)
-            grads = autograd.grad(
-                out, inputs, Tensor._make(seed), retain_graph=True, allow_unused=True
-            )
-            for i, g in enumerate(grads):
-                size = inputs[i]._data.size
-                rows[i].append(np.zeros(size) if g is None else _host_flat(g))
+            for part in _parts(out):
+                seed = np.zeros(out._data.size, dtype=type(part))
+                seed[k] = part
+                seed = _beside(seed.reshape(out._data.shape), out)
+                grads = autograd.grad(
+                    out,
+                    inputs,
+                    Tensor._make(seed),
+                    retain_graph=True,
+                    allow_unused=True,
+                )
+                for i, g in enumerate(grads):
+                    size = _real_size(inputs[i])
+                    rows[i].append(np.zeros(size) if g is None else _host_flat(g))
         result.append(
             [
-                np.stack(r) if r else np.zeros((0, inputs[i]._data.size))
+                np.stack(r) if r else np.zeros((0, _real_size(inputs[i])))
                 for i, r in enumerate(rows)
             ]
         )
@@ -147,11 +183,11 @@ def gradcheck(
             "none of the them have requires_grad=True."
         )
     for i in positions:
-        if inputs[i].dtype.np != np.float64:
+        if inputs[i].dtype.np not in (np.float64, np.complex128):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating "
-                "point. This check will likely fail if all the inputs are not of "
-                "double precision floating point. ",
+                "point or complex. This check will likely fail if all the inputs are "
+                "not of double precision floating point or complex. ",
                 UserWarning,
                 stacklevel=2,
             )
@@ -171,6 +207,13 @@ def gradcheck(
                     raise GradcheckError(message)
                 return False
     return True
+
+
+def _random(rng: np.random.Generator, t: Tensor) -> np.ndarray:
+    """Standard normal values of t's shape, complex (both parts) for a complex t."""
+    shape = t._data.shape
+    values = rng.standard_normal(shape)
+    return values + 1j * rng.standard_normal(shape) if len(_parts(t)) == 2 else values
 
 
 def gradgradcheck(
@@ -194,10 +237,7 @@ def gradgradcheck(
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
-            Tensor._make(
-                _beside(rng.standard_normal(o._data.shape), o)
-            ).requires_grad_()
-            for o in outputs
+            Tensor._make(_beside(_random(rng, o), o)).requires_grad_() for o in outputs
         )
     grad_outputs = _as_tuple(grad_outputs)
     positions = [

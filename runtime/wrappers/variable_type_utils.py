@@ -358,10 +358,21 @@ def ndim_of(value: Any) -> int:
 
 
 def dtype_of(value: Any) -> np.dtype:
-    """An array's dtype (a lazy one's without computing it), a number's numpy's."""
+    """An array's dtype (a lazy one's without computing it), a Tensor's array's,
+    a number's numpy's. A formula's `x.dtype` reads the argument as given, before
+    type promotion, as PyTorch's `x.scalar_type()` does (handle_r_to_c asks
+    whether the input itself is real)."""
+    if isinstance(value, Tensor):
+        return value._data.dtype
+    number = _NUMBER_DTYPES.get(type(value))
+    if number is not None:  # a wrapped number: no array made, no attribute miss
+        return number
     if type(value) is np.ndarray or hasattr(value, "dtype"):
         return value.dtype
     return np.asarray(value).dtype
+
+
+_NUMBER_DTYPES = {t: np.asarray(t(1)).dtype for t in (bool, int, float, complex)}
 
 
 def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:
