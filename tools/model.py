@@ -627,6 +627,9 @@ class DifferentiabilityInfo:
     # The backends such an op runs on: ("numpy",), or ("numpy", "dask") when Dask
     # runs its numpy kernel chunk by chunk; () for every backend.
     backends: tuple[str, ...] = ()
+    # The YAML's `checks:`: the test file that checks a complex entry in place of
+    # the per-entry checks (which are real), or "".
+    checks: str = ""
 
     @property
     def runs_on_dask_blockwise(self) -> bool:
