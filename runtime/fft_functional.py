@@ -206,18 +206,19 @@ def ifftn(
     return _c2c(input, *_shape_and_dims(input, s, dim), norm, False)
 
 
-def fft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """fftn over the last two dims."""
-    return fftn(input, s, dim, norm)
+def _over_last_two(transform: Any) -> Any:
+    """The 2-D form of an N-D transform: the same, with `dim` the last two dims
+    by default (fft2 is fftn over (-2, -1))."""
 
+    def over_last_two(
+        input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
+    ) -> Tensor:
+        return transform(input, s, dim, norm)
 
-def ifft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """ifftn over the last two dims."""
-    return ifftn(input, s, dim, norm)
+    name = transform.__name__.removesuffix("n") + "2"
+    over_last_two.__name__ = over_last_two.__qualname__ = name
+    over_last_two.__doc__ = f"{transform.__name__} over the last two dims."
+    return over_last_two
 
 
 def _r2c(
@@ -268,20 +269,6 @@ def ihfftn(
     return _r2c("ihfftn", input, *_shape_and_dims(input, s, dim), norm, False)
 
 
-def rfft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """rfftn over the last two dims."""
-    return rfftn(input, s, dim, norm)
-
-
-def ihfft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """ihfftn over the last two dims."""
-    return ihfftn(input, s, dim, norm)
-
-
 def _c2r(name: str, x: Tensor, s: Any, dim: Any, norm: Any, forward: bool) -> Tensor:
     """irfftn and hfftn: `s`'s last entry (or 2 * (m - 1) for m entries) is the
     real signal's length, and the half spectrum keeps its n // 2 + 1 entries."""
@@ -330,20 +317,6 @@ def hfftn(
 ) -> Tensor:
     """The N-D transform of a Hermitian-symmetric signal given by its half."""
     return _c2r("hfftn", input, s, dim, norm, True)
-
-
-def irfft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """irfftn over the last two dims."""
-    return irfftn(input, s, dim, norm)
-
-
-def hfft2(
-    input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Tensor:
-    """hfftn over the last two dims."""
-    return hfftn(input, s, dim, norm)
 
 
 def _frequencies(
@@ -708,3 +681,8 @@ def istft(
     if end > signal_length:
         y = ops.constant_pad_nd(y, [0, end - signal_length])
     return y
+
+
+fft2, ifft2 = _over_last_two(fftn), _over_last_two(ifftn)
+rfft2, ihfft2 = _over_last_two(rfftn), _over_last_two(ihfftn)
+irfft2, hfft2 = _over_last_two(irfftn), _over_last_two(hfftn)
