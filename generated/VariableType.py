@@ -20,6 +20,7 @@ from yamlgrad.runtime.ops import (
     activations,
     attention,
     blocks,
+    complex_numbers,
     composites,
     convolutions,
     ctc,
@@ -406,6 +407,11 @@ from .Functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    ConjBackward0,
+    ConjPhysicalBackward0,
+    ConjPhysicalBackward1,
+    ViewAsRealBackward0,
+    ViewAsComplexBackward0,
     NarrowCopyBackward0,
     RollBackward0,
     RepeatBackward0,
@@ -824,6 +830,14 @@ __all__ = [
     "positive",
     "resolve_conj",
     "resolve_neg",
+    "conj",
+    "_conj",
+    "conj_physical",
+    "_conj_physical",
+    "real",
+    "imag",
+    "view_as_real",
+    "view_as_complex",
     "tensor_split",
     "hsplit",
     "vsplit",
@@ -13409,6 +13423,174 @@ def resolve_neg(input: Any) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("resolve_neg", (("input", "Tensor", 1, self),))
         raise
+
+
+def conj(input: Any) -> Tensor:
+    """`conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj(input: Any) -> Tensor:
+    """`_conj(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj", "", _conj, self)
+    self_ = tensor_arg(self, "_conj", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical(input: Any) -> Tensor:
+    """`conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_physical_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj_physical", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj_physical(input: Any) -> Tensor:
+    """`_conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj_physical", "", _conj_physical, self)
+    self_ = tensor_arg(self, "_conj_physical", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjPhysicalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj_physical", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical_(input: Any) -> Tensor:
+    """`conj_physical_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("conj_physical_", "", conj_physical_, self)
+    self_ = tensor_arg(self, "conj_physical_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ConjPhysicalBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("conj_physical_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def real(input: Any) -> Tensor:
+    """`real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.real_part(self)
+    except (AttributeError, TypeError):
+        check_arguments("real", (("input", "Tensor", 1, self),))
+        raise
+
+
+def imag(input: Any) -> Tensor:
+    """`imag(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.imag_part(self)
+    except (AttributeError, TypeError):
+        check_arguments("imag", (("input", "Tensor", 1, self),))
+        raise
+
+
+def view_as_real(input: Any) -> Tensor:
+    """`view_as_real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_real", "", view_as_real, self)
+    self_ = tensor_arg(self, "view_as_real", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsRealBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_real_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_real", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_real(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_as_complex(input: Any) -> Tensor:
+    """`view_as_complex(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_complex", "", view_as_complex, self)
+    self_ = tensor_arg(self, "view_as_complex", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_complex_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_complex", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_complex(self_t)
+        set_fw_grad(result, result_t)
+    return result
 
 
 def sum_to_size_default(input: Any, size: Any) -> Tensor:
@@ -26647,6 +26829,11 @@ METHODS = {
     "positive": positive,
     "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg,
+    "conj": conj,
+    "_conj": _conj,
+    "conj_physical": conj_physical,
+    "_conj_physical": _conj_physical,
+    "conj_physical_": conj_physical_,
     "sum_to_size": sum_to_size,
     "tensor_split": tensor_split,
     "hsplit": hsplit,
@@ -28694,6 +28881,41 @@ OVERLOADS = {
             resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
         ),
     },
+    "conj": {
+        "default": schema_names(conj, "conj(Tensor(a) self) -> Tensor(a)"),
+    },
+    "_conj": {
+        "default": schema_names(_conj, "_conj(Tensor self) -> Tensor"),
+    },
+    "conj_physical": {
+        "default": schema_names(conj_physical, "conj_physical(Tensor self) -> Tensor"),
+    },
+    "_conj_physical": {
+        "default": schema_names(
+            _conj_physical, "_conj_physical(Tensor self) -> Tensor"
+        ),
+    },
+    "conj_physical_": {
+        "default": schema_names(
+            conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+    },
+    "real": {
+        "default": schema_names(real, "real(Tensor(a) self) -> Tensor(a)"),
+    },
+    "imag": {
+        "default": schema_names(imag, "imag(Tensor(a) self) -> Tensor(a)"),
+    },
+    "view_as_real": {
+        "default": schema_names(
+            view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "view_as_complex": {
+        "default": schema_names(
+            view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
     "sum_to_size": {
         "default": schema_names(
             sum_to_size_default, "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
@@ -29946,6 +30168,8 @@ NUMPY_ONLY_REASONS.update(
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_select": "output shape depends on the data",
+        "view_as_real": "a writeable view of a complex array's pairs of reals has no array API counterpart",
+        "view_as_complex": "a writeable complex view of pairs of reals has no array API counterpart",
         "tensor_split.tensor_indices_or_sections": "reads its split points from the tensor's values",
         "cov": "builds its weights and its mean from the data's values on the host",
         "corrcoef": "goes through cov, which builds its weights from the data's values on the host",

@@ -18,13 +18,6 @@ Each public function does the same four things, in PyTorch's order:
 A transform that runs the other way than its primitive conjugates: ifft of a
 real input is the conjugate of its forward transform, hfft transforms the
 conjugate of its input, and ihfft is the conjugate of a forward transform.
-Note [Conjugates as reversals]: the spectrum of a real signal conjugated is the
-spectrum of the signal reversed (x[-t mod n], a flip and a roll by one), and the
-inverse real transform of a conjugated half spectrum is the reversed inverse
-transform of the half spectrum. yamlgrad composes those three with these
-reversals: the values and gradients are PyTorch's exactly (the reversal is a
-permutation), and the graph shows FlipBackward0 and RollBackward0 where
-PyTorch's shows a conjugate view.
 """
 
 from __future__ import annotations
@@ -164,14 +157,8 @@ def _forward_or_inverse(
     if x.dtype.is_complex:
         return _c2c(x, sizes, dims, norm, forward)
     x = _resized(_promote(x, False), dims, sizes)
-    if not forward:
-        x = _reversed(x, dims)  # Note [Conjugates as reversals]
-    return ops._fft_r2c(x, dims, _norm_mode(norm, forward), False)
-
-
-def _reversed(x: Tensor, dims: list[int]) -> Tensor:
-    """x[-t mod n] along each of `dims`."""
-    return ops.roll(ops.flip(x, dims), [1] * len(dims), dims)
+    result = ops._fft_r2c(x, dims, _norm_mode(norm, forward), False)
+    return result if forward else ops.conj(result)
 
 
 def fft(
@@ -233,9 +220,9 @@ def _r2c(
     mode = _norm_mode(norm, forward)
     if forward:
         return ops._fft_r2c(x, dims, mode, True)
-    # The conjugate of the last dim's half spectrum (Note [Conjugates as
-    # reversals]), then the inverse over the others.
-    half = ops._fft_r2c(_reversed(x, dims[-1:]), dims[-1:], mode, True)
+    # The conjugate of the last dim's half spectrum, then the inverse over the
+    # others.
+    half = ops.conj(ops._fft_r2c(x, dims[-1:], mode, True))
     return ops._fft_c2c(half, dims[:-1], mode, False) if len(dims) > 1 else half
 
 
@@ -280,9 +267,13 @@ def _c2r(name: str, x: Tensor, s: Any, dim: Any, norm: Any, forward: bool) -> Te
     sizes[-1] = _points(last) // 2 + 1
     x = _resized(_promote(x, True), dims, sizes)
     mode = _norm_mode(norm, forward)
-    signal = ops._fft_c2r(x, dims, mode, last)
-    # hfftn transforms the conjugate: Note [Conjugates as reversals].
-    return _reversed(signal, dims) if forward else signal
+    if not forward:
+        return ops._fft_c2r(x, dims, mode, last)
+    # hfftn: the forward transform over the other dims, then c2r of the
+    # conjugate over the last.
+    if len(dims) > 1:
+        x = ops._fft_c2c(x, dims[:-1], mode, True)
+    return ops._fft_c2r(ops.conj(x), dims[-1:], mode, last)
 
 
 def _c2r_one_dim(n: int | None, dim: int) -> tuple[Any, list[int]]:

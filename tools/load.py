@@ -61,7 +61,7 @@ NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
     | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
-    | {"backends", "numpy_only_reason", "view_copy", "checks"}
+    | {"backends", "numpy_only_reason", "view_copy"}
 )
 # The kernel that turns a view entry's forward into its `_copy` twin's.
 VIEW_COPY_KERNEL = "copy_of_view"
@@ -864,9 +864,6 @@ def _load_entry(
     samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
     structure = _load_structure(entry, e.loc("structure"), e.op_text, func)
     samples = tuple(_structured(s, structure, func) for s in samples)
-    checks = entry.get("checks", "")
-    if not isinstance(checks, str) or (checks and not checks.endswith(".py")):
-        raise GenError(e.loc("checks"), e.op_text, "'checks' must name a test file")
     batch_rule = ""
     if "batch_rule" in entry:
         batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
@@ -892,7 +889,6 @@ def _load_entry(
         structure=tuple(structure.items()),
         numpy_only=numpy_only,
         backends=backends,
-        checks=checks,
     )
 
 
@@ -1151,7 +1147,7 @@ def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> Samp
             shape = _nested_shape(values)
         if (
             set(value) - {"shape", "dtype", "values"}
-            or dtype not in (None, "bool", "int64", "int32")
+            or dtype not in (None, "bool", "int64", "int32", "complex")
             or (values is not None and "shape" in value)
         ):
             fail(

@@ -3,10 +3,8 @@ dtypes, and gradients by backward with one fixed cotangent (complex for a
 complex output), for every function, norm mode, and float32, float64,
 complex64 and complex128 input; round trips with gradients; the transforms'
 own backwards (the Hermitian-symmetry handling) on complex inputs; PyTorch's
-argument errors; and the array backends' FFTs.
-
-The per-entry tests of derivatives.yaml draw real samples, so the complex
-paths of _fft_r2c, _fft_c2r and _fft_c2c are checked here.
+argument errors; and the array backends' FFTs. (The per-entry checks of
+derivatives.yaml cover _fft_r2c, _fft_c2r and _fft_c2c on their own samples.)
 """
 
 from __future__ import annotations
