@@ -405,6 +405,12 @@ def _padded_window(window: Tensor, win_length: int, n_fft: int) -> Tensor:
     return ops.constant_pad_nd(window, [left, n_fft - win_length - left])
 
 
+_REAL_PAIRS_WARNING = (
+    "stft with return_complex=False is deprecated. In a future pytorch release, "
+    "stft will return complex tensors for all inputs, and return_complex=False "
+    "will raise an error.\nNote: you can still call torch.view_as_real on the "
+    "complex output to recover the old return format."
+)
 _NO_WINDOW_WARNING = (
     "A window was not provided. A rectangular window will be applied,which is "
     "known to cause spectral leakage. Other windows such as torch.hann_window or "
@@ -433,10 +439,7 @@ def _check_return_complex(
             "future PyTorch release."
         )
     if return_complex is False:
-        raise NotImplementedError(
-            "stft(return_complex=False) returns view_as_real's pairs, which are not "
-            "built here yet: call it with return_complex=True"
-        )
+        warnings.warn(_REAL_PAIRS_WARNING, UserWarning, stacklevel=3)
 
 
 def _check_stft(
@@ -511,7 +514,7 @@ def stft(
         f"stft({_described(input, False)}, n_fft={n_fft}, hop_length={hop_length}, "
         f"win_length={win_length}, window={_described(window, True)}, "
         f"normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
-        f"return_complex={_flag(True)}, "
+        f"return_complex={_flag(return_complex is not False)}, "
         f"align_to_window={_flag(align_to_window)}) : "
     )
     _check_stft(where, input, n_fft, hop_length, win_length, window)
@@ -532,7 +535,9 @@ def stft(
         frames = _promote(frames, False)
         spectrum = ops._fft_r2c(frames, [2], mode, onesided is not False)
     spectrum = ops.transpose(spectrum, 1, 2)
-    return spectrum if input.ndim == 2 else ops.squeeze(spectrum, 0)
+    if input.ndim == 1:
+        spectrum = ops.squeeze(spectrum, 0)
+    return ops.view_as_real(spectrum) if return_complex is False else spectrum
 
 
 def _check_istft(

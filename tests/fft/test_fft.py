@@ -351,3 +351,26 @@ def test_fft_runs_on_dask_lazily() -> None:
         spectrum.numpy(), np.fft.rfft2(a, norm="ortho"), atol=1e-12
     )
     np.testing.assert_allclose(signal.numpy(), a, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_grad_fn_is_torchs(name: str) -> None:
+    """The last node of each transform, for a real and a complex input: the
+    primitive's (FftR2CBackward0, ...), or ConjBackward0 where PyTorch
+    conjugates last (ifft of a real input, ihfft)."""
+    a = np.random.default_rng(6).standard_normal((4, 6))
+    for values in (a, a + 1j * a):
+        if name in REAL_ONLY and values.dtype.kind == "c":
+            continue
+        names = [
+            type(getattr(lib.fft, name)(lib.tensor(values, requires_grad=True)).grad_fn)
+            for lib in (yg, torch)
+        ]
+        assert names[0].__name__ == names[1].__name__, name
+
+
+def test_stft_and_istft_are_tensor_methods_too() -> None:
+    x = yg.tensor(np.random.default_rng(7).standard_normal(32))
+    window = yg.ones(8, dtype=yg.float64)
+    spec = x.stft(8, window=window, return_complex=True)
+    assert spec.istft(8, window=window, length=32).shape == (32,)
