@@ -138,6 +138,8 @@ def _resized(x: Tensor, dims: Sequence[int], sizes: Sequence[int]) -> Tensor:
 
 
 def _one_dim(x: Tensor, n: int | None, dim: int) -> tuple[list[int], list[int]]:
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _dim(dim, x.ndim, "fft")
     return [x.shape[d] if n is None else _points(n)], [d]
 

@@ -205,6 +205,7 @@ def test_dtype_is_kept_and_integers_promote() -> None:
         lambda lib, x, z: lib.fft.fftn(x, s=(0, 3)),
         lambda lib, x, z: lib.fft.fft(x.half()),
         lambda lib, x, z: lib.fft.fft2(x[0]),
+        lambda lib, x, z: lib.fft.fft(x[0, 0]),
         lambda lib, x, z: lib.fft.rfftn(x, dim=()),
         lambda lib, x, z: lib.fft.irfftn(z, dim=()),
         lambda lib, x, z: lib.stft(x[0], 4),
