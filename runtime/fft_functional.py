@@ -22,6 +22,7 @@ conjugate of its input, and ihfft is the conjugate of a forward transform.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -33,12 +34,6 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.ops.common import _dim
 
-FFT = (
-    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn",
-    "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
-    "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn",
-    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
-)  # fmt: skip
 __all__ = ["stft", "istft"]
 
 # fft_norm_mode: how a transform is scaled.
@@ -684,3 +679,14 @@ def istft(
 fft2, ifft2 = _over_last_two(fftn), _over_last_two(ifftn)
 rfft2, ihfft2 = _over_last_two(rfftn), _over_last_two(ihfftn)
 irfft2, hfft2 = _over_last_two(irfftn), _over_last_two(hfftn)
+
+# torch.fft's names: every public function above but stft and istft, which are
+# torch's own (yg.fft is made of these; the facade reads this).
+FFT = tuple(
+    name
+    for name, value in list(globals().items())
+    if inspect.isfunction(value)
+    and value.__module__ == __name__
+    and not name.startswith("_")
+    and name not in __all__
+)
