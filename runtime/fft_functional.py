@@ -307,49 +307,57 @@ def hfftn(
     return _c2r("hfftn", input, s, dim, norm, True)
 
 
-def _frequencies(
-    steps: Any, n: int, d: float, dtype: Any, requires_grad: bool
-) -> Tensor:
-    """`steps / (d * n)` in `dtype` (the default float dtype), as PyTorch
-    computes it: the steps in that dtype times the reciprocal."""
-    from yamlgrad.runtime import factories
-
-    dtype = dtypes.get_default_dtype() if dtype is None else dtype
-    values = np.asarray(steps, dtype=dtype.np) * dtype.np.type(1.0 / (n * d))
-    return factories.tensor(values, dtype=dtype, requires_grad=requires_grad)
+def _fft_steps(n: int) -> np.ndarray:
+    steps = np.arange(n)
+    steps[(n + 1) // 2 :] -= n
+    return steps
 
 
-def fftfreq(
-    n: int,
-    d: float = 1.0,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
+def _rfft_steps(n: int) -> np.ndarray:
+    return np.arange(n // 2 + 1)
+
+
+def _sample_frequencies(steps_of: Any, name: str, doc: str) -> Any:
+    """A torch.fft.*freq factory: `steps_of(n) / (d * n)` in `dtype` (the
+    default float dtype), as PyTorch computes it, the steps in that dtype times
+    the reciprocal."""
+
+    def frequencies(
+        n: int,
+        d: float = 1.0,
+        *,
+        dtype: Any = None,
+        layout: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        from yamlgrad.runtime import factories
+
+        dtype = dtypes.get_default_dtype() if dtype is None else dtype
+        scale = dtype.np.type(1.0 / (n * d))
+        values = np.asarray(steps_of(n), dtype=dtype.np) * scale
+        return factories.tensor(values, dtype=dtype, requires_grad=requires_grad)
+
+    frequencies.__name__ = frequencies.__qualname__ = name
+    frequencies.__doc__ = doc
+    return frequencies
+
+
+fftfreq = _sample_frequencies(
+    _fft_steps,
+    "fftfreq",
     """The sample frequencies of an n-point fft: [0, 1, ..., -(n // 2), ..., -1]
     / (d * n).
 
     >>> yg.fft.fftfreq(4)
     tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
-    """
-    steps = np.arange(n)
-    steps[(n + 1) // 2 :] -= n
-    return _frequencies(steps, n, d, dtype, requires_grad)
-
-
-def rfftfreq(
-    n: int,
-    d: float = 1.0,
-    *,
-    dtype: Any = None,
-    layout: Any = None,
-    device: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """The sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d * n)."""
-    return _frequencies(np.arange(n // 2 + 1), n, d, dtype, requires_grad)
+    """,
+)
+rfftfreq = _sample_frequencies(
+    _rfft_steps,
+    "rfftfreq",
+    "The sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d * n).",
+)
 
 
 def _shifted(x: Tensor, dim: Any, inverse: bool) -> Tensor:
