@@ -282,6 +282,7 @@ from yamlgrad.runtime.ops.special import (
     special_xlog1py,
     special_zeta,
 )
+from yamlgrad.runtime.ops.spectral import _fft_c2c, fft_c2r_backward, fft_r2c_backward
 from yamlgrad.runtime.ops.statistics import (
     aminmax_backward,
     cummaxmin_backward,
@@ -489,6 +490,9 @@ __all__ = [
     "LinalgQrBackward0",
     "TriangularSolveBackward0",
     "LinalgSolveTriangularBackward0",
+    "FftR2CBackward0",
+    "FftC2RBackward0",
+    "FftC2CBackward0",
     "TBackward0",
     "TBackward0_copy",
     "TransposeBackward0",
@@ -7300,6 +7304,83 @@ class LinalgSolveTriangularBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class FftR2CBackward0(Node):
+    """Backward of `_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`.
+
+    self: fft_r2c_backward(grad, dim, normalization, onesided, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_normalization",
+        "_saved_onesided",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        normalization = self._saved_normalization
+        onesided = self._saved_onesided
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = fft_r2c_backward(
+                grad, dim, normalization, onesided, self_sym_sizes
+            )
+        return grad_inputs
+
+
+class FftC2RBackward0(Node):
+    """Backward of `_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`.
+
+    self: fft_c2r_backward(grad, dim, normalization)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_normalization",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        normalization = self._saved_normalization
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = fft_c2r_backward(grad, dim, normalization)
+        return grad_inputs
+
+
+class FftC2CBackward0(Node):
+    """Backward of `_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor`.
+
+    self: _fft_c2c(grad, dim, normalization, not forward)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_forward",
+        "_saved_normalization",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        forward = self._saved_forward
+        normalization = self._saved_normalization
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = _fft_c2c(grad, dim, normalization, not forward)
+        return grad_inputs
 
 
 class TBackward0(Node):

@@ -57,6 +57,7 @@ from yamlgrad.runtime.ops import (
     sorting,
     special,
     special_polynomials,
+    spectral,
     stacking,
     statistics,
     strided,
@@ -332,6 +333,9 @@ from .Functions import (
     LinalgQrBackward0,
     TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
+    FftR2CBackward0,
+    FftC2RBackward0,
+    FftC2CBackward0,
     TBackward0,
     TBackward0_copy,
     TransposeBackward0,
@@ -779,6 +783,9 @@ __all__ = [
     "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
     "t",
     "t_copy",
     "transpose",
@@ -10520,6 +10527,138 @@ def einsum(equation: Any, tensors: Any, *, path: Any = None) -> Tensor:
     except (AttributeError, TypeError):
         check_arguments("einsum", (("tensors", "Tensor[]", 2, tensors),))
         raise
+
+
+def _fft_r2c(input: Any, dim: Any, normalization: Any, onesided: Any) -> Tensor:
+    """`_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_fft_r2c", "dims(dim)", _fft_r2c, self, dim, normalization, onesided
+        )
+    self_ = tensor_arg(self, "_fft_r2c", "input", 1)
+    dim = int_list_arg(dim, "_fft_r2c", "dim", 2)
+    normalization = int_arg(normalization, "_fft_r2c", "normalization", 3)
+    onesided = bool_arg(onesided, "_fft_r2c", "onesided", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FftR2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        grad_fn._saved_onesided = onesided
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            spectral.fft_r2c_kernel(self_, dim, normalization, onesided)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_fft_r2c",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            normalization=normalization,
+            onesided=onesided,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _fft_r2c(
+                input=self_t, dim=dim, normalization=normalization, onesided=onesided
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _fft_c2r(input: Any, dim: Any, normalization: Any, last_dim_size: Any) -> Tensor:
+    """`_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_fft_c2r", "dims(dim)", _fft_c2r, self, dim, normalization, last_dim_size
+        )
+    self_ = tensor_arg(self, "_fft_c2r", "input", 1)
+    dim = int_list_arg(dim, "_fft_c2r", "dim", 2)
+    normalization = int_arg(normalization, "_fft_c2r", "normalization", 3)
+    last_dim_size = int_arg(last_dim_size, "_fft_c2r", "last_dim_size", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FftC2RBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+    try:
+        result = Tensor._make(
+            spectral.fft_c2r_kernel(self_, dim, normalization, last_dim_size)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_fft_c2r",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            normalization=normalization,
+            last_dim_size=last_dim_size,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _fft_c2r(
+                input=self_t,
+                dim=dim,
+                normalization=normalization,
+                last_dim_size=last_dim_size,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _fft_c2c(input: Any, dim: Any, normalization: Any, forward: Any) -> Tensor:
+    """`_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_fft_c2c", "dims(dim)", _fft_c2c, self, dim, normalization, forward
+        )
+    self_ = tensor_arg(self, "_fft_c2c", "input", 1)
+    dim = int_list_arg(dim, "_fft_c2c", "dim", 2)
+    normalization = int_arg(normalization, "_fft_c2c", "normalization", 3)
+    forward = bool_arg(forward, "_fft_c2c", "forward", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FftC2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_forward = forward
+        grad_fn._saved_normalization = normalization
+    try:
+        result = Tensor._make(
+            spectral.fft_c2c_kernel(self_, dim, normalization, forward)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_fft_c2c",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            normalization=normalization,
+            forward=forward,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _fft_c2c(
+                input=self_t, dim=dim, normalization=normalization, forward=forward
+            )
+        set_fw_grad(result, result_t)
+    return result
 
 
 def t(input: Any) -> Tensor:
@@ -31995,6 +32134,24 @@ OVERLOADS = {
     },
     "einsum": {
         "default": einsum,
+    },
+    "_fft_r2c": {
+        "default": schema_names(
+            _fft_r2c,
+            "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+        ),
+    },
+    "_fft_c2r": {
+        "default": schema_names(
+            _fft_c2r,
+            "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+        ),
+    },
+    "_fft_c2c": {
+        "default": schema_names(
+            _fft_c2c,
+            "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
+        ),
     },
     "t": {
         "default": schema_names(t, "t(Tensor(a) self) -> Tensor(a)"),

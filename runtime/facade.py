@@ -123,6 +123,8 @@ from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
 from yamlgrad.runtime import linalg_functional
 from yamlgrad.runtime.linalg_functional import lu, norm, pca_lowrank, svd_lowrank
 from yamlgrad.runtime import functional
+from yamlgrad.runtime import fft_functional
+from yamlgrad.runtime.fft_functional import istft, stft
 from yamlgrad.runtime.functional import *  # noqa: F403 - unique, atleast_1d, ...
 from yamlgrad.runtime import torch_utilities, window_functions
 from yamlgrad.runtime.torch_utilities import *  # noqa: F403 - tril_indices, ...
@@ -218,6 +220,7 @@ __all__ = [
     *functional_cells.__all__,
     *functional_rnn.__all__,
     *linalg_functional.__all__,
+    *fft_functional.__all__,
     "Tensor",
     "Size",
     "set_printoptions",
@@ -226,6 +229,7 @@ __all__ = [
     "masked",
     "linalg",
     "special",
+    "fft",
     "nn",
     "distributions",
     "optim",
@@ -622,6 +626,17 @@ LinalgVectorNormBackward0; `yg.linalg.qr`, `yg.linalg.svd`, `yg.linalg.inv`), th
 Python-level ones of runtime/linalg_functional.py (matrix_rank, eig, eigvals),
 `linalg.matmul`, which is `matmul`, and `linalg.LinAlgError`, the RuntimeError
 of a singular input."""
+
+# -- yg.fft ------------------------------------------------------------------------
+
+fft = SimpleNamespace(
+    **{name: getattr(fft_functional, name) for name in fft_functional.FFT}
+)
+"""`torch.fft`'s spelling: the transforms of runtime/fft_functional.py, composites
+over _fft_r2c, _fft_c2r and _fft_c2c (`yg.fft.rfft(x)` records FftR2CBackward0),
+and the frequency and shift helpers."""
+Tensor.stft = stft  # type: ignore[attr-defined]
+Tensor.istft = istft  # type: ignore[attr-defined]
 
 # The distributions are a library over the ops above (as torch.distributions is
 # over torch): imported last, they find every op they use.

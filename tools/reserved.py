@@ -168,6 +168,20 @@ def _called(info: DifferentiabilityInfo) -> frozenset[str]:
     )
 
 
+def _modules_read(wrappers: ast.Module) -> dict[str, frozenset[str]]:
+    """The names each top-level function of VariableType.py reads an attribute
+    of (`elementwise.clamp`): the modules it calls into."""
+    return {
+        node.name: frozenset(
+            n.value.id
+            for n in ast.walk(node)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        )
+        for node in wrappers.body
+        if isinstance(node, ast.FunctionDef)
+    }
+
+
 def check_names(
     rendered: dict[str, str],
     infos: tuple[DifferentiabilityInfo, ...],
@@ -180,13 +194,18 @@ def check_names(
     wrapper_names = taken.wrapper_module | taken.wrapper_locals
     apply_names = taken.node_module | taken.apply_locals
     helpers = frozenset(runtime_catalog().backward_helpers) | pack_helpers
+    families = runtime_catalog().modules
+    reads = _modules_read(ast.parse(rendered[VARIABLE_TYPE]))
     for info in infos:
         for name in sorted({info.func.name, info.wrapper_name} & taken.wrapper_module):
             message = f"the op name {name!r} is taken by the generated code"
             raise GenError(info.loc, str(info.func), message)
         # A helper the entry's own formulas never call may share an argument's
         # name (PyTorch's `bool transpose`): the local hides it where unused.
+        # Likewise a kernel family its wrapper never reads (PyTorch's `int
+        # normalization` beside the normalization family).
         unused = helpers - _called(info)
+        unused |= families - reads.get(info.wrapper_name, frozenset())
         for a in info.func.arguments:
             # In the wrapper: its parameter and unpacked local; in apply(): the
             # local a saved value gets.

@@ -207,6 +207,14 @@ NOT_FROM_YAML = {
         "(runtime/nn/functional_rnn.py)"
         for name in functional_rnn.__all__
     },
+    "fft": (
+        "a namespace: torch.fft's transforms, composites over the YAML's _fft_r2c, "
+        "_fft_c2r and _fft_c2c entries"
+    ),
+    **{
+        name: f"torch.{name}'s Python function over the YAML's _fft_* entries"
+        for name in ("stft", "istft")
+    },
     "from_dask": "wraps a Dask array as a tensor, lazy, records nothing",
     "compute": "evaluates lazy tensors in one pass, records nothing",
     "persist": "keeps a lazy tensor's chunks computed, records nothing",

@@ -341,3 +341,30 @@ def test_a_name_the_generated_code_binds_is_refused_with_its_line(
     assert text.startswith(f"ops.yaml:{first.count(chr(10)) + 1}: "), text
     assert message in text, text
     assert not out.exists()
+
+
+def test_an_argument_may_share_the_name_of_a_kernel_family_its_wrapper_never_calls(
+    tmp_path: Path,
+) -> None:
+    """PyTorch's `int normalization` (_fft_r2c) beside the normalization family:
+    the wrapper's parameter hides the module only inside that wrapper, so it is
+    refused only where that wrapper calls into the family."""
+    path = tmp_path / "ops.yaml"
+    family_user = entry(
+        name="foo(Tensor self) -> Tensor", forward="c_order(self)", formula="grad"
+    )
+    path.write_text(
+        family_user + entry(name="bar(Tensor self, int shapes=1) -> Tensor"),
+        encoding="utf-8",
+    )
+    generate(path, tmp_path / "out", check=False)
+    path.write_text(
+        entry(
+            name="foo(Tensor self, int shapes=1) -> Tensor",
+            forward="c_order(self)",
+            formula="grad",
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(GenError, match="'shapes' shadows"):
+        generate(path, tmp_path / "out2", check=False)
