@@ -1009,7 +1009,7 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1071,7 +1071,7 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1140,7 +1140,9 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -elementwise.maybe_multiply(self_t, alpha)
+            result_t = elementwise.conj(
+                -elementwise.maybe_multiply(elementwise.conj(self_t), alpha)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1200,7 +1202,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * other
+            result_t = elementwise.conj(elementwise.conj(self_t) * other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1260,7 +1262,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / other
+            result_t = elementwise.conj(elementwise.conj(self_t) / other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1344,10 +1346,10 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                self_t / other
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / other
                 if rounding_mode is None
-                else elementwise.zeros_like(self_t)
+                else elementwise.zeros_like(elementwise.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -1675,7 +1677,11 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
+            result_t = elementwise.conj(
+                elementwise.copysign_tensor_self_backward(
+                    elementwise.conj(self_t), self, result
+                )
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1705,7 +1711,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1764,7 +1770,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1860,7 +1866,7 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(other):
         with formula_mode():
             other_t = tangent_of(other)
-            result_t = other_t * self / other
+            result_t = elementwise.conj(elementwise.conj(other_t) * self / other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1890,10 +1896,12 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = elementwise.conj(
+                elementwise.xlogy(elementwise.conj(self_t), other)
                 if other > 0
-                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+                else elementwise.where(
+                    self == 0, 0, elementwise.xlogy(elementwise.conj(self_t), other)
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -2304,7 +2312,9 @@ def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, self, min, max)
+            result_t = elementwise.conj(
+                elementwise.clamp_backward(elementwise.conj(self_t), self, min, max)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2332,7 +2342,9 @@ def clamp_min_default(input: Any, min: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self >= min, self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(self >= min, elementwise.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2391,7 +2403,9 @@ def clamp_max_default(input: Any, max: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(self <= max, self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(self <= max, elementwise.conj(self_t), 0)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2461,7 +2475,11 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(self), self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(
+                    elementwise.isfinite(self), elementwise.conj(self_t), 0
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2938,7 +2956,9 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, self, exponent)
+            result_t = elementwise.conj(
+                elementwise.pow_backward(elementwise.conj(self_t), self, exponent)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -2976,9 +2996,12 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_self(
-                self_t, self, exponent
-            ) + elementwise.pow_backward_exponent(exponent_t, self, exponent, result)
+            result_t = elementwise.conj(
+                elementwise.pow_backward_self(elementwise.conj(self_t), self, exponent)
+                + elementwise.pow_backward_exponent(
+                    elementwise.conj(exponent_t), self, exponent, result
+                )
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3009,8 +3032,10 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(exponent):
         with formula_mode():
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_exponent(
-                exponent_t, self, exponent, result
+            result_t = elementwise.conj(
+                elementwise.pow_backward_exponent(
+                    elementwise.conj(exponent_t), self, exponent, result
+                )
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3106,7 +3131,9 @@ def reciprocal(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = elementwise.conj(
+                -elementwise.conj(self_t) * elementwise.conj(result * result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3134,7 +3161,9 @@ def exp(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3163,7 +3192,9 @@ def log(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / self
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3190,7 +3221,9 @@ def sin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(elementwise.cos(self))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3217,7 +3250,9 @@ def cos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * -elementwise.conj(elementwise.sin(self))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3243,7 +3278,9 @@ def tanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = elementwise.conj(
+                activations.tanh_backward(elementwise.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3270,7 +3307,9 @@ def sigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = elementwise.conj(
+                activations.sigmoid_backward(elementwise.conj(self_t), result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3296,7 +3335,9 @@ def relu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = elementwise.conj(
+                activations.threshold_backward(elementwise.conj(self_t), result, 0)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3374,7 +3415,9 @@ def sqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / (2 * elementwise.conj(result))
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3402,7 +3445,9 @@ def abs(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.sign(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3427,7 +3472,9 @@ def sign(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3452,7 +3499,9 @@ def exp2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result) * 0.6931471805599453
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3480,7 +3529,9 @@ def expm1(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result + 1)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3509,7 +3560,9 @@ def log2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 0.6931471805599453)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(self * 0.6931471805599453)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3536,7 +3589,9 @@ def log10(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * 2.3025850929940455)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(self * 2.3025850929940455)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3563,7 +3618,9 @@ def log1p(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3589,7 +3646,9 @@ def rsqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = elementwise.conj(
+                -0.5 * elementwise.conj(self_t) * elementwise.conj(result**3)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3627,7 +3686,9 @@ def tan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(1 + result**2)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3656,7 +3717,10 @@ def asin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-self * self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(elementwise.rsqrt(-self * self + 1))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3683,7 +3747,10 @@ def acos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * -elementwise.conj(elementwise.rsqrt(-self * self + 1))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3710,7 +3777,9 @@ def atan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (self * self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(self * self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3762,7 +3831,9 @@ def sinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(elementwise.cosh(self))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3789,7 +3860,9 @@ def cosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(elementwise.sinh(self))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3816,7 +3889,10 @@ def asinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self**2 + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(elementwise.rsqrt(self**2 + 1))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3843,7 +3919,12 @@ def acosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(self * self - 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(
+                    elementwise.rsqrt(self + 1) * elementwise.rsqrt(self - 1)
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3870,7 +3951,9 @@ def atanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * 1 / (1 - self**2)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * 1 / elementwise.conj(1 - self**2)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3923,7 +4006,9 @@ def logit(input: Any, eps: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, self, eps)
+            result_t = elementwise.conj(
+                elementwise.logit_backward(elementwise.conj(self_t), self, eps)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3949,7 +4034,11 @@ def erf(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = elementwise.conj(
+                1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * elementwise.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3975,7 +4064,11 @@ def erfc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+            result_t = elementwise.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(self**2))
+                * elementwise.conj(self_t)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -4054,7 +4147,9 @@ def mvlgamma(input: Any, p: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, self, p)
+            result_t = elementwise.conj(
+                gamma.mvlgamma_backward(elementwise.conj(self_t), self, p)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5144,7 +5239,9 @@ def floor(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5169,7 +5266,9 @@ def ceil(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5194,7 +5293,9 @@ def round_default(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5221,7 +5322,9 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5246,7 +5349,9 @@ def trunc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -5271,7 +5376,7 @@ def frac(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -7632,7 +7737,9 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -7759,7 +7866,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
-            result_t = elementwise.zeros_like(self)
+            result_t = elementwise.conj(elementwise.zeros_like(self))
         set_fw_grad(result, result_t)
     return result
 
@@ -7794,7 +7901,10 @@ def _standard_gamma(input: Any, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * random_gamma._standard_gamma_grad(self, result)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * random_gamma._standard_gamma_grad(self, result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7936,7 +8046,9 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
     if forward_ad_state.active and any_has_forward_grad(mean):
         with formula_mode():
             mean_t = tangent_of(mean)
-            result_t = elementwise.zeros_like(mean_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(mean_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -7971,7 +8083,7 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
     if forward_ad_state.active and any_has_forward_grad(std):
         with formula_mode():
             std_t = tangent_of(std)
-            result_t = elementwise.zeros_like(std_t)
+            result_t = elementwise.conj(elementwise.zeros_like(elementwise.conj(std_t)))
         set_fw_grad(result, result_t)
     return result
 
@@ -8386,7 +8498,7 @@ def vdot(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(linalg.dot_kernel(self_, other_))
+        result = Tensor._make(linalg.vdot_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("vdot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -14208,7 +14320,11 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.pow_backward(self_t, original_self, exponent)
+            result_t = elementwise.conj(
+                elementwise.pow_backward(
+                    elementwise.conj(self_t), original_self, exponent
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14251,10 +14367,13 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_self(
-                self_t, original_self, exponent
-            ) + elementwise.pow_backward_exponent(
-                exponent_t, original_self, exponent, result
+            result_t = elementwise.conj(
+                elementwise.pow_backward_self(
+                    elementwise.conj(self_t), original_self, exponent
+                )
+                + elementwise.pow_backward_exponent(
+                    elementwise.conj(exponent_t), original_self, exponent, result
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14344,7 +14463,9 @@ def reciprocal_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -self_t * (result * result)
+            result_t = elementwise.conj(
+                -elementwise.conj(self_t) * elementwise.conj(result * result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14375,7 +14496,9 @@ def exp_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14409,7 +14532,9 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / original_self
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14441,7 +14566,10 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cos(original_self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(elementwise.cos(original_self))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14473,7 +14601,10 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.sin(original_self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * -elementwise.conj(elementwise.sin(original_self))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14502,7 +14633,9 @@ def tanh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.tanh_backward(self_t, result)
+            result_t = elementwise.conj(
+                activations.tanh_backward(elementwise.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14532,7 +14665,9 @@ def sigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.sigmoid_backward(self_t, result)
+            result_t = elementwise.conj(
+                activations.sigmoid_backward(elementwise.conj(self_t), result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14561,7 +14696,9 @@ def relu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.threshold_backward(self_t, result, 0)
+            result_t = elementwise.conj(
+                activations.threshold_backward(elementwise.conj(self_t), result, 0)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14592,7 +14729,9 @@ def sqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (2 * result)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / (2 * elementwise.conj(result))
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -14625,7 +14764,9 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sign(original_self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.sign(original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14660,7 +14801,11 @@ def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
+            result_t = elementwise.conj(
+                elementwise.clamp_backward(
+                    elementwise.conj(self_t), original_self, min, max
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14693,7 +14838,9 @@ def clamp_min__default(input: Any, min: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self >= min, self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(original_self >= min, elementwise.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -14726,7 +14873,9 @@ def clamp_max__default(input: Any, max: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(original_self <= max, self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(original_self <= max, elementwise.conj(self_t), 0)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15458,8 +15607,10 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.copysign_tensor_self_backward(
-                self_t, original_self, result
+            result_t = elementwise.conj(
+                elementwise.copysign_tensor_self_backward(
+                    elementwise.conj(self_t), original_self, result
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -15493,7 +15644,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15560,7 +15711,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15671,11 +15822,13 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                elementwise.xlogy(self_t, other)
+            result_t = elementwise.conj(
+                elementwise.xlogy(elementwise.conj(self_t), other)
                 if other > 0
                 else elementwise.where(
-                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                    original_self == 0,
+                    0,
+                    elementwise.xlogy(elementwise.conj(self_t), other),
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -15797,7 +15950,11 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.where(elementwise.isfinite(original_self), self_t, 0)
+            result_t = elementwise.conj(
+                elementwise.where(
+                    elementwise.isfinite(original_self), elementwise.conj(self_t), 0
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15830,7 +15987,9 @@ def logit_(input: Any, eps: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.logit_backward(self_t, original_self, eps)
+            result_t = elementwise.conj(
+                elementwise.logit_backward(elementwise.conj(self_t), original_self, eps)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15860,7 +16019,9 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15892,7 +16053,12 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(
+                    elementwise.rsqrt(-original_self * original_self + 1)
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15924,7 +16090,12 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * -elementwise.conj(
+                    elementwise.rsqrt(-original_self * original_self + 1)
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15956,7 +16127,10 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * original_self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                / elementwise.conj(original_self * original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15988,7 +16162,10 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.cosh(original_self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(elementwise.cosh(original_self))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16020,7 +16197,10 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * elementwise.sinh(original_self)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                * elementwise.conj(elementwise.sinh(original_self))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16049,7 +16229,9 @@ def tan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 + result**2)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(1 + result**2)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16083,7 +16265,10 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 0.6931471805599453)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                / elementwise.conj(original_self * 0.6931471805599453)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16115,7 +16300,10 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self * 2.3025850929940455)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t)
+                / elementwise.conj(original_self * 2.3025850929940455)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16147,7 +16335,9 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t / (original_self + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) / elementwise.conj(original_self + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16176,7 +16366,9 @@ def expm1_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (result + 1)
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16206,7 +16398,9 @@ def exp2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * result * 0.6931471805599453
+            result_t = elementwise.conj(
+                elementwise.conj(self_t) * elementwise.conj(result) * 0.6931471805599453
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16237,7 +16431,9 @@ def rsqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = -0.5 * self_t * result**3
+            result_t = elementwise.conj(
+                -0.5 * elementwise.conj(self_t) * elementwise.conj(result**3)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16267,7 +16463,9 @@ def floor_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16295,7 +16493,9 @@ def ceil_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16323,7 +16523,9 @@ def round__default(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16351,7 +16553,9 @@ def trunc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16379,7 +16583,7 @@ def frac_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t
+            result_t = elementwise.conj(elementwise.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16407,7 +16611,9 @@ def sign_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.zeros_like(self_t)
+            result_t = elementwise.conj(
+                elementwise.zeros_like(elementwise.conj(self_t))
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16438,8 +16644,10 @@ def erf_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = elementwise.conj(
+                1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * elementwise.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16471,8 +16679,10 @@ def erfc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = (
-                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            result_t = elementwise.conj(
+                -1.1283791670955126
+                * elementwise.exp(-(original_self**2))
+                * elementwise.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16864,7 +17074,9 @@ def mvlgamma_(input: Any, p: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gamma.mvlgamma_backward(self_t, original_self, p)
+            result_t = elementwise.conj(
+                gamma.mvlgamma_backward(elementwise.conj(self_t), original_self, p)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -21184,7 +21396,9 @@ def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.gelu_backward(self_t, self, approximate)
+            result_t = elementwise.conj(
+                activations.gelu_backward(elementwise.conj(self_t), self, approximate)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21209,7 +21423,9 @@ def silu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, self)
+            result_t = elementwise.conj(
+                activations.silu_backward(elementwise.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21234,7 +21450,9 @@ def mish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, self)
+            result_t = elementwise.conj(
+                activations.mish_backward(elementwise.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21265,7 +21483,11 @@ def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.softplus_backward(self_t, self, beta, threshold)
+            result_t = elementwise.conj(
+                activations.softplus_backward(
+                    elementwise.conj(self_t), self, beta, threshold
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21303,7 +21525,11 @@ def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Ten
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
+            result_t = elementwise.conj(
+                activations.elu_backward(
+                    elementwise.conj(self_t), self, alpha, scale, input_scale
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21340,7 +21566,11 @@ def celu(input: Any, alpha: Any = 1.0) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
+            result_t = elementwise.conj(
+                activations.elu_backward(
+                    elementwise.conj(self_t), self, alpha, 1.0, 1.0 / alpha
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21369,7 +21599,11 @@ def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
+            result_t = elementwise.conj(
+                activations.leaky_relu_backward(
+                    elementwise.conj(self_t), self, negative_slope
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21400,7 +21634,11 @@ def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
+            result_t = elementwise.conj(
+                activations.hardtanh_backward(
+                    elementwise.conj(self_t), self, min_val, max_val
+                )
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21425,7 +21663,9 @@ def hardswish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, self)
+            result_t = elementwise.conj(
+                activations.hardswish_backward(elementwise.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21450,7 +21690,9 @@ def hardsigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, self)
+            result_t = elementwise.conj(
+                activations.hardsigmoid_backward(elementwise.conj(self_t), self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -21682,7 +21924,11 @@ def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
+            result_t = elementwise.conj(
+                activations.leaky_relu_backward(
+                    elementwise.conj(self_t), result, negative_slope
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -21724,8 +21970,10 @@ def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Te
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, scale, input_scale
+            result_t = elementwise.conj(
+                activations.elu_backward_result(
+                    elementwise.conj(self_t), result, alpha, scale, input_scale
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -21757,8 +22005,10 @@ def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.elu_backward_result(
-                self_t, result, alpha, 1.0, 1.0 / alpha
+            result_t = elementwise.conj(
+                activations.elu_backward_result(
+                    elementwise.conj(self_t), result, alpha, 1.0, 1.0 / alpha
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -21797,8 +22047,10 @@ def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardtanh_backward(
-                self_t, original_self, min_val, max_val
+            result_t = elementwise.conj(
+                activations.hardtanh_backward(
+                    elementwise.conj(self_t), original_self, min_val, max_val
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -21829,7 +22081,9 @@ def silu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.silu_backward(self_t, original_self)
+            result_t = elementwise.conj(
+                activations.silu_backward(elementwise.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -21859,7 +22113,9 @@ def mish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.mish_backward(self_t, original_self)
+            result_t = elementwise.conj(
+                activations.mish_backward(elementwise.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -21889,7 +22145,9 @@ def hardswish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardswish_backward(self_t, original_self)
+            result_t = elementwise.conj(
+                activations.hardswish_backward(elementwise.conj(self_t), original_self)
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -21919,7 +22177,11 @@ def hardsigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.hardsigmoid_backward(self_t, original_self)
+            result_t = elementwise.conj(
+                activations.hardsigmoid_backward(
+                    elementwise.conj(self_t), original_self
+                )
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -22081,8 +22343,10 @@ def rrelu_with_noise(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, self, noise, lower, upper, training, False
+            result_t = elementwise.conj(
+                gates.rrelu_with_noise_backward(
+                    elementwise.conj(self_t), self, noise, lower, upper, training, False
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -22151,8 +22415,16 @@ def rrelu_with_noise_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = gates.rrelu_with_noise_backward(
-                self_t, result, noise, lower, upper, training, True
+            result_t = elementwise.conj(
+                gates.rrelu_with_noise_backward(
+                    elementwise.conj(self_t),
+                    result,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    True,
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:

@@ -661,16 +661,38 @@ def check_forward_formula(
     return _unparse(tree)
 
 
+# The formula helper that conjugates (runtime/ops/elementwise.py's conj).
+CONJ = "conj"
+
+
 def element_wise_forward(
     backward_formula: str, input_name: str, schema: FunctionSchema
 ) -> str:
-    """`auto_element_wise`: the backward formula with `grad` as the input's tangent
-    and every tensor input as its primal (torchgen's rewrite, for real numbers)."""
+    """`auto_element_wise`: torchgen's rewrite of the backward formula, every
+    tensor input as its primal and `grad` as the input's tangent, conjugated as
+    PyTorch conjugates it: conj(formula with grad = conj(tangent)). The backward
+    multiplies by the conjugate derivative, so in complex numbers the tangent is
+    its conjugate; on real values conj returns its argument."""
     tensors = {a.name for a in schema.arguments if a.is_tensor or a.is_tensor_list}
     renames = {name: f"{name}_p" for name in tensors}
-    renames["grad"] = f"{input_name}_t"
-    tree = ast.parse(backward_formula, mode="eval")
-    return _unparse(_Renamer(renames, {}).visit(tree))
+    tangent = _conj(ast.Name(f"{input_name}_t", ast.Load()))
+    tree = _Renamer(renames, {}).visit(ast.parse(backward_formula, mode="eval"))
+    tree = _GradAs(tangent).visit(tree)
+    return _unparse(ast.Expression(_conj(tree.body)))
+
+
+def _conj(node: ast.expr) -> ast.expr:
+    return ast.Call(ast.Name(CONJ, ast.Load()), [node], [])
+
+
+class _GradAs(ast.NodeTransformer):
+    """Every `grad` of a formula replaced by an expression."""
+
+    def __init__(self, expression: ast.expr) -> None:
+        self.expression = expression
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self.expression if node.id == "grad" else node
 
 
 def forward_formula_names(formula: str) -> set[str]:

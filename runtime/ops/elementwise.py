@@ -56,6 +56,7 @@ KERNELS = (
 )
 BACKWARD_HELPERS = (
     "to_dtype",  # the autograd core's, and the standard's astype off numpy
+    "conj",
     "cos",
     "sin",
     "exp",
@@ -387,6 +388,38 @@ def sign(x: Any) -> Any:
     return array_namespace(x).sign(x)
 
 
+_REAL_NUMBERS = frozenset({int, float, bool})
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate, PyTorch's `.conj()` in a formula; a real value is
+    returned as it is (numpy's ndarray.conj returns a real array itself), so
+    formulas carry it in real dtypes for the price of a call. A complex
+    Tensor's conjugate
+    is recorded."""
+    kind = type(x)
+    if kind is np.ndarray:
+        return x.conj()
+    if kind in _REAL_NUMBERS:  # alpha=1 and its kin: the other common case
+        return x
+    if isinstance(x, Tensor):
+        return array_namespace(x).conj(x) if x.dtype.is_complex else x
+    if isinstance(x, (np.generic, complex)):
+        return x.conjugate()
+    if isinstance(x, (int, float)):
+        return x
+    xp = backend.namespace_of(x)
+    return xp.conj(x) if xp.isdtype(x.dtype, "complex floating") else x
+
+
+def real_part(x: Any) -> Any:
+    """The real part (a real value as it is): for masks on complex values,
+    which order only by their real parts where PyTorch compares them."""
+    if isinstance(x, Tensor):
+        return x.real if x.dtype.is_complex else x
+    return x.real if np.iscomplexobj(x) else x
+
+
 def zeros_like(x: Any) -> Any:
     """Zeros of x's shape and dtype; never part of a graph."""
     raw = _raw(x)
@@ -405,29 +438,32 @@ def maybe_multiply(grad: Any, alpha: Any) -> Any:
 
 
 def pow_backward(grad: Any, self: Any, exponent: float) -> Any:
-    """d(self ** exponent): exponent * self ** (exponent - 1); zero for exponent 0."""
+    """grad * conj(d(self ** exponent)), the derivative exponent * self **
+    (exponent - 1); zero for exponent 0."""
     if exponent == 0:
         return zeros_like(self)
-    return grad * (exponent * self ** (exponent - 1))
+    return grad * conj(exponent * self ** (exponent - 1))
 
 
 def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
-    """d(self ** exponent)/d(self) for a tensor exponent; zero where it is 0."""
+    """grad * conj(d(self ** exponent)/d(self)) for a tensor exponent; zero where
+    it is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = grad * (exponent * self ** (exponent - 1))
+        value = grad * conj(exponent * self ** (exponent - 1))
     return where(exponent == 0, zeros_like(value), value)
 
 
 def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
-    """d(self ** exponent)/d(exponent) = result * log(self); 0 where self is 0 and
-    the exponent is >= 0 (the limit PyTorch takes)."""
+    """grad * conj(d(self ** exponent)/d(exponent)), the derivative result *
+    log(self); 0 where self is 0 and the exponent's real part is >= 0 (the limit
+    PyTorch takes)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = grad * (result * log(self))
+        value = grad * conj(result * log(self))
     if isinstance(self, (int, float)):
         if self != 0:
             return value
-        return where(exponent >= 0, zeros_like(value), value)
-    mask = where(self == 0, exponent >= 0, False)
+        return where(real_part(exponent) >= 0, zeros_like(value), value)
+    mask = where(self == 0, real_part(exponent) >= 0, False)
     return where(mask, zeros_like(value), value)
 
 
