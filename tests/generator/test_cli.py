@@ -154,7 +154,9 @@ def test_check_reports_a_hand_edit_with_a_diff(
 def test_check_reports_a_yaml_edit_without_regeneration(tmp_path: Path) -> None:
     yaml_path, out = real_copy(tmp_path)
     lines = yaml_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    (index,) = [i for i, line in enumerate(lines) if "  self: grad * conj(result)  #" in line]
+    (index,) = [
+        i for i, line in enumerate(lines) if "  self: grad * conj(result)  #" in line
+    ]
     lines[index] = "  self: result * grad\n"
     yaml_path.write_text("".join(lines), encoding="utf-8")
     run = subprocess.run(
