@@ -36,6 +36,13 @@ from yamlgrad.runtime.ops.activations import (
 )
 from yamlgrad.runtime.ops.attention import scaled_dot_product_flash_attention_backward
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
+from yamlgrad.runtime.ops.complex_numbers import (
+    conj,
+    conj_physical,
+    contiguous,
+    view_as_complex,
+    view_as_real,
+)
 from yamlgrad.runtime.ops.convolutions import (
     conv_tbc_backward_bias,
     conv_tbc_backward_input,
@@ -54,7 +61,6 @@ from yamlgrad.runtime.ops.elementwise import (
     clamp_backward,
     clamp_backward_max,
     clamp_backward_min,
-    conj,
     copysign_tensor_self_backward,
     cos,
     cosh,
@@ -549,6 +555,11 @@ __all__ = [
     "MaskedFillBackward1",
     "MaskedScatterBackward0",
     "MaskedSelectBackward0",
+    "ConjBackward0",
+    "ConjPhysicalBackward0",
+    "ConjPhysicalBackward1",
+    "ViewAsRealBackward0",
+    "ViewAsComplexBackward0",
     "NarrowCopyBackward0",
     "RollBackward0",
     "RepeatBackward0",
@@ -9308,6 +9319,96 @@ class MaskedSelectBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class ConjBackward0(Node):
+    """Backward of `_conj(Tensor self) -> Tensor`.
+
+    self: conj(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj(grad)
+        return grad_inputs
+
+
+class ConjPhysicalBackward0(Node):
+    """Backward of `_conj_physical(Tensor self) -> Tensor`.
+
+    self: conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj_physical(grad)
+        return grad_inputs
+
+
+class ConjPhysicalBackward1(Node):
+    """Backward of `conj_physical_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conj_physical(grad)
+        return grad_inputs
+
+
+class ViewAsRealBackward0(Node):
+    """Backward of `view_as_real(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_complex(contiguous(grad))
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = view_as_complex(contiguous(grad))
+        return grad_inputs
+
+
+class ViewAsComplexBackward0(Node):
+    """Backward of `view_as_complex(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_real(contiguous(grad))
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = view_as_real(contiguous(grad))
+        return grad_inputs
 
 
 class NarrowCopyBackward0(Node):

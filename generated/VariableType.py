@@ -20,6 +20,7 @@ from yamlgrad.runtime.ops import (
     activations,
     attention,
     blocks,
+    complex_numbers,
     composites,
     convolutions,
     ctc,
@@ -402,6 +403,11 @@ from .Functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    ConjBackward0,
+    ConjPhysicalBackward0,
+    ConjPhysicalBackward1,
+    ViewAsRealBackward0,
+    ViewAsComplexBackward0,
     NarrowCopyBackward0,
     RollBackward0,
     RepeatBackward0,
@@ -817,6 +823,14 @@ __all__ = [
     "positive",
     "resolve_conj",
     "resolve_neg",
+    "conj",
+    "_conj",
+    "conj_physical",
+    "_conj_physical",
+    "real",
+    "imag",
+    "view_as_real",
+    "view_as_complex",
     "tensor_split",
     "hsplit",
     "vsplit",
@@ -1009,7 +1023,7 @@ def add_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1071,7 +1085,7 @@ def sub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1140,8 +1154,8 @@ def rsub_Scalar(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                -elementwise.maybe_multiply(elementwise.conj(self_t), alpha)
+            result_t = complex_numbers.conj(
+                -elementwise.maybe_multiply(complex_numbers.conj(self_t), alpha)
             )
         set_fw_grad(result, result_t)
     return result
@@ -1202,7 +1216,7 @@ def mul_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t) * other)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1262,7 +1276,7 @@ def div_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t) / other)
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1346,10 +1360,10 @@ def div_Scalar_mode(input: Any, other: Any, *, rounding_mode: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / other
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / other
                 if rounding_mode is None
-                else elementwise.zeros_like(elementwise.conj(self_t))
+                else elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -1677,9 +1691,9 @@ def copysign_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.copysign_tensor_self_backward(
-                    elementwise.conj(self_t), self, result
+                    complex_numbers.conj(self_t), self, result
                 )
             )
         set_fw_grad(result, result_t)
@@ -1711,7 +1725,7 @@ def remainder_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1770,7 +1784,7 @@ def fmod_Scalar(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -1866,7 +1880,9 @@ def xlogy_Scalar_Self(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(other):
         with formula_mode():
             other_t = tangent_of(other)
-            result_t = elementwise.conj(elementwise.conj(other_t) * self / other)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(other_t) * self / other
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -1896,11 +1912,11 @@ def xlogy_Scalar_Other(input: Any, other: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.xlogy(elementwise.conj(self_t), other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
                 else elementwise.where(
-                    self == 0, 0, elementwise.xlogy(elementwise.conj(self_t), other)
+                    self == 0, 0, elementwise.xlogy(complex_numbers.conj(self_t), other)
                 )
             )
         set_fw_grad(result, result_t)
@@ -2312,8 +2328,8 @@ def clamp_default(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.clamp_backward(elementwise.conj(self_t), self, min, max)
+            result_t = complex_numbers.conj(
+                elementwise.clamp_backward(complex_numbers.conj(self_t), self, min, max)
             )
         set_fw_grad(result, result_t)
     return result
@@ -2342,8 +2358,8 @@ def clamp_min_default(input: Any, min: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.where(self >= min, elementwise.conj(self_t), 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self >= min, complex_numbers.conj(self_t), 0)
             )
         set_fw_grad(result, result_t)
     return result
@@ -2403,8 +2419,8 @@ def clamp_max_default(input: Any, max: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.where(self <= max, elementwise.conj(self_t), 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(self <= max, complex_numbers.conj(self_t), 0)
             )
         set_fw_grad(result, result_t)
     return result
@@ -2475,9 +2491,9 @@ def nan_to_num(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.where(
-                    elementwise.isfinite(self), elementwise.conj(self_t), 0
+                    elementwise.isfinite(self), complex_numbers.conj(self_t), 0
                 )
             )
         set_fw_grad(result, result_t)
@@ -2956,8 +2972,8 @@ def pow_Tensor_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.pow_backward(elementwise.conj(self_t), self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward(complex_numbers.conj(self_t), self, exponent)
             )
         set_fw_grad(result, result_t)
     return result
@@ -2996,10 +3012,12 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.conj(
-                elementwise.pow_backward_self(elementwise.conj(self_t), self, exponent)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward_self(
+                    complex_numbers.conj(self_t), self, exponent
+                )
                 + elementwise.pow_backward_exponent(
-                    elementwise.conj(exponent_t), self, exponent, result
+                    complex_numbers.conj(exponent_t), self, exponent, result
                 )
             )
         set_fw_grad(result, result_t)
@@ -3032,9 +3050,9 @@ def pow_Scalar(input: Any, exponent: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(exponent):
         with formula_mode():
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.pow_backward_exponent(
-                    elementwise.conj(exponent_t), self, exponent, result
+                    complex_numbers.conj(exponent_t), self, exponent, result
                 )
             )
         set_fw_grad(result, result_t)
@@ -3131,8 +3149,8 @@ def reciprocal(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                -elementwise.conj(self_t) * elementwise.conj(result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * complex_numbers.conj(result * result)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3161,8 +3179,8 @@ def exp(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3192,8 +3210,8 @@ def log(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3221,8 +3239,9 @@ def sin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(elementwise.cos(self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cos(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3250,8 +3269,9 @@ def cos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * -elementwise.conj(elementwise.sin(self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.sin(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3278,8 +3298,8 @@ def tanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.tanh_backward(elementwise.conj(self_t), result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3307,8 +3327,8 @@ def sigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.sigmoid_backward(elementwise.conj(self_t), result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3335,8 +3355,8 @@ def relu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.threshold_backward(elementwise.conj(self_t), result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3415,8 +3435,8 @@ def sqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / (2 * elementwise.conj(result))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (2 * complex_numbers.conj(result))
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3445,8 +3465,8 @@ def abs(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.sign(self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sign(self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3472,8 +3492,8 @@ def sign(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3499,8 +3519,10 @@ def exp2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result) * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(result)
+                * 0.6931471805599453
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3529,8 +3551,8 @@ def expm1(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result + 1)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3560,8 +3582,9 @@ def log2(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(self * 0.6931471805599453)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3589,8 +3612,9 @@ def log10(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(self * 2.3025850929940455)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3618,8 +3642,8 @@ def log1p(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(self + 1)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3646,8 +3670,8 @@ def rsqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                -0.5 * elementwise.conj(self_t) * elementwise.conj(result**3)
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * complex_numbers.conj(result**3)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3686,8 +3710,8 @@ def tan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(1 + result**2)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3717,9 +3741,9 @@ def asin(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(elementwise.rsqrt(-self * self + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.rsqrt(-self * self + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3747,9 +3771,9 @@ def acos(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * -elementwise.conj(elementwise.rsqrt(-self * self + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.rsqrt(-self * self + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3777,8 +3801,8 @@ def atan(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(self * self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(self * self + 1)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3831,8 +3855,9 @@ def sinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(elementwise.cosh(self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cosh(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3860,8 +3885,9 @@ def cosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(elementwise.sinh(self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.sinh(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3889,9 +3915,9 @@ def asinh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(elementwise.rsqrt(self**2 + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.rsqrt(self**2 + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3919,9 +3945,9 @@ def acosh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(
                     elementwise.rsqrt(self + 1) * elementwise.rsqrt(self - 1)
                 )
             )
@@ -3951,8 +3977,8 @@ def atanh(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * 1 / elementwise.conj(1 - self**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * 1 / complex_numbers.conj(1 - self**2)
             )
         set_fw_grad(result, result_t)
     return result
@@ -4006,8 +4032,8 @@ def logit(input: Any, eps: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.logit_backward(elementwise.conj(self_t), self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(complex_numbers.conj(self_t), self, eps)
             )
         set_fw_grad(result, result_t)
     return result
@@ -4034,10 +4060,10 @@ def erf(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 1.1283791670955126
                 * elementwise.exp(-(self**2))
-                * elementwise.conj(self_t)
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad(result, result_t)
     return result
@@ -4064,10 +4090,10 @@ def erfc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 -1.1283791670955126
                 * elementwise.exp(-(self**2))
-                * elementwise.conj(self_t)
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad(result, result_t)
     return result
@@ -4147,8 +4173,8 @@ def mvlgamma(input: Any, p: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                gamma.mvlgamma_backward(elementwise.conj(self_t), self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), self, p)
             )
         set_fw_grad(result, result_t)
     return result
@@ -5239,8 +5265,8 @@ def floor(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -5266,8 +5292,8 @@ def ceil(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -5293,8 +5319,8 @@ def round_default(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -5322,8 +5348,8 @@ def round_decimals(input: Any, *, decimals: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -5349,8 +5375,8 @@ def trunc(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -5376,7 +5402,7 @@ def frac(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad(result, result_t)
     return result
 
@@ -7737,8 +7763,8 @@ def bernoulli_default(input: Any, *, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -7866,7 +7892,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
         set_history(result, grad_fn)
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
-            result_t = elementwise.conj(elementwise.zeros_like(self))
+            result_t = complex_numbers.conj(elementwise.zeros_like(self))
         set_fw_grad(result, result_t)
     return result
 
@@ -7901,8 +7927,8 @@ def _standard_gamma(input: Any, generator: Any = None) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
                 * random_gamma._standard_gamma_grad(self, result)
             )
         set_fw_grad(result, result_t)
@@ -8046,8 +8072,8 @@ def normal_Tensor_float(mean: Any, std: Any = 1, *, generator: Any = None) -> Te
     if forward_ad_state.active and any_has_forward_grad(mean):
         with formula_mode():
             mean_t = tangent_of(mean)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(mean_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(mean_t))
             )
         set_fw_grad(result, result_t)
     return result
@@ -8083,7 +8109,9 @@ def normal_float_Tensor(mean: Any, std: Any, *, generator: Any = None) -> Tensor
     if forward_ad_state.active and any_has_forward_grad(std):
         with formula_mode():
             std_t = tangent_of(std)
-            result_t = elementwise.conj(elementwise.zeros_like(elementwise.conj(std_t)))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(std_t))
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -13384,6 +13412,174 @@ def resolve_neg(input: Any) -> Tensor:
         raise
 
 
+def conj(input: Any) -> Tensor:
+    """`conj(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj(input: Any) -> Tensor:
+    """`_conj(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj", "", _conj, self)
+    self_ = tensor_arg(self, "_conj", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical(input: Any) -> Tensor:
+    """`conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.conj_physical_of(self)
+    except (AttributeError, TypeError):
+        check_arguments("conj_physical", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _conj_physical(input: Any) -> Tensor:
+    """`_conj_physical(Tensor self) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("_conj_physical", "", _conj_physical, self)
+    self_ = tensor_arg(self, "_conj_physical", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConjPhysicalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("_conj_physical", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def conj_physical_(input: Any) -> Tensor:
+    """`conj_physical_(Tensor(a!) self) -> Tensor(a!)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("conj_physical_", "", conj_physical_, self)
+    self_ = tensor_arg(self, "conj_physical_", "input", 1)
+    xp = np if type(self_) in NUMPY else xp_of(self_)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ConjPhysicalBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, xp.conj(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("conj_physical_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.conj_physical(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def real(input: Any) -> Tensor:
+    """`real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.real_part(self)
+    except (AttributeError, TypeError):
+        check_arguments("real", (("input", "Tensor", 1, self),))
+        raise
+
+
+def imag(input: Any) -> Tensor:
+    """`imag(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return complex_numbers.imag_part(self)
+    except (AttributeError, TypeError):
+        check_arguments("imag", (("input", "Tensor", 1, self),))
+        raise
+
+
+def view_as_real(input: Any) -> Tensor:
+    """`view_as_real(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_real", "", view_as_real, self)
+    self_ = tensor_arg(self, "view_as_real", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsRealBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_real_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_real", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_real(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def view_as_complex(input: Any) -> Tensor:
+    """`view_as_complex(Tensor(a) self) -> Tensor(a)`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose("view_as_complex", "", view_as_complex, self)
+    self_ = tensor_arg(self, "view_as_complex", "input", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ViewAsComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(complex_numbers.view_as_complex_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("view_as_complex", kernel_failure, self=self_)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = complex_numbers.view_as_complex(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def sum_to_size_default(input: Any, size: Any) -> Tensor:
     """`sum_to_size(Tensor self, SymInt[] size) -> Tensor`"""
     self = input  # PyTorch's Python name for the schema's `self`
@@ -14320,9 +14516,9 @@ def pow__Scalar(input: Any, exponent: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.pow_backward(
-                    elementwise.conj(self_t), original_self, exponent
+                    complex_numbers.conj(self_t), original_self, exponent
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -14367,12 +14563,12 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.pow_backward_self(
-                    elementwise.conj(self_t), original_self, exponent
+                    complex_numbers.conj(self_t), original_self, exponent
                 )
                 + elementwise.pow_backward_exponent(
-                    elementwise.conj(exponent_t), original_self, exponent, result
+                    complex_numbers.conj(exponent_t), original_self, exponent, result
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -14463,8 +14659,8 @@ def reciprocal_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                -elementwise.conj(self_t) * elementwise.conj(result * result)
+            result_t = complex_numbers.conj(
+                -complex_numbers.conj(self_t) * complex_numbers.conj(result * result)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14496,8 +14692,8 @@ def exp_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14532,8 +14728,8 @@ def log_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -14566,9 +14762,9 @@ def sin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(elementwise.cos(original_self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cos(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -14601,9 +14797,9 @@ def cos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * -elementwise.conj(elementwise.sin(original_self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.sin(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -14633,8 +14829,8 @@ def tanh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.tanh_backward(elementwise.conj(self_t), result)
+            result_t = complex_numbers.conj(
+                activations.tanh_backward(complex_numbers.conj(self_t), result)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14665,8 +14861,8 @@ def sigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.sigmoid_backward(elementwise.conj(self_t), result)
+            result_t = complex_numbers.conj(
+                activations.sigmoid_backward(complex_numbers.conj(self_t), result)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14696,8 +14892,8 @@ def relu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.threshold_backward(elementwise.conj(self_t), result, 0)
+            result_t = complex_numbers.conj(
+                activations.threshold_backward(complex_numbers.conj(self_t), result, 0)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14729,8 +14925,8 @@ def sqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / (2 * elementwise.conj(result))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (2 * complex_numbers.conj(result))
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -14764,8 +14960,8 @@ def abs_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.sign(original_self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * elementwise.sign(original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -14801,9 +14997,9 @@ def clamp_(input: Any, min: Any = None, max: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.clamp_backward(
-                    elementwise.conj(self_t), original_self, min, max
+                    complex_numbers.conj(self_t), original_self, min, max
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -14838,8 +15034,8 @@ def clamp_min__default(input: Any, min: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.where(original_self >= min, elementwise.conj(self_t), 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self >= min, complex_numbers.conj(self_t), 0)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -14873,8 +15069,8 @@ def clamp_max__default(input: Any, max: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.where(original_self <= max, elementwise.conj(self_t), 0)
+            result_t = complex_numbers.conj(
+                elementwise.where(original_self <= max, complex_numbers.conj(self_t), 0)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -15607,9 +15803,9 @@ def copysign__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.copysign_tensor_self_backward(
-                    elementwise.conj(self_t), original_self, result
+                    complex_numbers.conj(self_t), original_self, result
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -15644,7 +15840,7 @@ def remainder__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15711,7 +15907,7 @@ def fmod__Scalar(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -15822,13 +16018,13 @@ def xlogy__Scalar_Other(input: Any, other: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.xlogy(elementwise.conj(self_t), other)
+            result_t = complex_numbers.conj(
+                elementwise.xlogy(complex_numbers.conj(self_t), other)
                 if other > 0
                 else elementwise.where(
                     original_self == 0,
                     0,
-                    elementwise.xlogy(elementwise.conj(self_t), other),
+                    elementwise.xlogy(complex_numbers.conj(self_t), other),
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -15950,9 +16146,9 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 elementwise.where(
-                    elementwise.isfinite(original_self), elementwise.conj(self_t), 0
+                    elementwise.isfinite(original_self), complex_numbers.conj(self_t), 0
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -15987,8 +16183,10 @@ def logit_(input: Any, eps: Any = None) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.logit_backward(elementwise.conj(self_t), original_self, eps)
+            result_t = complex_numbers.conj(
+                elementwise.logit_backward(
+                    complex_numbers.conj(self_t), original_self, eps
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16019,8 +16217,8 @@ def round__decimals(input: Any, *, decimals: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16053,9 +16251,9 @@ def asin_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(
                     elementwise.rsqrt(-original_self * original_self + 1)
                 )
             )
@@ -16090,9 +16288,9 @@ def acos_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * -elementwise.conj(
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(
                     elementwise.rsqrt(-original_self * original_self + 1)
                 )
             )
@@ -16127,9 +16325,9 @@ def atan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                / elementwise.conj(original_self * original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * original_self + 1)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16162,9 +16360,9 @@ def sinh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(elementwise.cosh(original_self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cosh(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16197,9 +16395,9 @@ def cosh_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                * elementwise.conj(elementwise.sinh(original_self))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.sinh(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16229,8 +16427,8 @@ def tan_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(1 + result**2)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(1 + result**2)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -16265,9 +16463,9 @@ def log2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                / elementwise.conj(original_self * 0.6931471805599453)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * 0.6931471805599453)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16300,9 +16498,9 @@ def log10_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t)
-                / elementwise.conj(original_self * 2.3025850929940455)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * 2.3025850929940455)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16335,8 +16533,8 @@ def log1p_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) / elementwise.conj(original_self + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(original_self + 1)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16366,8 +16564,8 @@ def expm1_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result + 1)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result + 1)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -16398,8 +16596,10 @@ def exp2_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.conj(self_t) * elementwise.conj(result) * 0.6931471805599453
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(result)
+                * 0.6931471805599453
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -16431,8 +16631,8 @@ def rsqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                -0.5 * elementwise.conj(self_t) * elementwise.conj(result**3)
+            result_t = complex_numbers.conj(
+                -0.5 * complex_numbers.conj(self_t) * complex_numbers.conj(result**3)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -16463,8 +16663,8 @@ def floor_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16493,8 +16693,8 @@ def ceil_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16523,8 +16723,8 @@ def round__default(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16553,8 +16753,8 @@ def trunc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16583,7 +16783,7 @@ def frac_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(complex_numbers.conj(self_t))
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -16611,8 +16811,8 @@ def sign_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                elementwise.zeros_like(elementwise.conj(self_t))
+            result_t = complex_numbers.conj(
+                elementwise.zeros_like(complex_numbers.conj(self_t))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16644,10 +16844,10 @@ def erf_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 1.1283791670955126
                 * elementwise.exp(-(original_self**2))
-                * elementwise.conj(self_t)
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16679,10 +16879,10 @@ def erfc_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 -1.1283791670955126
                 * elementwise.exp(-(original_self**2))
-                * elementwise.conj(self_t)
+                * complex_numbers.conj(self_t)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17074,8 +17274,8 @@ def mvlgamma_(input: Any, p: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                gamma.mvlgamma_backward(elementwise.conj(self_t), original_self, p)
+            result_t = complex_numbers.conj(
+                gamma.mvlgamma_backward(complex_numbers.conj(self_t), original_self, p)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -21396,8 +21596,10 @@ def gelu(input: Any, *, approximate: Any = "none") -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.gelu_backward(elementwise.conj(self_t), self, approximate)
+            result_t = complex_numbers.conj(
+                activations.gelu_backward(
+                    complex_numbers.conj(self_t), self, approximate
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -21423,8 +21625,8 @@ def silu(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.silu_backward(elementwise.conj(self_t), self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -21450,8 +21652,8 @@ def mish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.mish_backward(elementwise.conj(self_t), self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -21483,9 +21685,9 @@ def softplus(input: Any, beta: Any = 1, threshold: Any = 20) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.softplus_backward(
-                    elementwise.conj(self_t), self, beta, threshold
+                    complex_numbers.conj(self_t), self, beta, threshold
                 )
             )
         set_fw_grad(result, result_t)
@@ -21525,9 +21727,9 @@ def elu(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Ten
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.elu_backward(
-                    elementwise.conj(self_t), self, alpha, scale, input_scale
+                    complex_numbers.conj(self_t), self, alpha, scale, input_scale
                 )
             )
         set_fw_grad(result, result_t)
@@ -21566,9 +21768,9 @@ def celu(input: Any, alpha: Any = 1.0) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.elu_backward(
-                    elementwise.conj(self_t), self, alpha, 1.0, 1.0 / alpha
+                    complex_numbers.conj(self_t), self, alpha, 1.0, 1.0 / alpha
                 )
             )
         set_fw_grad(result, result_t)
@@ -21599,9 +21801,9 @@ def leaky_relu(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.leaky_relu_backward(
-                    elementwise.conj(self_t), self, negative_slope
+                    complex_numbers.conj(self_t), self, negative_slope
                 )
             )
         set_fw_grad(result, result_t)
@@ -21634,9 +21836,9 @@ def hardtanh(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.hardtanh_backward(
-                    elementwise.conj(self_t), self, min_val, max_val
+                    complex_numbers.conj(self_t), self, min_val, max_val
                 )
             )
         set_fw_grad(result, result_t)
@@ -21663,8 +21865,8 @@ def hardswish(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.hardswish_backward(elementwise.conj(self_t), self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(complex_numbers.conj(self_t), self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -21690,8 +21892,8 @@ def hardsigmoid(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.hardsigmoid_backward(elementwise.conj(self_t), self)
+            result_t = complex_numbers.conj(
+                activations.hardsigmoid_backward(complex_numbers.conj(self_t), self)
             )
         set_fw_grad(result, result_t)
     return result
@@ -21924,9 +22126,9 @@ def leaky_relu_(input: Any, negative_slope: Any = 0.01) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.leaky_relu_backward(
-                    elementwise.conj(self_t), result, negative_slope
+                    complex_numbers.conj(self_t), result, negative_slope
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -21970,9 +22172,9 @@ def elu_(input: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Te
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.elu_backward_result(
-                    elementwise.conj(self_t), result, alpha, scale, input_scale
+                    complex_numbers.conj(self_t), result, alpha, scale, input_scale
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -22005,9 +22207,9 @@ def celu_(input: Any, alpha: Any = 1.0) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.elu_backward_result(
-                    elementwise.conj(self_t), result, alpha, 1.0, 1.0 / alpha
+                    complex_numbers.conj(self_t), result, alpha, 1.0, 1.0 / alpha
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -22047,9 +22249,9 @@ def hardtanh_(input: Any, min_val: Any = -1, max_val: Any = 1) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.hardtanh_backward(
-                    elementwise.conj(self_t), original_self, min_val, max_val
+                    complex_numbers.conj(self_t), original_self, min_val, max_val
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -22081,8 +22283,8 @@ def silu_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.silu_backward(elementwise.conj(self_t), original_self)
+            result_t = complex_numbers.conj(
+                activations.silu_backward(complex_numbers.conj(self_t), original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -22113,8 +22315,8 @@ def mish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.mish_backward(elementwise.conj(self_t), original_self)
+            result_t = complex_numbers.conj(
+                activations.mish_backward(complex_numbers.conj(self_t), original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -22145,8 +22347,10 @@ def hardswish_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
-                activations.hardswish_backward(elementwise.conj(self_t), original_self)
+            result_t = complex_numbers.conj(
+                activations.hardswish_backward(
+                    complex_numbers.conj(self_t), original_self
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -22177,9 +22381,9 @@ def hardsigmoid_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 activations.hardsigmoid_backward(
-                    elementwise.conj(self_t), original_self
+                    complex_numbers.conj(self_t), original_self
                 )
             )
         set_fw_grad_inplace(self, result_t)
@@ -22343,9 +22547,15 @@ def rrelu_with_noise(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 gates.rrelu_with_noise_backward(
-                    elementwise.conj(self_t), self, noise, lower, upper, training, False
+                    complex_numbers.conj(self_t),
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    False,
                 )
             )
         set_fw_grad(result, result_t)
@@ -22415,9 +22625,9 @@ def rrelu_with_noise_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = elementwise.conj(
+            result_t = complex_numbers.conj(
                 gates.rrelu_with_noise_backward(
-                    elementwise.conj(self_t),
+                    complex_numbers.conj(self_t),
                     result,
                     noise,
                     lower,
@@ -26780,6 +26990,11 @@ METHODS = {
     "positive": positive,
     "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg,
+    "conj": conj,
+    "_conj": _conj,
+    "conj_physical": conj_physical,
+    "_conj_physical": _conj_physical,
+    "conj_physical_": conj_physical_,
     "sum_to_size": sum_to_size,
     "tensor_split": tensor_split,
     "hsplit": hsplit,
@@ -28809,6 +29024,41 @@ OVERLOADS = {
             resolve_neg, "resolve_neg(Tensor(a) self) -> Tensor(a)"
         ),
     },
+    "conj": {
+        "default": schema_names(conj, "conj(Tensor(a) self) -> Tensor(a)"),
+    },
+    "_conj": {
+        "default": schema_names(_conj, "_conj(Tensor self) -> Tensor"),
+    },
+    "conj_physical": {
+        "default": schema_names(conj_physical, "conj_physical(Tensor self) -> Tensor"),
+    },
+    "_conj_physical": {
+        "default": schema_names(
+            _conj_physical, "_conj_physical(Tensor self) -> Tensor"
+        ),
+    },
+    "conj_physical_": {
+        "default": schema_names(
+            conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+    },
+    "real": {
+        "default": schema_names(real, "real(Tensor(a) self) -> Tensor(a)"),
+    },
+    "imag": {
+        "default": schema_names(imag, "imag(Tensor(a) self) -> Tensor(a)"),
+    },
+    "view_as_real": {
+        "default": schema_names(
+            view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
+    "view_as_complex": {
+        "default": schema_names(
+            view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)"
+        ),
+    },
     "sum_to_size": {
         "default": schema_names(
             sum_to_size_default, "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
@@ -30061,6 +30311,8 @@ NUMPY_ONLY_REASONS.update(
         "index_put": "writes through several dims' integer or boolean index tensors (a boolean index gives a data-dependent shape), accumulating with np.add.at; the array API has neither",
         "scatter_reduce.two": "reduces into repeated positions with numpy's ufunc.at (amax, amin, prod, mean) and its prod gradient branches on whether the data hold zeros; the array API has no scatter-reduce",
         "masked_select": "output shape depends on the data",
+        "view_as_real": "a writeable view of a complex array's pairs of reals has no array API counterpart",
+        "view_as_complex": "a writeable complex view of pairs of reals has no array API counterpart",
         "tensor_split.tensor_indices_or_sections": "reads its split points from the tensor's values",
         "cov": "builds its weights and its mean from the data's values on the host",
         "corrcoef": "goes through cov, which builds its weights from the data's values on the host",

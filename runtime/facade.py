@@ -70,6 +70,8 @@ from yamlgrad.runtime.tensor_methods import (
     equal,
     get_device,
     is_complex,
+    is_conj,
+    is_neg,
     is_floating_point,
     is_inference,
     isclose,
@@ -339,7 +341,8 @@ def _transposed(self: Tensor) -> Tensor:
 
 def _matrix_transposed(name: str, batches: bool) -> Any:
     """`x.mT`, `x.mH` (batches of matrices) and `x.H` (a matrix): the last two
-    dims swapped (TransposeBackward0; the conjugation is free on real dtypes)."""
+    dims swapped (TransposeBackward0), and conjugated for mH and H (a real
+    tensor is its own conjugate)."""
 
     def transposed(self: Tensor) -> Tensor:
         if self.ndim < 2 or (not batches and self.ndim != 2):
@@ -357,7 +360,8 @@ def _matrix_transposed(name: str, batches: bool) -> Any:
                 f"tensor.{name} is only supported on {what}. Got {self.ndim}-D "
                 f"tensor{hint}"
             )
-        return VariableType.transpose(self, -2, -1)
+        swapped = VariableType.transpose(self, -2, -1)
+        return swapped if name == "mT" else VariableType.conj(swapped)
 
     return property(transposed)
 
@@ -412,6 +416,8 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, getter in tensor_methods.PROPERTIES.items():
         setattr(Tensor, name, property(getter))
+    for name, part in tensor_methods.PARTS.items():
+        setattr(Tensor, name, part)
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]

@@ -27,6 +27,8 @@ __all__ = [
     "numel",
     "is_floating_point",
     "is_complex",
+    "is_conj",
+    "is_neg",
     "is_inference",
     "get_device",
     "detach",
@@ -349,6 +351,28 @@ def is_complex(input: Tensor) -> bool:
     return input.is_complex()
 
 
+def is_conj(input: Tensor) -> bool:
+    """False: conjugation is eager, so no tensor holds an unresolved conjugate
+    (runtime/ops/complex_numbers.py)."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """False: no tensor holds an unresolved negation either."""
+    return False
+
+
+def _part(name: str) -> Any:
+    """`x.real` / `x.imag`: the view torch.real / torch.imag gives; assigning
+    to it copies the value into that part, as PyTorch does."""
+    view = getattr(VariableType, name)
+
+    def set_part(self: Tensor, value: Any) -> None:
+        view(self).copy_(value)
+
+    return property(view, set_part)
+
+
 def is_inference(input: Tensor) -> bool:
     return input.is_inference()
 
@@ -604,6 +628,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "equal": equal,
     "isclose": isclose,
     "allclose": allclose,
+    "is_conj": is_conj,
+    "is_neg": is_neg,
 }
 PROPERTIES: dict[str, Callable[[Tensor], Any]] = {
     "device": device,
@@ -611,3 +637,5 @@ PROPERTIES: dict[str, Callable[[Tensor], Any]] = {
     "is_cpu": lambda self: True,
     "is_meta": lambda self: False,
 }
+# Properties with a setter.
+PARTS: dict[str, Any] = {"real": _part("real"), "imag": _part("imag")}

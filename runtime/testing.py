@@ -121,13 +121,13 @@ def sample_inputs(
     for name, value in kwargs.items():
         if info.composite is None and name not in diff:
             continue
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
             slots.append(name)
         elif isinstance(value, list):
             slots += [
                 f"{name}[{i}]"
                 for i, v in enumerate(value)
-                if v is not None and v.dtype.kind == "f"
+                if v is not None and v.dtype.kind in "fc"
             ]
     return kwargs, slots
 
@@ -298,13 +298,40 @@ def python_names(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def float_outputs(result: Any, info: DifferentiabilityInfo | None = None) -> list[Any]:
-    """The floating outputs of an op (a tuple's `indices` are left out), and of
-    those only the differentiable ones of `info` (native_layer_norm's output, not
-    its mean and rstd)."""
+    """The floating and complex outputs of an op (a tuple's `indices` are left
+    out), and of those only the differentiable ones of `info`
+    (native_layer_norm's output, not its mean and rstd)."""
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     if info is not None and info.output_differentiability is not None:
         outputs = [o for o, d in zip(outputs, info.output_differentiability) if d]
-    return [o for o in outputs if o.dtype.is_floating_point]
+    return [o for o in outputs if o.dtype.is_floating_point or o.dtype.is_complex]
+
+
+def random_like(rng: np.random.Generator, like: Any) -> np.ndarray:
+    """Standard normal values of `like`'s shape (an array or tensor of any
+    library); complex ones (both parts standard normal) when its dtype is
+    complex: a cotangent or a tangent of a complex tensor."""
+    shape = tuple(like.shape)
+    values = rng.standard_normal(shape)
+    flag = getattr(like.dtype, "is_complex", None)
+    if flag if isinstance(flag, bool) else np.dtype(like.dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    return values
+
+
+def real_inner(u: Any, v: Any) -> float:
+    """Re<u, v> = Re(sum(conj(u) * v)): the inner product of real and complex
+    arrays as a real vector space, in which a complex gradient is the real
+    loss's derivative along the real part plus i times along the imaginary
+    part (PyTorch's convention)."""
+    return float(np.vdot(u, v).real)
+
+
+def real_inner_of(g: Any, d: Any) -> Any:
+    """Re<d, g> of a recorded g and a constant d, as a recorded 0-d tensor of
+    g's library (the real loss whose gradient a double backward takes)."""
+    product = g * d.conj()
+    return (product.real if product.is_complex() else product).sum()
 
 
 def numerical_vjp(
@@ -313,18 +340,22 @@ def numerical_vjp(
     cotangent: np.ndarray,
     eps: float = 1e-6,
 ) -> list[np.ndarray]:
-    """d<cotangent, f(*arrays)>/d(arrays) by central differences, per element."""
+    """d Re<cotangent, f(*arrays)>/d(arrays) by central differences, per element:
+    a complex element is moved along its real and its imaginary part, and its
+    gradient is d/d(real) + i d/d(imag), as PyTorch's gradcheck perturbs."""
     grads = []
     for x in arrays:
         g = np.zeros_like(x)
+        steps = (1.0, 1j) if x.dtype.kind == "c" else (1.0,)
         for i in np.ndindex(x.shape):
             saved = x[i]
-            x[i] = saved + eps
-            up = np.vdot(cotangent, f(*arrays))
-            x[i] = saved - eps
-            down = np.vdot(cotangent, f(*arrays))
-            x[i] = saved
-            g[i] = (up - down) / (2 * eps)
+            for step in steps:
+                x[i] = saved + eps * step
+                up = real_inner(cotangent, f(*arrays))
+                x[i] = saved - eps * step
+                down = real_inner(cotangent, f(*arrays))
+                x[i] = saved
+                g[i] += step * (up - down) / (2 * eps)
         grads.append(g)
     return grads
 
@@ -349,7 +380,7 @@ def _compare(
         raise OpCheckError(
             f"{where}: {what} does not match finite differences: max abs difference "
             f"{diff.max():.3g} at index {tuple(int(i) for i in index)} "
-            f"(got {float(got[index])!r}, expected {float(want[index])!r}; "
+            f"(got {got[index].item()!r}, expected {want[index].item()!r}; "
             f"rtol={tolerance['rtol']}, atol={tolerance['atol']})"
         )
 
@@ -375,7 +406,7 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
         node = outputs[0].grad_fn
         if node is None or node.name() != info.op:
             raise OpCheckError(f"{where}: records {node!r}, expected a {info.op}")
-        cotangents = [rng.standard_normal(o.shape) for o in outputs]
+        cotangents = [random_like(rng, o) for o in outputs]
         autograd.backward(outputs, [tensor(c) for c in cotangents])
 
         def f(*xs: np.ndarray) -> np.ndarray:
@@ -428,10 +459,10 @@ def check_double_backward(
     for index, sample in enumerate(info.samples):
         where = _where(info, index, sample)
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
-        shapes = [o.shape for o in float_outputs(call(info, kwargs, {}, module), info)]
-        cotangents = [tensor(rng.standard_normal(shape)) for shape in shapes]
+        outputs = float_outputs(call(info, kwargs, {}, module), info)
+        cotangents = [tensor(random_like(rng, o)) for o in outputs]
         # A second random direction for the vjp of the gradient itself.
-        directions = [rng.standard_normal(slot_array(kwargs, s).shape) for s in slots]
+        directions = [random_like(rng, slot_array(kwargs, s)) for s in slots]
 
         def first_order(tensors: dict[str, Tensor]) -> tuple:
             outputs = float_outputs(call(info, kwargs, tensors, module), info)
@@ -445,12 +476,12 @@ def check_double_backward(
 
         leaves = {s: tensor(slot_array(kwargs, s), requires_grad=True) for s in slots}
         grads = first_order(leaves)
-        # <directions, grads> as a scalar, then its gradient.
+        # Re<directions, grads> as a scalar, then its gradient.
         total = None
         for g, d in zip(grads, directions):
             if g is None or not g.requires_grad:
                 continue
-            term = (g * tensor(d)).sum()
+            term = real_inner_of(g, tensor(d))
             total = term if total is None else total + term
         if total is None:
             continue  # the gradient does not depend on the inputs (a linear op)
@@ -464,7 +495,7 @@ def check_double_backward(
             value = 0.0
             for g, d in zip(first_order(tensors), directions):
                 if g is not None:
-                    value += float(np.vdot(g.detach().numpy(), d))
+                    value += real_inner(d, g.detach().numpy())
             return np.asarray(value)
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]

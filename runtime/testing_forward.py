@@ -35,6 +35,8 @@ from yamlgrad.runtime.testing import (
     call,
     differentiable_once,
     float_outputs,
+    random_like,
+    real_inner,
     sample_inputs,
     slot_array,
 )
@@ -78,7 +80,9 @@ def jvp_of(
                     f"output of shape {tuple(o.shape)}"
                 )
             jvps.append(
-                np.zeros(o.shape) if tangent is None else tangent.detach().numpy()
+                np.zeros(o.shape, o.numpy().dtype)
+                if tangent is None
+                else tangent.detach().numpy()
             )
     return [o.detach() for o in outputs], jvps
 
@@ -86,7 +90,7 @@ def jvp_of(
 def _directions(
     kwargs: dict[str, object], slots: list[str], rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    return {s: rng.standard_normal(slot_array(kwargs, s).shape) for s in slots}
+    return {s: random_like(rng, slot_array(kwargs, s)) for s in slots}
 
 
 def _samples(info: DifferentiabilityInfo, seed: int) -> Any:
@@ -163,8 +167,8 @@ def check_adjoint(info: DifferentiabilityInfo, module: Any, seed: int = 3) -> in
             _check_refusal(info, kwargs, tangents, module, where)
             continue
         _, jvps = jvp_of(info, kwargs, tangents, module)
-        cotangents = [rng.standard_normal(j.shape) for j in jvps]
-        forward = sum(float(np.vdot(u, j)) for u, j in zip(cotangents, jvps))
+        cotangents = [random_like(rng, j) for j in jvps]
+        forward = sum(real_inner(u, j) for u, j in zip(cotangents, jvps))
         leaves = {s: tensor(slot_array(kwargs, s), requires_grad=True) for s in slots}
         outputs = float_outputs(call(info, kwargs, leaves, module), info)
         grads = autograd.grad(
@@ -174,7 +178,7 @@ def check_adjoint(info: DifferentiabilityInfo, module: Any, seed: int = 3) -> in
             allow_unused=True,
         )
         backward = sum(
-            float(np.vdot(g.numpy(), tangents[s]))
+            real_inner(g.numpy(), tangents[s])
             for s, g in zip(slots, grads)
             if g is not None
         )
@@ -212,7 +216,9 @@ def check_linearity(info: DifferentiabilityInfo, module: Any, seed: int = 4) -> 
 def check_diagonal_jacobian(
     info: DifferentiabilityInfo, module: Any, seed: int = 5
 ) -> int:
-    """J v = (J 1) * v: the Jacobian of an element-wise entry is diagonal."""
+    """J v = (J 1) * v: the Jacobian of an element-wise entry is diagonal. On a
+    complex input, whose JVP is linear over the reals only (conj, abs),
+    J v = (J 1) * Re v + (J i) * Im v."""
     for where, kwargs, slots, rng in _samples(info, seed):
         (slot,) = slots
         v = _directions(kwargs, slots, rng)[slot]
@@ -220,5 +226,9 @@ def check_diagonal_jacobian(
         _, (along_v,) = jvp_of(info, kwargs, {slot: v}, module)
         if along_v.shape != v.shape:
             raise OpCheckError(f"{where}: an element-wise output has another shape")
-        _compare(along_v, along_ones * v, where, "J v against (J 1) * v", EXACT)
+        want = along_ones * v
+        if v.dtype.kind == "c":
+            _, (along_i,) = jvp_of(info, kwargs, {slot: np.full_like(v, 1j)}, module)
+            want = along_ones * v.real + along_i * v.imag
+        _compare(along_v, want, where, "J v against (J 1) * v", EXACT)
     return len(info.samples)

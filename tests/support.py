@@ -31,6 +31,8 @@ from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the test
     inplace_safe,
     overload_name,
     python_names,
+    random_like,
+    real_inner_of,
     sample_inputs,
     slot_array,
     split_arguments,
@@ -42,6 +44,8 @@ import torch_cpu_kernels
 #: The repository root (this file is tests/support.py).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INFOS = load_derivatives(REPO_ROOT / "derivatives.yaml")
+
+
 def _refuses_every_input(info: DifferentiabilityInfo) -> bool:
     """Every formula is not_implemented (_cdist_backward): a node whose backward
     raises, with nothing to compare against finite differences."""
@@ -203,12 +207,13 @@ def as_outputs(result: Any) -> list[Any]:
 def second_order(
     lib: ModuleType, grads: tuple, leaves: list, directions: list[np.ndarray]
 ) -> tuple:
-    """The gradient of sum_i <directions[i], grads[i]>; all None when it is constant."""
+    """The gradient of sum_i Re<directions[i], grads[i]>; all None when it is
+    constant."""
     total = None
     for g, d in zip(grads, directions):
         if g is None or not g.requires_grad:
             continue  # a gradient that does not depend on the inputs
-        term = (g * lib.tensor(d)).sum()
+        term = real_inner_of(g, lib.tensor(d))
         total = term if total is None else total + term
     if total is None:
         return (None,) * len(leaves)

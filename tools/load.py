@@ -1147,7 +1147,7 @@ def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> Samp
             shape = _nested_shape(values)
         if (
             set(value) - {"shape", "dtype", "values"}
-            or dtype not in (None, "bool", "int64", "int32")
+            or dtype not in (None, "bool", "int64", "int32", "complex")
             or (values is not None and "shape" in value)
         ):
             fail(

@@ -501,10 +501,29 @@ class SampleArg:
             return np.asarray(rng.random(shape) < 0.5)
         if self.dtype == "int64":
             return np.asarray(rng.integers(0, 5, shape))
+        if (
+            self.dtype == "complex"
+        ):  # both parts inside the domain, in dtype's precision
+            parts = self._uniform(rng, shape + (2,))
+            return np.asarray(
+                parts[..., 0] + 1j * parts[..., 1], dtype=_complex_of(dtype)
+            )
+        return np.asarray(self._uniform(rng, shape), dtype=dtype)
+
+    def _uniform(self, rng: Any, shape: tuple[int, ...]) -> Any:
+        import numpy as np
+
         which = rng.integers(0, len(self.domain), shape)
         lows = np.array([lo for lo, _ in self.domain])[which]
         highs = np.array([hi for _, hi in self.domain])[which]
-        return np.asarray(lows + (highs - lows) * rng.random(shape), dtype=dtype)
+        return lows + (highs - lows) * rng.random(shape)
+
+
+def _complex_of(dtype: Any) -> Any:
+    """The complex dtype of a float dtype's precision (float32: complex64)."""
+    import numpy as np
+
+    return np.result_type(dtype, np.complex64)
 
 
 def _index_dtype(values: Any) -> str:

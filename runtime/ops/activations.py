@@ -22,7 +22,8 @@ from yamlgrad.runtime.ops.common import (
     _select,
     _zero_outside,
 )
-from yamlgrad.runtime.ops.elementwise import conj, exp
+from yamlgrad.runtime.ops.complex_numbers import conj
+from yamlgrad.runtime.ops.elementwise import exp
 from yamlgrad.runtime.ops.special_kernels import erf as special_erf, erf_into
 from yamlgrad.runtime.ops.reductions import _dims, _single_axis, _sum_keepdim
 

@@ -19,6 +19,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops import special_kernels
+from yamlgrad.runtime.ops.complex_numbers import conj, real
 from yamlgrad.runtime.ops.common import (
     _any_tensor,
     _constant_like,
@@ -56,7 +57,6 @@ KERNELS = (
 )
 BACKWARD_HELPERS = (
     "to_dtype",  # the autograd core's, and the standard's astype off numpy
-    "conj",
     "cos",
     "sin",
     "exp",
@@ -388,38 +388,6 @@ def sign(x: Any) -> Any:
     return array_namespace(x).sign(x)
 
 
-_REAL_NUMBERS = frozenset({int, float, bool})
-
-
-def conj(x: Any) -> Any:
-    """The complex conjugate, PyTorch's `.conj()` in a formula; a real value is
-    returned as it is (numpy's ndarray.conj returns a real array itself), so
-    formulas carry it in real dtypes for the price of a call. A complex
-    Tensor's conjugate
-    is recorded."""
-    kind = type(x)
-    if kind is np.ndarray:
-        return x.conj()
-    if kind in _REAL_NUMBERS:  # alpha=1 and its kin: the other common case
-        return x
-    if isinstance(x, Tensor):
-        return array_namespace(x).conj(x) if x.dtype.is_complex else x
-    if isinstance(x, (np.generic, complex)):
-        return x.conjugate()
-    if isinstance(x, (int, float)):
-        return x
-    xp = backend.namespace_of(x)
-    return xp.conj(x) if xp.isdtype(x.dtype, "complex floating") else x
-
-
-def real_part(x: Any) -> Any:
-    """The real part (a real value as it is): for masks on complex values,
-    which order only by their real parts where PyTorch compares them."""
-    if isinstance(x, Tensor):
-        return x.real if x.dtype.is_complex else x
-    return x.real if np.iscomplexobj(x) else x
-
-
 def zeros_like(x: Any) -> Any:
     """Zeros of x's shape and dtype; never part of a graph."""
     raw = _raw(x)
@@ -462,8 +430,8 @@ def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> A
     if isinstance(self, (int, float)):
         if self != 0:
             return value
-        return where(real_part(exponent) >= 0, zeros_like(value), value)
-    mask = where(self == 0, real_part(exponent) >= 0, False)
+        return where(real(exponent) >= 0, zeros_like(value), value)
+    mask = where(self == 0, real(exponent) >= 0, False)
     return where(mask, zeros_like(value), value)
 
 

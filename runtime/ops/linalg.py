@@ -37,7 +37,8 @@ from yamlgrad.runtime.ops.common import (
     _sizes,
     _zero_outside,
 )
-from yamlgrad.runtime.ops.elementwise import conj, sign
+from yamlgrad.runtime.ops.complex_numbers import conj
+from yamlgrad.runtime.ops.elementwise import sign
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
 from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair

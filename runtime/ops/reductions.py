@@ -36,7 +36,8 @@ from yamlgrad.runtime.ops.common import (
     _zero_outside,
     _zeros,
 )
-from yamlgrad.runtime.ops.elementwise import cast, conj, exp, sign, where, zeros_like
+from yamlgrad.runtime.ops.complex_numbers import conj
+from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
 from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
 
 KERNELS = (

@@ -21,7 +21,7 @@ import numpy as np
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.errors import derivative_not_implemented
 from yamlgrad.runtime.ops.common import _special, _xlog
-from yamlgrad.runtime.ops.elementwise import conj
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
     TENSOR_NAMESPACE,

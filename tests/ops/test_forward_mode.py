@@ -19,6 +19,7 @@ import pytest
 import yamlgrad as yg
 import yamlgrad.autograd.forward_ad as fwad
 from support import (
+    random_like,
     DIFFERENTIABLE,
     build_args,
     call_torch,
@@ -106,7 +107,7 @@ def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
     for sample in info.samples:
         where = str(sample.loc)
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
-        tangents = {s: rng.standard_normal(slot_array(kwargs, s).shape) for s in slots}
+        tangents = {s: random_like(rng, slot_array(kwargs, s)) for s in slots}
         with torch_fwad.dual_level():
             values = _duals(torch, torch_fwad, kwargs, slots, tangents)
             try:
@@ -115,7 +116,7 @@ def test_jvp_matches_torch_forward_ad(info: DifferentiabilityInfo) -> None:
                 pytest.skip(str(error).splitlines()[0])
             want = [torch_fwad.unpack_dual(o).tangent for o in theirs]
             want = [None if t is None else t.numpy(force=True) for t in want]
-            primals = [o.detach().numpy() for o in theirs]
+            primals = [o.detach().numpy(force=True) for o in theirs]
         with fwad.dual_level():
             values = _duals(yg, fwad, kwargs, slots, tangents)
             ours = float_outputs(call_yamlgrad(info, values), info)
