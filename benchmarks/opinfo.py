@@ -3,10 +3,12 @@
     python benchmarks/opinfo.py                 # all samples, writes benchmarks/opinfo.md
     python benchmarks/opinfo.py --ops abs,mH    # some OpInfos, printed (nothing written)
     python benchmarks/opinfo.py --limit 2       # the first 2 samples of each, printed
+    python benchmarks/opinfo.py --dtypes complex128 --ops mul   # one dtype, printed
     python benchmarks/opinfo.py --totals        # the totals of benchmarks/opinfo.md
 
 For each OpInfo of `op_db` that supports autograd, the table says which yamlgrad
-callable it maps to (or that it is missing) and, for float64 and float32, how
+callable it maps to (or that it is missing) and, for float64, float32 and
+(where PyTorch tests the OpInfo's gradients in complex numbers) complex128, how
 many samples each check ran and how many passed: forward values, backward,
 forward AD and gradgrad (tests/opinfo/harness.py defines the checks, and
 known_differences.yaml beside it the reasons a check is known to differ). The
@@ -53,7 +55,9 @@ class Row:
     error: str | None = None  # the samples themselves could not be made
 
 
-def measure(op: harness.OpInfo, limit: int | None) -> Row:
+def measure(
+    op: harness.OpInfo, limit: int | None, dtypes: set[str] | None = None
+) -> Row:
     target = harness.resolve(op)
     row = Row(
         op.full_name,
@@ -66,6 +70,8 @@ def measure(op: harness.OpInfo, limit: int | None) -> Row:
     if target is None:
         return row
     for dtype in row.dtypes:
+        if dtypes is not None and dtype not in dtypes:
+            continue
         try:
             for index, case in enumerate(harness.cases(op, dtype, limit)):
                 for check in row.checks:
@@ -109,7 +115,13 @@ def totals(rows: list[Row]) -> list[str]:
         if kinds[kind]:
             lines.append(f"  - {text}: {kinds[kind]}")
     for dtype in harness.DTYPES:
-        parts = []
+        tested = [row for row in rows if dtype in row.dtypes]
+        tested_mapped = sum(1 for row in tested if row.target is not None)
+        share = 100 * tested_mapped / len(tested) if tested else 0.0
+        parts = [
+            f"{tested_mapped}/{len(tested)} OpInfos with gradients in {dtype} "
+            f"mapped ({share:.1f}%)"
+        ]
         for check in harness.CHECKS:
             run = sum(row.run[dtype, check] for row in mapped)
             passed = sum(row.passed[dtype, check] for row in mapped)
@@ -144,7 +156,10 @@ def _header(rows: list[Row], seconds: float) -> list[str]:
         "Each cell is samples passed/run (bold: some failed; `-`: the check does not "
         "apply, as the OpInfo declares, or PyTorch tests no gradients in that dtype). "
         "Random OpInfos (PyTorch calls them through `wrapper_set_seed`) draw from "
-        "yamlgrad's own generator, so only their shapes and dtypes are compared.",
+        "yamlgrad's own generator, so only their shapes and dtypes are compared. "
+        "In complex128 the cotangents and tangents are complex and gradgrad "
+        "differentiates the real inner product Re<g, v> of the first-order "
+        "gradient g with a complex direction v.",
         "",
         TOTALS_HEADING,
         "",
@@ -256,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", help="comma-separated OpInfo full names")
     parser.add_argument("--limit", type=int, help="samples per OpInfo and dtype")
     parser.add_argument(
+        "--dtypes", help=f"comma-separated, of {', '.join(harness.DTYPES)}"
+    )
+    parser.add_argument(
         "--totals", action="store_true", help="print opinfo.md's totals"
     )
     args = parser.parse_args(argv)
@@ -266,14 +284,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     warnings.filterwarnings("ignore")
     wanted = set(args.ops.split(",")) if args.ops else None
+    dtypes = set(args.dtypes.split(",")) if args.dtypes else None
     start = time.process_time()
     rows = [
-        measure(op, args.limit)
+        measure(op, args.limit, dtypes)
         for op in harness.autograd_opinfos()
         if wanted is None or op.full_name in wanted
     ]
     text = render(rows, harness.load_known_differences(), time.process_time() - start)
-    if wanted is None and args.limit is None:
+    if wanted is None and args.limit is None and dtypes is None:
         TABLE.write_text(text)
         print(f"wrote {TABLE.relative_to(REPO_ROOT)}")
         print("\n".join(totals(rows)))

@@ -711,7 +711,7 @@ class AddBackward0(Node):
     """Backward of `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: grad
-    other: maybe_multiply(grad, alpha)
+    other: maybe_multiply(grad, conj(alpha))
     """
 
     __slots__ = ("_saved_alpha",)
@@ -725,7 +725,7 @@ class AddBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         if self.task_should_compute_output(1):
-            grad_inputs[1] = maybe_multiply(grad, alpha)
+            grad_inputs[1] = maybe_multiply(grad, conj(alpha))
         return grad_inputs
 
 
@@ -751,7 +751,7 @@ class SubBackward0(Node):
     """Backward of `sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: grad
-    other: -maybe_multiply(grad, alpha)
+    other: -maybe_multiply(grad, conj(alpha))
     """
 
     __slots__ = ("_saved_alpha",)
@@ -765,7 +765,7 @@ class SubBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         if self.task_should_compute_output(1):
-            grad_inputs[1] = -maybe_multiply(grad, alpha)
+            grad_inputs[1] = -maybe_multiply(grad, conj(alpha))
         return grad_inputs
 
 
@@ -790,7 +790,7 @@ class SubBackward1(Node):
 class RsubBackward0(Node):
     """Backward of `rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
-    self: -maybe_multiply(grad, alpha)
+    self: -maybe_multiply(grad, conj(alpha))
     other: grad
     """
 
@@ -803,7 +803,7 @@ class RsubBackward0(Node):
             return grad_inputs
         alpha = self._saved_alpha
         if self.task_should_compute_output(0):
-            grad_inputs[0] = -maybe_multiply(grad, alpha)
+            grad_inputs[0] = -maybe_multiply(grad, conj(alpha))
         if self.task_should_compute_output(1):
             grad_inputs[1] = grad
         return grad_inputs
@@ -1794,8 +1794,8 @@ class LdexpBackward0(Node):
 class LogaddexpBackward0(Node):
     """Backward of `logaddexp(Tensor self, Tensor other) -> Tensor`.
 
-    self: grad / (1 + exp(other - self))
-    other: grad / (1 + exp(self - other))
+    self: grad / conj(1 + exp(other - self))
+    other: grad / conj(1 + exp(self - other))
     """
 
     __slots__ = (
@@ -1818,9 +1818,9 @@ class LogaddexpBackward0(Node):
         other = self._raw_saved_other.unpack(self, raw)
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (1 + exp(other - self_))
+            grad_inputs[0] = grad / conj(1 + exp(other - self_))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad / (1 + exp(self_ - other))
+            grad_inputs[1] = grad / conj(1 + exp(self_ - other))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1884,8 +1884,8 @@ class Logaddexp2Backward0(Node):
 class LerpBackward0(Node):
     """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 
-    self: grad * (1 - weight)
-    end: grad * weight
+    self: grad * conj(1 - weight)
+    end: grad * conj(weight)
     """
 
     __slots__ = ("_saved_weight",)
@@ -1897,18 +1897,18 @@ class LerpBackward0(Node):
             return grad_inputs
         weight = self._saved_weight
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - weight)
+            grad_inputs[0] = grad * conj(1 - weight)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * weight
+            grad_inputs[1] = grad * conj(weight)
         return grad_inputs
 
 
 class LerpBackward1(Node):
     """Backward of `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`.
 
-    self: grad * (1 - weight)
-    end: grad * weight
-    weight: grad * (end - self)
+    self: grad * conj(1 - weight)
+    end: grad * conj(weight)
+    weight: grad * conj(end - self)
     """
 
     __slots__ = (
@@ -1934,11 +1934,11 @@ class LerpBackward1(Node):
         self_ = self._raw_saved_self.unpack(self, raw)
         weight = self._raw_saved_weight.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - weight)
+            grad_inputs[0] = grad * conj(1 - weight)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * weight
+            grad_inputs[1] = grad * conj(weight)
         if self.task_should_compute_output(2):
-            grad_inputs[2] = grad * (end - self_)
+            grad_inputs[2] = grad * conj(end - self_)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1963,8 +1963,8 @@ class AddcmulBackward0(Node):
     """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
 
     self: grad
-    tensor1: grad * (tensor2 * value)
-    tensor2: grad * (tensor1 * value)
+    tensor1: grad * conj(tensor2 * value)
+    tensor2: grad * conj(tensor1 * value)
     """
 
     __slots__ = (
@@ -1991,9 +1991,9 @@ class AddcmulBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * (tensor2 * value)
+            grad_inputs[1] = grad * conj(tensor2 * value)
         if self.task_should_compute_output(2):
-            grad_inputs[2] = grad * (tensor1 * value)
+            grad_inputs[2] = grad * conj(tensor1 * value)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2013,8 +2013,8 @@ class AddcdivBackward0(Node):
     """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
 
     self: grad
-    tensor1: grad * (value / tensor2)
-    tensor2: -grad * (value * tensor1 / (tensor2 * tensor2))
+    tensor1: grad * conj(value / tensor2)
+    tensor2: -grad * conj(value * tensor1 / (tensor2 * tensor2))
     """
 
     __slots__ = (
@@ -2041,9 +2041,9 @@ class AddcdivBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * (value / tensor2)
+            grad_inputs[1] = grad * conj(value / tensor2)
         if self.task_should_compute_output(2):
-            grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
+            grad_inputs[2] = -grad * conj(value * tensor1 / (tensor2 * tensor2))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2489,7 +2489,7 @@ class NegBackward0(Node):
 class ReciprocalBackward0(Node):
     """Backward of `reciprocal(Tensor self) -> Tensor`.
 
-    self: -grad * (result * result)
+    self: -grad * conj(result * result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2501,7 +2501,7 @@ class ReciprocalBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = -grad * (result * result)
+            grad_inputs[0] = -grad * conj(result * result)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2515,7 +2515,7 @@ class ReciprocalBackward0(Node):
 class ExpBackward0(Node):
     """Backward of `exp(Tensor self) -> Tensor`.
 
-    self: grad * result
+    self: grad * conj(result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2527,7 +2527,7 @@ class ExpBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * result
+            grad_inputs[0] = grad * conj(result)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2541,7 +2541,7 @@ class ExpBackward0(Node):
 class LogBackward0(Node):
     """Backward of `log(Tensor self) -> Tensor`.
 
-    self: grad / self
+    self: grad / conj(self)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2553,7 +2553,7 @@ class LogBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / self_
+            grad_inputs[0] = grad / conj(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2567,7 +2567,7 @@ class LogBackward0(Node):
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
 
-    self: grad * cos(self)
+    self: grad * conj(cos(self))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2579,7 +2579,7 @@ class SinBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * cos(self_)
+            grad_inputs[0] = grad * conj(cos(self_))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2593,7 +2593,7 @@ class SinBackward0(Node):
 class CosBackward0(Node):
     """Backward of `cos(Tensor self) -> Tensor`.
 
-    self: grad * -sin(self)
+    self: grad * -conj(sin(self))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2605,7 +2605,7 @@ class CosBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * -sin(self_)
+            grad_inputs[0] = grad * -conj(sin(self_))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2736,7 +2736,7 @@ class ThresholdBackwardBackward0(Node):
 class SqrtBackward0(Node):
     """Backward of `sqrt(Tensor self) -> Tensor`.
 
-    self: grad / (2 * result)
+    self: grad / (2 * conj(result))
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2748,7 +2748,7 @@ class SqrtBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (2 * result)
+            grad_inputs[0] = grad / (2 * conj(result))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2867,7 +2867,7 @@ class SignBackward0(Node):
 class Exp2Backward0(Node):
     """Backward of `exp2(Tensor self) -> Tensor`.
 
-    self: grad * result * 0.6931471805599453
+    self: grad * conj(result) * 0.6931471805599453
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2879,7 +2879,7 @@ class Exp2Backward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * result * 0.6931471805599453
+            grad_inputs[0] = grad * conj(result) * 0.6931471805599453
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2893,7 +2893,7 @@ class Exp2Backward0(Node):
 class Expm1Backward0(Node):
     """Backward of `expm1(Tensor self) -> Tensor`.
 
-    self: grad * (result + 1)
+    self: grad * conj(result + 1)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2905,7 +2905,7 @@ class Expm1Backward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (result + 1)
+            grad_inputs[0] = grad * conj(result + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2919,7 +2919,7 @@ class Expm1Backward0(Node):
 class Log2Backward0(Node):
     """Backward of `log2(Tensor self) -> Tensor`.
 
-    self: grad / (self * 0.6931471805599453)
+    self: grad / conj(self * 0.6931471805599453)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2931,7 +2931,7 @@ class Log2Backward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
+            grad_inputs[0] = grad / conj(self_ * 0.6931471805599453)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2945,7 +2945,7 @@ class Log2Backward0(Node):
 class Log10Backward0(Node):
     """Backward of `log10(Tensor self) -> Tensor`.
 
-    self: grad / (self * 2.3025850929940455)
+    self: grad / conj(self * 2.3025850929940455)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2957,7 +2957,7 @@ class Log10Backward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (self_ * 2.3025850929940455)
+            grad_inputs[0] = grad / conj(self_ * 2.3025850929940455)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2971,7 +2971,7 @@ class Log10Backward0(Node):
 class Log1PBackward0(Node):
     """Backward of `log1p(Tensor self) -> Tensor`.
 
-    self: grad / (self + 1)
+    self: grad / conj(self + 1)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -2983,7 +2983,7 @@ class Log1PBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (self_ + 1)
+            grad_inputs[0] = grad / conj(self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2997,7 +2997,7 @@ class Log1PBackward0(Node):
 class RsqrtBackward0(Node):
     """Backward of `rsqrt(Tensor self) -> Tensor`.
 
-    self: -0.5 * grad * result ** 3
+    self: -0.5 * grad * conj(result ** 3)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -3009,7 +3009,7 @@ class RsqrtBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = -0.5 * grad * result**3
+            grad_inputs[0] = -0.5 * grad * conj(result**3)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3023,7 +3023,7 @@ class RsqrtBackward0(Node):
 class TanBackward0(Node):
     """Backward of `tan(Tensor self) -> Tensor`.
 
-    self: grad * (1 + result ** 2)
+    self: grad * conj(1 + result ** 2)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -3035,7 +3035,7 @@ class TanBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 + result**2)
+            grad_inputs[0] = grad * conj(1 + result**2)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3049,7 +3049,7 @@ class TanBackward0(Node):
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
 
-    self: grad * rsqrt(-self * self + 1)
+    self: grad * conj(rsqrt(-self * self + 1))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3061,7 +3061,7 @@ class AsinBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
+            grad_inputs[0] = grad * conj(rsqrt(-self_ * self_ + 1))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3075,7 +3075,7 @@ class AsinBackward0(Node):
 class AcosBackward0(Node):
     """Backward of `acos(Tensor self) -> Tensor`.
 
-    self: grad * -rsqrt(-self * self + 1)
+    self: grad * -conj(rsqrt(-self * self + 1))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3087,7 +3087,7 @@ class AcosBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
+            grad_inputs[0] = grad * -conj(rsqrt(-self_ * self_ + 1))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3101,7 +3101,7 @@ class AcosBackward0(Node):
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
 
-    self: grad / (self * self + 1)
+    self: grad / conj(self * self + 1)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3113,7 +3113,7 @@ class AtanBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad / (self_ * self_ + 1)
+            grad_inputs[0] = grad / conj(self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3145,7 +3145,7 @@ class Rad2DegBackward0(Node):
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
-    self: grad * cosh(self)
+    self: grad * conj(cosh(self))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3157,7 +3157,7 @@ class SinhBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * cosh(self_)
+            grad_inputs[0] = grad * conj(cosh(self_))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3171,7 +3171,7 @@ class SinhBackward0(Node):
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
 
-    self: grad * sinh(self)
+    self: grad * conj(sinh(self))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3183,7 +3183,7 @@ class CoshBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * sinh(self_)
+            grad_inputs[0] = grad * conj(sinh(self_))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3197,7 +3197,7 @@ class CoshBackward0(Node):
 class AsinhBackward0(Node):
     """Backward of `asinh(Tensor self) -> Tensor`.
 
-    self: grad * rsqrt(self ** 2 + 1)
+    self: grad * conj(rsqrt(self ** 2 + 1))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3209,7 +3209,7 @@ class AsinhBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * rsqrt(self_**2 + 1)
+            grad_inputs[0] = grad * conj(rsqrt(self_**2 + 1))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3223,7 +3223,7 @@ class AsinhBackward0(Node):
 class AcoshBackward0(Node):
     """Backward of `acosh(Tensor self) -> Tensor`.
 
-    self: grad * rsqrt(self * self - 1)
+    self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3235,7 +3235,7 @@ class AcoshBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
+            grad_inputs[0] = grad * conj(rsqrt(self_ + 1) * rsqrt(self_ - 1))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3249,7 +3249,7 @@ class AcoshBackward0(Node):
 class AtanhBackward0(Node):
     """Backward of `atanh(Tensor self) -> Tensor`.
 
-    self: grad * 1 / (1 - self ** 2)
+    self: grad * 1 / conj(1 - self ** 2)
     """
 
     __slots__ = ("_raw_saved_self",)
@@ -3261,7 +3261,7 @@ class AtanhBackward0(Node):
             return grad_inputs
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * 1 / (1 - self_**2)
+            grad_inputs[0] = grad * 1 / conj(1 - self_**2)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5022,7 +5022,7 @@ class CumsumBackward0(Node):
 class CumprodBackward0(Node):
     """Backward of `cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
 
-    self: cumprod_backward(to_dtype(grad, self.dtype), self, dim, result)
+    self: conj(cumprod_backward(conj(to_dtype(grad, self.dtype)), self, dim, result))
     """
 
     __slots__ = (
@@ -5042,8 +5042,10 @@ class CumprodBackward0(Node):
         self_ = self._raw_saved_self.unpack(self, raw)
         self_scalar_type = self._saved_self_scalar_type
         if self.task_should_compute_output(0):
-            grad_inputs[0] = cumprod_backward(
-                to_dtype(grad, self_scalar_type), self_, dim, result
+            grad_inputs[0] = conj(
+                cumprod_backward(
+                    conj(to_dtype(grad, self_scalar_type)), self_, dim, result
+                )
             )
         return grad_inputs
 
@@ -5778,8 +5780,8 @@ class MmBackward0(Node):
 class DotBackward0(Node):
     """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
 
-    self: grad * tensor
-    tensor: grad * self
+    self: grad * conj(tensor)
+    tensor: grad * conj(self)
     """
 
     __slots__ = (
@@ -5802,9 +5804,9 @@ class DotBackward0(Node):
         self_ = self._raw_saved_self.unpack(self, raw)
         tensor = self._raw_saved_tensor.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * tensor
+            grad_inputs[0] = grad * conj(tensor)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = grad * self_
+            grad_inputs[1] = grad * conj(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5823,8 +5825,8 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
 
-    self: outer(grad, vec)
-    vec: mv(self.T, grad)
+    self: outer(grad, conj(vec))
+    vec: mv(conj(self.T), grad)
     """
 
     __slots__ = (
@@ -5847,9 +5849,9 @@ class MvBackward0(Node):
         self_ = self._raw_saved_self.unpack(self, raw)
         vec = self._raw_saved_vec.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = outer(grad, vec)
+            grad_inputs[0] = outer(grad, conj(vec))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = mv(self_.T, grad)
+            grad_inputs[1] = mv(conj(self_.T), grad)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5868,8 +5870,8 @@ class MvBackward0(Node):
 class BmmBackward0(Node):
     """Backward of `bmm(Tensor self, Tensor mat2) -> Tensor`.
 
-    self: bmm(grad, transpose(mat2, 1, 2))
-    mat2: bmm(transpose(self, 1, 2), grad)
+    self: bmm(grad, conj(transpose(mat2, 1, 2)))
+    mat2: bmm(conj(transpose(self, 1, 2)), grad)
     """
 
     __slots__ = (
@@ -5892,9 +5894,9 @@ class BmmBackward0(Node):
         mat2 = self._raw_saved_mat2.unpack(self, raw)
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
+            grad_inputs[0] = bmm(grad, conj(transpose(mat2, 1, 2)))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = bmm(transpose(self_, 1, 2), grad)
+            grad_inputs[1] = bmm(conj(transpose(self_, 1, 2)), grad)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5913,9 +5915,9 @@ class BmmBackward0(Node):
 class AddmmBackward0(Node):
     """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 
-    self: maybe_multiply(grad, beta)
-    mat1: maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
-    mat2: maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
+    self: maybe_multiply(grad, conj(beta))
+    mat1: maybe_multiply(mm_mat1_backward(grad, mat2), conj(alpha))
+    mat2: maybe_multiply(mm_mat2_backward(grad, mat1), conj(alpha))
     """
 
     __slots__ = (
@@ -5942,11 +5944,11 @@ class AddmmBackward0(Node):
         mat1 = self._raw_saved_mat1.unpack(self, raw)
         mat2 = self._raw_saved_mat2.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = maybe_multiply(grad, beta)
+            grad_inputs[0] = maybe_multiply(grad, conj(beta))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
+            grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), conj(alpha))
         if self.task_should_compute_output(2):
-            grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
+            grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), conj(alpha))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5965,9 +5967,9 @@ class AddmmBackward0(Node):
 class AddmvBackward0(Node):
     """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 
-    self: maybe_multiply(grad, beta)
-    mat: maybe_multiply(outer(grad, vec), alpha)
-    vec: maybe_multiply(mv(mat.T, grad), alpha)
+    self: maybe_multiply(grad, conj(beta))
+    mat: maybe_multiply(outer(grad, conj(vec)), conj(alpha))
+    vec: maybe_multiply(mv(conj(mat.T), grad), conj(alpha))
     """
 
     __slots__ = (
@@ -5994,11 +5996,11 @@ class AddmvBackward0(Node):
         mat = self._raw_saved_mat.unpack(self, raw)
         vec = self._raw_saved_vec.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = maybe_multiply(grad, beta)
+            grad_inputs[0] = maybe_multiply(grad, conj(beta))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = maybe_multiply(outer(grad, vec), alpha)
+            grad_inputs[1] = maybe_multiply(outer(grad, conj(vec)), conj(alpha))
         if self.task_should_compute_output(2):
-            grad_inputs[2] = maybe_multiply(mv(mat.T, grad), alpha)
+            grad_inputs[2] = maybe_multiply(mv(conj(mat.T), grad), conj(alpha))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -6017,9 +6019,9 @@ class AddmvBackward0(Node):
 class AddrBackward0(Node):
     """Backward of `addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 
-    self: maybe_multiply(grad, beta)
-    vec1: maybe_multiply(mv(grad, vec2), alpha)
-    vec2: maybe_multiply(mv(grad.T, vec1), alpha)
+    self: maybe_multiply(grad, conj(beta))
+    vec1: maybe_multiply(mv(grad, conj(vec2)), conj(alpha))
+    vec2: maybe_multiply(mv(grad.T, conj(vec1)), conj(alpha))
     """
 
     __slots__ = (
@@ -6046,11 +6048,11 @@ class AddrBackward0(Node):
         vec1 = self._raw_saved_vec1.unpack(self, raw)
         vec2 = self._raw_saved_vec2.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = maybe_multiply(grad, beta)
+            grad_inputs[0] = maybe_multiply(grad, conj(beta))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = maybe_multiply(mv(grad, vec2), alpha)
+            grad_inputs[1] = maybe_multiply(mv(grad, conj(vec2)), conj(alpha))
         if self.task_should_compute_output(2):
-            grad_inputs[2] = maybe_multiply(mv(grad.T, vec1), alpha)
+            grad_inputs[2] = maybe_multiply(mv(grad.T, conj(vec1)), conj(alpha))
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -6069,9 +6071,9 @@ class AddrBackward0(Node):
 class AddbmmBackward0(Node):
     """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 
-    self: maybe_multiply(grad, beta)
-    batch1: maybe_multiply(bmm(expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]]), transpose(batch2, 1, 2)), alpha)
-    batch2: maybe_multiply(bmm(transpose(batch1, 1, 2), expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+    self: maybe_multiply(grad, conj(beta))
+    batch1: maybe_multiply(bmm(expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]]), conj(transpose(batch2, 1, 2))), conj(alpha))
+    batch2: maybe_multiply(bmm(conj(transpose(batch1, 1, 2)), expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]])), conj(alpha))
     """
 
     __slots__ = (
@@ -6104,7 +6106,7 @@ class AddbmmBackward0(Node):
         batch2_sym_argsize_2 = self._saved_batch2_sym_argsize_2
         beta = self._saved_beta
         if self.task_should_compute_output(0):
-            grad_inputs[0] = maybe_multiply(grad, beta)
+            grad_inputs[0] = maybe_multiply(grad, conj(beta))
         if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(
                 bmm(
@@ -6116,14 +6118,14 @@ class AddbmmBackward0(Node):
                             batch2_sym_argsize_2,
                         ],
                     ),
-                    transpose(batch2, 1, 2),
+                    conj(transpose(batch2, 1, 2)),
                 ),
-                alpha,
+                conj(alpha),
             )
         if self.task_should_compute_output(2):
             grad_inputs[2] = maybe_multiply(
                 bmm(
-                    transpose(batch1, 1, 2),
+                    conj(transpose(batch1, 1, 2)),
                     expand(
                         grad,
                         [
@@ -6133,7 +6135,7 @@ class AddbmmBackward0(Node):
                         ],
                     ),
                 ),
-                alpha,
+                conj(alpha),
             )
         return grad_inputs
 
@@ -6153,7 +6155,7 @@ class AddbmmBackward0(Node):
 class VdotBackward0(Node):
     """Backward of `vdot(Tensor self, Tensor other) -> Tensor`.
 
-    self: grad * other
+    self: conj(grad) * other
     other: grad * self
     """
 
@@ -6177,7 +6179,7 @@ class VdotBackward0(Node):
         other = self._raw_saved_other.unpack(self, raw)
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * other
+            grad_inputs[0] = conj(grad) * other
         if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
@@ -6198,9 +6200,9 @@ class VdotBackward0(Node):
 class BaddbmmBackward0(Node):
     """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 
-    self: maybe_multiply(grad, beta)
-    batch1: maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
-    batch2: maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
+    self: maybe_multiply(grad, conj(beta))
+    batch1: maybe_multiply(bmm(grad, conj(transpose(batch2, 1, 2))), conj(alpha))
+    batch2: maybe_multiply(bmm(conj(transpose(batch1, 1, 2)), grad), conj(alpha))
     """
 
     __slots__ = (
@@ -6227,11 +6229,15 @@ class BaddbmmBackward0(Node):
         batch2 = self._raw_saved_batch2.unpack(self, raw)
         beta = self._saved_beta
         if self.task_should_compute_output(0):
-            grad_inputs[0] = maybe_multiply(grad, beta)
+            grad_inputs[0] = maybe_multiply(grad, conj(beta))
         if self.task_should_compute_output(1):
-            grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
+            grad_inputs[1] = maybe_multiply(
+                bmm(grad, conj(transpose(batch2, 1, 2))), conj(alpha)
+            )
         if self.task_should_compute_output(2):
-            grad_inputs[2] = maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
+            grad_inputs[2] = maybe_multiply(
+                bmm(conj(transpose(batch1, 1, 2)), grad), conj(alpha)
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -6694,8 +6700,8 @@ class CholeskyInverseBackward0(Node):
 class LinalgCrossBackward0(Node):
     """Backward of `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`.
 
-    self: linalg_cross(other, grad, dim)
-    other: linalg_cross(grad, self, dim)
+    self: linalg_cross(conj(other), grad, dim)
+    other: linalg_cross(grad, conj(self), dim)
     """
 
     __slots__ = (
@@ -6720,9 +6726,9 @@ class LinalgCrossBackward0(Node):
         other = self._raw_saved_other.unpack(self, raw)
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = linalg_cross(other, grad, dim)
+            grad_inputs[0] = linalg_cross(conj(other), grad, dim)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = linalg_cross(grad, self_, dim)
+            grad_inputs[1] = linalg_cross(grad, conj(self_), dim)
         return grad_inputs
 
     def release_variables(self) -> None:

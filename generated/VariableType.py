@@ -3195,9 +3195,14 @@ def pow_Tensor_Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_self(
-                self_t, self, exponent
-            ) + elementwise.pow_backward_exponent(exponent_t, self, exponent, result)
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward_self(
+                    complex_numbers.conj(self_t), self, exponent
+                )
+                + elementwise.pow_backward_exponent(
+                    complex_numbers.conj(exponent_t), self, exponent, result
+                )
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3328,7 +3333,7 @@ def reciprocal(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                -complex_numbers.conj(self_t) * (result * result)
+                -complex_numbers.conj(self_t) * complex_numbers.conj(result * result)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3357,7 +3362,9 @@ def exp(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3386,7 +3393,9 @@ def log(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / self)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(self)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3413,7 +3422,8 @@ def sin(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.cos(self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cos(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3441,7 +3451,8 @@ def cos(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * -elementwise.sin(self)
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.sin(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3605,7 +3616,9 @@ def sqrt(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (2 * complex_numbers.conj(result))
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3746,7 +3759,9 @@ def exp2(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * result * 0.6931471805599453
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(result)
+                * 0.6931471805599453
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3775,7 +3790,9 @@ def expm1(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result + 1)
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3805,7 +3822,8 @@ def log2(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (self * 0.6931471805599453)
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(self * 0.6931471805599453)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3834,7 +3852,8 @@ def log10(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (self * 2.3025850929940455)
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(self * 2.3025850929940455)
             )
         set_fw_grad(result, result_t)
     return result
@@ -3862,7 +3881,9 @@ def log1p(input: Any) -> Tensor:
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (self + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / complex_numbers.conj(self + 1)
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -3889,7 +3910,7 @@ def rsqrt(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                -0.5 * complex_numbers.conj(self_t) * result**3
+                -0.5 * complex_numbers.conj(self_t) * complex_numbers.conj(result**3)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3929,7 +3950,7 @@ def tan(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * (1 + result**2)
+                complex_numbers.conj(self_t) * complex_numbers.conj(1 + result**2)
             )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
@@ -3960,7 +3981,8 @@ def asin(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.rsqrt(-self * self + 1)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.rsqrt(-self * self + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -3989,7 +4011,8 @@ def acos(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * -elementwise.rsqrt(-self * self + 1)
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.rsqrt(-self * self + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -4018,7 +4041,7 @@ def atan(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (self * self + 1)
+                complex_numbers.conj(self_t) / complex_numbers.conj(self * self + 1)
             )
         set_fw_grad(result, result_t)
     return result
@@ -4072,7 +4095,8 @@ def sinh(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.cosh(self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cosh(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -4101,7 +4125,8 @@ def cosh(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.sinh(self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.sinh(self))
             )
         set_fw_grad(result, result_t)
     return result
@@ -4130,7 +4155,8 @@ def asinh(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.rsqrt(self**2 + 1)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.rsqrt(self**2 + 1))
             )
         set_fw_grad(result, result_t)
     return result
@@ -4159,7 +4185,10 @@ def acosh(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.rsqrt(self * self - 1)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(
+                    elementwise.rsqrt(self + 1) * elementwise.rsqrt(self - 1)
+                )
             )
         set_fw_grad(result, result_t)
     return result
@@ -4188,7 +4217,7 @@ def atanh(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * 1 / (1 - self**2)
+                complex_numbers.conj(self_t) * 1 / complex_numbers.conj(1 - self**2)
             )
         set_fw_grad(result, result_t)
     return result
@@ -8913,7 +8942,7 @@ def vdot(input: Any, other: Any) -> Tensor:
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(linalg.dot_kernel(self_, other_))
+        result = Tensor._make(linalg.vdot_kernel(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("vdot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
@@ -15148,10 +15177,13 @@ def pow__Tensor(input: Any, exponent: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = elementwise.pow_backward_self(
-                self_t, original_self, exponent
-            ) + elementwise.pow_backward_exponent(
-                exponent_t, original_self, exponent, result
+            result_t = complex_numbers.conj(
+                elementwise.pow_backward_self(
+                    complex_numbers.conj(self_t), original_self, exponent
+                )
+                + elementwise.pow_backward_exponent(
+                    complex_numbers.conj(exponent_t), original_self, exponent, result
+                )
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -15242,7 +15274,7 @@ def reciprocal_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                -complex_numbers.conj(self_t) * (result * result)
+                -complex_numbers.conj(self_t) * complex_numbers.conj(result * result)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -15274,7 +15306,9 @@ def exp_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * result)
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -15309,7 +15343,7 @@ def log_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / original_self
+                complex_numbers.conj(self_t) / complex_numbers.conj(original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -15342,7 +15376,8 @@ def sin_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.cos(original_self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cos(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -15375,7 +15410,8 @@ def cos_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * -elementwise.sin(original_self)
+                complex_numbers.conj(self_t)
+                * -complex_numbers.conj(elementwise.sin(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -15501,7 +15537,9 @@ def sqrt_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) / (2 * result))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) / (2 * complex_numbers.conj(result))
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -16828,7 +16866,9 @@ def asin_(input: Any) -> Tensor:
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
                 complex_numbers.conj(self_t)
-                * elementwise.rsqrt(-original_self * original_self + 1)
+                * complex_numbers.conj(
+                    elementwise.rsqrt(-original_self * original_self + 1)
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16863,7 +16903,9 @@ def acos_(input: Any) -> Tensor:
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
                 complex_numbers.conj(self_t)
-                * -elementwise.rsqrt(-original_self * original_self + 1)
+                * -complex_numbers.conj(
+                    elementwise.rsqrt(-original_self * original_self + 1)
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16897,7 +16939,8 @@ def atan_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (original_self * original_self + 1)
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * original_self + 1)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16931,7 +16974,8 @@ def sinh_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.cosh(original_self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.cosh(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16965,7 +17009,8 @@ def cosh_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * elementwise.sinh(original_self)
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(elementwise.sinh(original_self))
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -16996,7 +17041,7 @@ def tan_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * (1 + result**2)
+                complex_numbers.conj(self_t) * complex_numbers.conj(1 + result**2)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -17032,7 +17077,8 @@ def log2_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (original_self * 0.6931471805599453)
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * 0.6931471805599453)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17066,7 +17112,8 @@ def log10_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (original_self * 2.3025850929940455)
+                complex_numbers.conj(self_t)
+                / complex_numbers.conj(original_self * 2.3025850929940455)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17100,7 +17147,7 @@ def log1p_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) / (original_self + 1)
+                complex_numbers.conj(self_t) / complex_numbers.conj(original_self + 1)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -17130,7 +17177,9 @@ def expm1_(input: Any) -> Tensor:
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = complex_numbers.conj(complex_numbers.conj(self_t) * (result + 1))
+            result_t = complex_numbers.conj(
+                complex_numbers.conj(self_t) * complex_numbers.conj(result + 1)
+            )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -17161,7 +17210,9 @@ def exp2_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                complex_numbers.conj(self_t) * result * 0.6931471805599453
+                complex_numbers.conj(self_t)
+                * complex_numbers.conj(result)
+                * 0.6931471805599453
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
@@ -17194,7 +17245,7 @@ def rsqrt_(input: Any) -> Tensor:
         with formula_mode():
             self_t = tangent_of(self)
             result_t = complex_numbers.conj(
-                -0.5 * complex_numbers.conj(self_t) * result**3
+                -0.5 * complex_numbers.conj(self_t) * complex_numbers.conj(result**3)
             )
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:

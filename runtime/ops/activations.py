@@ -23,6 +23,7 @@ from yamlgrad.runtime.ops.common import (
     _select,
     _zero_outside,
 )
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.ops.elementwise import exp
 from yamlgrad.runtime.ops.special_kernels import erf as special_erf, erf_into
 from yamlgrad.runtime.ops.reductions import _dims, _single_axis, _sum_keepdim
@@ -70,15 +71,15 @@ BACKWARD_HELPERS = (
 
 
 def _scratch(x: Any, order: str = "K") -> Any:
-    """A fresh array of x's shape, layout (or `order`) and float dtype, for a
-    kernel to write its passes into (0-d included: numpy's ufuncs return a
-    scalar without it)."""
+    """A fresh array of x's shape, layout (or `order`) and floating (or complex)
+    dtype, for a kernel to write its passes into (0-d included: numpy's ufuncs
+    return a scalar without it)."""
     return np.empty_like(x, dtype=_float_type(x), order=order)
 
 
 def _float_type(x: Any) -> np.dtype:
     dtype = np.asarray(x).dtype
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
 def _foreign(x: Any) -> Any:
@@ -484,25 +485,33 @@ def _nn_softplus(x: Any) -> Any:
 
 
 def sigmoid_backward(grad: Any, result: Any) -> Any:
-    """grad * (1 - result) * result, from sigmoid's output."""
+    """grad * conj((1 - result) * result), from sigmoid's output."""
     if _portable(grad, result):
-        return grad * (1 - result) * result
+        return grad * conj((1 - result) * result)
     derivative = np.subtract(1, result, out=_scratch(result))
     derivative *= result
-    return _times(derivative, grad)
+    return _times(_conjugated(derivative), grad)
 
 
 def tanh_backward(grad: Any, result: Any) -> Any:
-    """grad * (1 - result**2), from tanh's output."""
+    """grad * conj(1 - result**2), from tanh's output."""
     if _same_arrays(grad, result):  # the common case, with no call of ours
         derivative = np.multiply(result, result, out=np.empty_like(result))
         np.subtract(1, derivative, out=derivative)
         return np.multiply(derivative, grad, out=derivative)
     if _portable(grad, result):
-        return grad * (1 - result * result)
+        return grad * conj(1 - result * result)
     derivative = np.multiply(result, result, out=_scratch(result))
     np.subtract(1, derivative, out=derivative)
-    return _times(derivative, grad)
+    return _times(_conjugated(derivative), grad)
+
+
+def _conjugated(derivative: Any) -> Any:
+    """A complex derivative conjugated in place (PyTorch's convention: the
+    gradient is grad times the conjugate derivative); a real one as it is."""
+    if derivative.dtype.kind == "c":
+        np.conjugate(derivative, out=derivative)
+    return derivative
 
 
 def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:

@@ -19,6 +19,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops import special_kernels
+from yamlgrad.runtime.ops.complex_numbers import conj, real
 from yamlgrad.runtime.ops.common import (
     _any_tensor,
     _constant_like,
@@ -412,29 +413,32 @@ def maybe_multiply(grad: Any, alpha: Any) -> Any:
 
 
 def pow_backward(grad: Any, self: Any, exponent: float) -> Any:
-    """d(self ** exponent): exponent * self ** (exponent - 1); zero for exponent 0."""
+    """grad * conj(d(self ** exponent)), the derivative exponent * self **
+    (exponent - 1); zero for exponent 0."""
     if exponent == 0:
         return zeros_like(self)
-    return grad * (exponent * self ** (exponent - 1))
+    return grad * conj(exponent * self ** (exponent - 1))
 
 
 def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
-    """d(self ** exponent)/d(self) for a tensor exponent; zero where it is 0."""
+    """grad * conj(d(self ** exponent)/d(self)) for a tensor exponent; zero where
+    it is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = grad * (exponent * self ** (exponent - 1))
+        value = grad * conj(exponent * self ** (exponent - 1))
     return where(exponent == 0, zeros_like(value), value)
 
 
 def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
-    """d(self ** exponent)/d(exponent) = result * log(self); 0 where self is 0 and
-    the exponent is >= 0 (the limit PyTorch takes)."""
+    """grad * conj(d(self ** exponent)/d(exponent)), the derivative result *
+    log(self); 0 where self is 0 and the exponent's real part is >= 0 (the limit
+    PyTorch takes)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = grad * (result * log(self))
+        value = grad * conj(result * log(self))
     if isinstance(self, (int, float)):
         if self != 0:
             return value
-        return where(exponent >= 0, zeros_like(value), value)
-    mask = where(self == 0, exponent >= 0, False)
+        return where(real(exponent) >= 0, zeros_like(value), value)
+    mask = where(self == 0, real(exponent) >= 0, False)
     return where(mask, zeros_like(value), value)
 
 

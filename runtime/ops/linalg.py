@@ -38,6 +38,7 @@ from yamlgrad.runtime.ops.common import (
     _sizes,
     _zero_outside,
 )
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.ops.elementwise import sign
 from yamlgrad.runtime.ops.reductions import _product_of_others
 from yamlgrad.runtime.ops.shapes import expand, reshape, transpose
@@ -47,6 +48,7 @@ KERNELS = (
     "mm_kernel",
     "bmm_kernel",
     "dot_kernel",
+    "vdot_kernel",
     "mv_kernel",
     "addmm_kernel",
     "baddbmm_kernel",
@@ -177,7 +179,7 @@ def _in_batch2_dtype(product: Any, b2: Any) -> Any:
     return backend.namespace_of(product).astype(product, b2.dtype)
 
 
-def dot_kernel(a: Any, b: Any) -> Any:
+def _check_dot(a: Any, b: Any) -> None:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
@@ -193,7 +195,17 @@ def dot_kernel(a: Any, b: Any) -> Any:
             f"to have the same number of elements, but got {a.size} and {b.size} "
             "elements respectively"
         )
+
+
+def dot_kernel(a: Any, b: Any) -> Any:
+    _check_dot(a, b)
     return np.dot(a, b)
+
+
+def vdot_kernel(a: Any, b: Any) -> Any:
+    """sum(conj(a) * b): vdot conjugates its first vector (none on real ones)."""
+    _check_dot(a, b)
+    return np.vdot(a, b)
 
 
 def mv_kernel(mat: Any, vec: Any) -> Any:
@@ -567,11 +579,11 @@ def _inverse(a: Any) -> np.ndarray:
 
 
 def mm_mat1_backward(grad: Any, mat2: Any) -> Any:
-    return grad @ mat2.T
+    return grad @ conj(mat2.T)
 
 
 def mm_mat2_backward(grad: Any, mat1: Any) -> Any:
-    return mat1.T @ grad
+    return conj(mat1.T) @ grad
 
 
 def outer(a: Any, b: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime import backend
 from yamlgrad.runtime.ops.common import _lapack
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.ops.reductions import _numpy_dtype
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
@@ -90,8 +91,11 @@ def _check_square(x: Any, op: str, name: str = "A") -> None:
         )
 
 
-def _check_float(x: Any, op: str) -> None:
-    if np.result_type(x).kind != "f":
+def _check_float(x: Any, op: str, kinds: str = "f") -> None:
+    """A floating input (or complex, for kinds "fc": the ops whose formulas are
+    written for complex numbers; the others refuse it rather than give a
+    gradient of the wrong convention)."""
+    if np.result_type(x).kind not in kinds:
         raise RuntimeError(
             f"{op}: Expected a floating point or complex tensor as input. Got "
             f"{_type_name(x)}"
@@ -197,7 +201,7 @@ def solve_triangular_kernel(
             f"{op}: Expected A and B to have the same dtype, but found A of type "
             f"{_type_name(a)} and B of type {_type_name(b)} instead"
         )
-    _check_float(a, op)
+    _check_float(a, op, "fc")
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
         side = "rows" if left else "columns"
@@ -233,14 +237,15 @@ def linalg_solve_triangular_backward(
     unitriangular: bool,
     grad_input_mask: tuple[bool, ...],
 ) -> tuple[Any, Any]:
-    """gB = A^{-T} gX, gA = -gB X^T (left; -X^T gB otherwise), on A's triangle."""
+    """gB = A^{-H} gX, gA = -gB X^H (left; -X^H gB otherwise), on A's triangle
+    (^H the conjugate transpose: ^T on real matrices)."""
     xp = array_namespace(grad, A, X)
     gB = xp.linalg_solve_triangular(
-        _mT(A), grad, upper=not upper, left=left, unitriangular=unitriangular
+        conj(_mT(A)), grad, upper=not upper, left=left, unitriangular=unitriangular
     )
     gA = None
     if grad_input_mask[0]:
-        gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+        gA = -(gB @ conj(_mT(X))) if left else -(conj(_mT(X)) @ gB)
         shift = int(unitriangular)
         gA = xp.triu(gA, shift) if upper else xp.tril(gA, -shift)
     return gA, gB if grad_input_mask[1] else None
@@ -256,18 +261,22 @@ def triangular_solve_backward(
     unitriangular: bool,
     grad_input_mask: tuple[bool, ...],
 ) -> tuple[Any, Any]:
-    """As linalg_solve_triangular's, with op(A) = A^T when `transpose`; the
-    cloned coefficient passes its gradient to A."""
+    """As linalg_solve_triangular's, with op(A) = A^T when `transpose` (no
+    conjugate, also for complex A); the cloned coefficient passes its gradient
+    to A."""
     xp = array_namespace(grads[0], A, X)
     grad_x, grad_m = grads[0], grads[1]
-    coefficient = A if transpose else _mT(A)
+    coefficient = conj(A) if transpose else conj(_mT(A))
     triangle = upper if transpose else not upper
     grad_b = xp.linalg_solve_triangular(
         coefficient, grad_x, upper=triangle, unitriangular=unitriangular
     )
     grad_a = None
     if grad_input_mask[1]:
-        grad_a = -(X @ _mT(grad_b)) if transpose else -(grad_b @ _mT(X))
+        if transpose:  # op(A) = A^T, also for complex A: A^T's gradient, transposed
+            grad_a = -(conj(X) @ _mT(grad_b))
+        else:
+            grad_a = -(grad_b @ conj(_mT(X)))
         shift = int(unitriangular)
         grad_a = xp.triu(grad_a, shift) if upper else xp.tril(grad_a, -shift)
         grad_a = grad_a + grad_m

@@ -36,6 +36,7 @@ from yamlgrad.runtime.ops.common import (
     _zero_outside,
     _zeros,
 )
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
 from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
 
@@ -706,22 +707,23 @@ def _portable_prod_grad(xp: Any, self: Any, result: Any, axis: int | None) -> An
 
 
 def prod_backward(grad: Any, self: Any, result: Any) -> Any:
-    """d prod(self): result / self, or the product of the others where self has zeros."""
+    """grad * conj(d prod(self)): result / self, or the product of the others
+    where self has zeros."""
     if self.ndim == 0:
         return grad
     xp = _foreign_namespace(self)
     if xp is not None:
-        return grad * _portable_prod_grad(xp, self, result, None)
+        return grad * conj(_portable_prod_grad(xp, self, result, None))
     if not np.any(_data(self) == 0):
-        return grad * (result / self)
+        return grad * conj(result / self)
     others = _product_of_others(reshape(self, (-1,)), 0)
-    return grad * reshape(others, tuple(self.shape))
+    return grad * conj(reshape(others, tuple(self.shape)))
 
 
 def prod_dim_backward(
     grad: Any, self: Any, result: Any, dim: int, keepdim: bool
 ) -> Any:
-    """d prod(self, dim): as prod_backward, per slice along `dim`."""
+    """grad * conj(d prod(self, dim)): as prod_backward, per slice along `dim`."""
     if self.ndim == 0:
         return grad
     dim = dim % self.ndim
@@ -730,10 +732,10 @@ def prod_dim_backward(
         result = reshape(result, _keepdim_shape(tuple(self.shape), (dim,)))
     xp = _foreign_namespace(self)
     if xp is not None:
-        return grad * _portable_prod_grad(xp, self, result, dim)
+        return grad * conj(_portable_prod_grad(xp, self, result, dim))
     if not np.any(_data(self) == 0):
-        return grad * (result / self)
-    return grad * _product_of_others(self, dim)
+        return grad * conj(result / self)
+    return grad * conj(_product_of_others(self, dim))
 
 
 def var_backward(

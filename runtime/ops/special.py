@@ -22,6 +22,7 @@ from yamlgrad.runtime import backend
 from yamlgrad.runtime.errors import derivative_not_implemented
 from yamlgrad.runtime.ops import special_kernels
 from yamlgrad.runtime.ops.common import _special, _xlog
+from yamlgrad.runtime.ops.complex_numbers import conj
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import (
     TENSOR_NAMESPACE,
@@ -257,12 +258,14 @@ def i1e_backward(grad: Any, self: Any, result: Any) -> Any:
 
 
 def sinc_backward(grad: Any, self: Any) -> Any:
-    """d sinc/dx = (pi x cos(pi x) - sin(pi x)) / (pi x**2), 0 at 0."""
+    """grad * conj(d sinc/dx), d sinc/dx = (pi x cos(pi x) - sin(pi x)) / (pi
+    x**2), 0 at 0."""
     xp = array_namespace(grad, self)
     self_pi = self * math.pi
     self_squared_pi = self * self * math.pi
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = grad * (self_pi * xp.cos(self_pi) - xp.sin(self_pi)) / self_squared_pi
+        derivative = (self_pi * xp.cos(self_pi) - xp.sin(self_pi)) / self_squared_pi
+        out = grad * conj(derivative)
     return xp.where(self_squared_pi == 0, 0, out)
 
 

@@ -218,8 +218,10 @@ def derived_jvp(
     The op runs again on fresh leaves (on aliases of the inputs when grad mode
     is on and one requires grad, so that J v is recorded as a function of them:
     forward-over-reverse); with a cotangent u that requires grad, g(u) = J^T u is
-    built with create_graph=True, and J v is the gradient of sum <g(u), v> with
-    respect to u. Returns one tangent per output (a tuple for
+    built with create_graph=True, and J v is the gradient of Re<g(u), v> with
+    respect to u: the vector-Jacobian product of g with v, which holds for
+    complex values too (g is only real-linear in u there). Returns one tangent
+    per output (a tuple for
     a tuple return), None for an output that is not floating.
     """
     from yamlgrad.runtime import autograd
@@ -246,15 +248,19 @@ def derived_jvp(
             create_graph=True,
             allow_unused=True,
         )
-        total = None
-        for (_, tangent), g in zip(pairs, grads):
-            if g is not None:
-                term = (g * tangent).sum()
-                total = term if total is None else total + term
+        used = [
+            (g, tangent)
+            for (_, tangent), g in zip(pairs, grads)
+            if g is not None and g.requires_grad
+        ]
         jvps: Any = [None] * len(live)
-        if total is not None and total.requires_grad:
+        if used:
             jvps = autograd.grad(
-                total, cotangents, allow_unused=True, create_graph=keep_graph
+                [g for g, _ in used],
+                cotangents,
+                [tangent for _, tangent in used],
+                allow_unused=True,
+                create_graph=keep_graph,
             )
     by_output = {id(o): j for o, j in zip(live, jvps)}
     results = []

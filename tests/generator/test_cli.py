@@ -27,7 +27,7 @@ from support import (
 )
 from yamlgrad.tools.cli import main
 
-EXP_FORMULA = "grad_inputs[0] = grad * result"  # ExpBackward0's, in Functions.py
+EXP_FORMULA = "grad_inputs[0] = grad * conj(result)"  # ExpBackward0's, in Functions.py
 
 
 def real_copy(tmp_path: Path) -> tuple[Path, Path]:
@@ -154,7 +154,9 @@ def test_check_reports_a_hand_edit_with_a_diff(
 def test_check_reports_a_yaml_edit_without_regeneration(tmp_path: Path) -> None:
     yaml_path, out = real_copy(tmp_path)
     lines = yaml_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    (index,) = [i for i, line in enumerate(lines) if "  self: grad * result  #" in line]
+    (index,) = [
+        i for i, line in enumerate(lines) if "  self: grad * conj(result)  #" in line
+    ]
     lines[index] = "  self: result * grad\n"
     yaml_path.write_text("".join(lines), encoding="utf-8")
     run = subprocess.run(

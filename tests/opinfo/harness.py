@@ -7,7 +7,8 @@ function below: forward values, dtypes and shapes (`check_forward`); the
 vector-Jacobian product of a fixed random cotangent (`check_backward`); the
 Jacobian-vector product of a fixed random tangent under forward AD
 (`check_forward_ad`); and the gradient of <first-order gradient, random v>
-computed with create_graph=True (`check_gradgrad`). The test suite
+computed with create_graph=True (`check_gradgrad`), in float64, float32 and, for
+the OpInfos whose gradients PyTorch tests in complex numbers, complex128. The test suite
 (tests/opinfo/test_opinfo.py) runs a few samples per OpInfo; benchmarks/opinfo.py
 runs them all and writes benchmarks/opinfo.md.
 
@@ -30,6 +31,11 @@ Decisions a reader would otherwise reverse-engineer:
 * Random ops (those PyTorch calls through `wrapper_set_seed`) draw from
   yamlgrad's own generator, whose stream is not torch's, so for them only
   shapes and dtypes are compared, of outputs and of derivatives.
+* Complex numbers follow PyTorch's convention: cotangents, tangents and
+  directions are complex where the value they pair with is, and the scalar
+  gradgrad differentiates is the real inner product Re<g, v> = Re(sum(conj(v) g)),
+  which autograd forms itself as the vector-Jacobian product of the first-order
+  gradients with `v` (for real dtypes, the plain sum of g * v).
 * One source of truth for what differs: known_differences.yaml beside this file
   (OpInfo, check, dtype, reason), read by the tests and by the table.
 """
@@ -63,10 +69,18 @@ KNOWN_DIFFERENCES_PATH = Path(__file__).with_name("known_differences.yaml")
 # run to run. On one thread the last input in order wins, as in yamlgrad.
 torch.set_num_threads(1)
 
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
+DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "complex128": torch.complex128,
+}
 
 #: assert_close's defaults for the dtype; one set for every check.
-TOLERANCES = {torch.float64: (1e-7, 1e-7), torch.float32: (1.3e-6, 1e-5)}
+TOLERANCES = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
 
 
 class Mismatch(AssertionError):
@@ -233,7 +247,7 @@ class KnownDifference:
     opinfo: str
     check: str
     reason: str
-    dtype: str | None = None  # None: both dtypes
+    dtype: str | None = None  # None: every dtype
 
     def covers(self, opinfo: str, check: str, dtype: str) -> bool:
         return (
@@ -440,7 +454,8 @@ Values = list[tuple[str, Any]]
 
 def _draw(seed: int, like: list[Any]) -> list[np.ndarray]:
     """Standard normal arrays shaped and typed as `like`, the same on every side
-    (float32 sides get the float64 draws rounded)."""
+    (float32 sides get the float64 draws rounded; a complex value's real and
+    imaginary parts are independent draws)."""
     rng = np.random.default_rng(seed)
     arrays = []
     for value in like:
@@ -493,7 +508,11 @@ def forward_ad(side: Side) -> Values:
 
 
 def gradgrad(side: Side) -> Values:
-    """d<first-order gradient, v>/d(inputs), the first order with create_graph."""
+    """dRe<first-order gradient, v>/d(inputs), the first order with create_graph.
+
+    The real inner product is the vector-Jacobian product of the first-order
+    gradients with `v`, so no complex scalar is ever differentiated.
+    """
     outputs = side.outputs()
     differentiable = [outputs[i] for i in _differentiable(outputs)]
     if not differentiable or not side.inputs:
@@ -504,14 +523,13 @@ def gradgrad(side: Side) -> Values:
     grads = grad(
         differentiable, side.inputs, cotangents, create_graph=True, allow_unused=True
     )
-    terms = [
-        (g * v).sum()
-        for g, v in zip(grads, directions)
-        if g is not None and g.requires_grad
+    pairs = [
+        (g, v) for g, v in zip(grads, directions) if g is not None and g.requires_grad
     ]
-    if not terms:  # the first-order gradient does not depend on the inputs
+    if not pairs:  # the first-order gradient does not depend on the inputs
         return [(f"second derivative of input {i}", None) for i in range(len(grads))]
-    second = grad([sum(terms)], side.inputs, allow_unused=True)
+    first, weights = zip(*pairs)
+    second = grad(list(first), side.inputs, list(weights), allow_unused=True)
     return [(f"second derivative of input {i}", g) for i, g in enumerate(second)]
 
 
