@@ -27,7 +27,6 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.backend import dtype_kind
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import scalar_type_name
-from yamlgrad.runtime.ops.elementwise import zeros_like
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 
 _ndarray = np.ndarray
@@ -179,6 +178,14 @@ def sgn(x: Any) -> Any:
         return xp.sign(x)
     r, zero = _safe_abs(x)
     return xp.where(zero, 0.0, x / r)
+
+
+def zeros_like(x: Any) -> Any:
+    """elementwise's zeros_like, read at the call: elementwise's formula helpers
+    conjugate with this module's conj, so this module cannot import it first."""
+    from yamlgrad.runtime.ops import elementwise
+
+    return elementwise.zeros_like(x)
 
 
 def sgn_backward(self: Any, grad: Any, result: Any) -> Any:

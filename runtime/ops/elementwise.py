@@ -19,7 +19,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops import special_kernels
-from yamlgrad.runtime.ops.complex_numbers import conj, real
+from yamlgrad.runtime.ops.complex_numbers import conj, real_part
 from yamlgrad.runtime.ops.common import (
     _any_tensor,
     _constant_like,
@@ -437,8 +437,8 @@ def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> A
     if isinstance(self, (int, float)):
         if self != 0:
             return value
-        return where(real(exponent) >= 0, zeros_like(value), value)
-    mask = where(self == 0, real(exponent) >= 0, False)
+        return where(real_part(exponent) >= 0, zeros_like(value), value)
+    mask = where(self == 0, real_part(exponent) >= 0, False)
     return where(mask, zeros_like(value), value)
 
 
