@@ -30,6 +30,7 @@ from yamlgrad.testing import (
     float_outputs,
     inplace_safe,
     python_names,
+    random_like,
     sample_inputs,
     slot_array,
     structured,
@@ -137,7 +138,7 @@ def test_entry_on_dask_computes_once_and_matches_numpy(
         where = f"{info.func} sample {index}"
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
         want, want_grads = _run(info, kwargs, slots, _numpy_tensor, None)
-        cotangents = [rng.standard_normal(o.shape) for o in want]
+        cotangents = [random_like(rng, o) for o in want]
         try:
             want, want_grads = _run(info, kwargs, slots, _numpy_tensor, cotangents)
         except NotImplementedError as error:
