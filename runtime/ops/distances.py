@@ -93,6 +93,13 @@ def _mT(x: Any) -> Any:
 def cdist_backward_kernel(grad: Any, x1: Any, x2: Any, p: float, dist: Any) -> Any:
     """_cdist_backward: the gradient with respect to x1 of dist = cdist(x1, x2)
     (x2's is this with the two swapped and grad and dist transposed)."""
+    dtype = _raw(x1).dtype  # the others must have x1's, as in PyTorch's kernel
+    for other in (grad, x2, dist):
+        if _raw(other).dtype != dtype:
+            raise RuntimeError(
+                f"expected scalar type {scalar_type_name(dtype)} but found "
+                f"{scalar_type_name(_raw(other).dtype)}"
+            )
     xp = array_namespace(grad, x1, x2, dist)
     if p == 0 or 0 in tuple(x1.shape) or 0 in tuple(x2.shape):
         return _zeros(tuple(x1.shape), grad)
