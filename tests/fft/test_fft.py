@@ -288,18 +288,7 @@ def _stft_args(lib: Any, kwargs: dict[str, Any], dtype: str) -> dict[str, Any]:
     return kwargs
 
 
-def _window_gradient_of_a_complex_signal(dtype: str) -> Any:
-    """A real window times a complex signal: its gradient is the real part of
-    grad * conj(signal), which needs mul's complex formula (its conjugate)."""
-    reason = "mul's backward conjugates the other operand once complex formulas land"
-    if dtype.startswith("complex"):
-        return pytest.param(dtype, marks=pytest.mark.xfail(reason=reason))
-    return dtype
-
-
-@pytest.mark.parametrize(
-    "dtype", [_window_gradient_of_a_complex_signal(d) for d in DTYPES]
-)
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kwargs", STFT_CALLS, ids=str)
 def test_stft_and_istft_match_torch(kwargs: dict[str, Any], dtype: str) -> None:
     """stft of a batch of signals, and istft of its result back to the signal:
