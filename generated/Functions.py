@@ -837,9 +837,9 @@ class MulBackward0(Node):
 
     __slots__ = (
         "_raw_saved_other",
-        "_saved_other_scalar_type",
+        "_other_scalar_type",
         "_raw_saved_self",
-        "_saved_self_scalar_type",
+        "_self_scalar_type",
     )
 
     def __init__(self) -> None:
@@ -855,9 +855,9 @@ class MulBackward0(Node):
         if grad is None:
             return grad_inputs
         other = self._raw_saved_other.unpack(self, raw)
-        other_scalar_type = self._saved_other_scalar_type
+        other_scalar_type = self._other_scalar_type
         self_ = self._raw_saved_self.unpack(self, raw)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._self_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = handle_r_to_c(self_scalar_type, grad * conj(other))
         if self.task_should_compute_output(1):
@@ -905,9 +905,9 @@ class DivBackward0(Node):
 
     __slots__ = (
         "_raw_saved_other",
-        "_saved_other_scalar_type",
+        "_other_scalar_type",
         "_raw_saved_self",
-        "_saved_self_scalar_type",
+        "_self_scalar_type",
     )
 
     def __init__(self) -> None:
@@ -923,9 +923,9 @@ class DivBackward0(Node):
         if grad is None:
             return grad_inputs
         other = self._raw_saved_other.unpack(self, raw)
-        other_scalar_type = self._saved_other_scalar_type
+        other_scalar_type = self._other_scalar_type
         self_ = self._raw_saved_self.unpack(self, raw)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._self_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = handle_r_to_c(self_scalar_type, grad / conj(other))
         if self.task_should_compute_output(1):
@@ -5004,7 +5004,7 @@ class CumsumBackward0(Node):
 
     __slots__ = (
         "_saved_dim",
-        "_saved_self_scalar_type",
+        "_self_scalar_type",
     )
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5013,7 +5013,7 @@ class CumsumBackward0(Node):
         if grad is None:
             return grad_inputs
         dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._self_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
         return grad_inputs
@@ -5029,7 +5029,7 @@ class CumprodBackward0(Node):
         "_saved_dim",
         "_raw_saved_result",
         "_raw_saved_self",
-        "_saved_self_scalar_type",
+        "_self_scalar_type",
     )
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5040,7 +5040,7 @@ class CumprodBackward0(Node):
         dim = self._saved_dim
         result = self._raw_saved_result.unpack(self, raw)
         self_ = self._raw_saved_self.unpack(self, raw)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._self_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = conj(
                 cumprod_backward(
@@ -5133,7 +5133,7 @@ class SoftmaxBackwardDataBackward0(Node):
         "_saved_dim",
         "_raw_saved_grad_output",
         "_raw_saved_output",
-        "_saved_output_scalar_type",
+        "_output_scalar_type",
     )
 
     def __init__(self) -> None:
@@ -5151,7 +5151,7 @@ class SoftmaxBackwardDataBackward0(Node):
         dim = self._saved_dim
         grad_output = self._raw_saved_grad_output.unpack(self, raw)
         output = self._raw_saved_output.unpack(self, raw)
-        output_scalar_type = self._saved_output_scalar_type
+        output_scalar_type = self._output_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = softmax_backward_data(
                 to_dtype(grad, output_scalar_type), output, dim
@@ -8002,14 +8002,14 @@ class ToCopyBackward0(Node):
     self: to_dtype(grad, self.dtype)
     """
 
-    __slots__ = ("_saved_self_scalar_type",)
+    __slots__ = ("_self_scalar_type",)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._self_scalar_type
         if self.task_should_compute_output(0):
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
         return grad_inputs

@@ -870,6 +870,7 @@ __all__ = [
     "_conj",
     "conj_physical",
     "_conj_physical",
+    "conj_physical_",
     "real",
     "imag",
     "complex",
@@ -1262,10 +1263,10 @@ def mul_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
-        grad_fn._saved_other_scalar_type = dtype_of(other)
+        grad_fn._other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -1324,10 +1325,10 @@ def div_Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
-        grad_fn._saved_other_scalar_type = dtype_of(other)
+        grad_fn._other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(xp.divide(self_, other_))
     except ValueError as kernel_failure:
@@ -6741,7 +6742,7 @@ def cumsum(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn = CumsumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumsum(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6770,7 +6771,7 @@ def cumprod(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumprod(self_, dim, dtype)))
     except ValueError as kernel_failure:
@@ -6906,7 +6907,7 @@ def _softmax_backward_data(
             grad_fn._raw_saved_grad_output = SavedVariable(grad_output, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_output = SavedVariable(output, False)
-        grad_fn._saved_output_scalar_type = dtype_of(output)
+        grad_fn._output_scalar_type = dtype_of(output)
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -11692,7 +11693,7 @@ def _to_copy(input: Any, *, dtype: Any = None, memory_format: Any = None) -> Ten
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     try:
         result = Tensor._make(
             shapes.laid_out(elementwise.cast(self_, dtype), memory_format)
@@ -15041,10 +15042,10 @@ def mul__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_other = SavedVariable(other, False)
-        grad_fn._saved_other_scalar_type = dtype_of(other)
+        grad_fn._other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
@@ -15080,10 +15081,10 @@ def div__Tensor(input: Any, other: Any) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_other = SavedVariable(other, False)
-        grad_fn._saved_other_scalar_type = dtype_of(other)
+        grad_fn._other_scalar_type = dtype_of(other)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, xp.divide(self_, other_))
@@ -18872,7 +18873,7 @@ def cumsum_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn = CumsumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(reductions.cumsum(self_, dim, dtype)))
@@ -18904,7 +18905,7 @@ def cumprod_(input: Any, dim: Any, *, dtype: Any = None) -> Tensor:
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        grad_fn._saved_self_scalar_type = dtype_of(self)
+        grad_fn._self_scalar_type = dtype_of(self)
     needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)

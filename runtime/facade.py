@@ -361,7 +361,9 @@ def _invert(self: Tensor) -> Tensor:
 
 
 def _comparable(other: Any) -> bool:
-    return isinstance(other, (Tensor, int, float, complex, np.ndarray, np.generic))
+    # (builtins.complex: the op torch.complex takes the name here)
+    number = (int, float, builtins.complex)
+    return isinstance(other, (Tensor, *number, np.ndarray, np.generic))
 
 
 def _eq(self: Tensor, other: Any) -> Any:

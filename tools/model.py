@@ -403,6 +403,10 @@ class SavedAttribute:
 
     @property
     def attr(self) -> str:
+        if self.name.endswith("_scalar_type"):
+            # A saved dtype is no `_saved_` attribute: PyTorch's nodes expose
+            # none (`_self_scalar_type`, as the YAML header names it).
+            return "_" + self.name
         prefix = "_raw_saved_" if self.is_tensor else "_saved_"
         return prefix + self.name
 

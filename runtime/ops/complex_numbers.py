@@ -115,6 +115,8 @@ def _contiguous_array(x: Any) -> Any:
 def conj(x: Any) -> Any:
     """`x.conj()` in a formula: x itself unless it is complex (a recorded
     ConjBackward0 on a complex Tensor)."""
+    if type(x) is _ndarray and x.dtype.kind != "c":  # the real first-order path
+        return x
     if not _is_complex(x):
         return x
     return array_namespace(x).conj(x)
@@ -157,6 +159,8 @@ def handle_r_to_c(self_dtype: Any, grad: Any) -> Any:
     PyTorch's helper of the same name (the imaginary part is the derivative
     along a direction the real input cannot move in). A no-op for a complex
     input or a real gradient."""
+    if type(grad) is _ndarray and grad.dtype.kind != "c":  # the real path
+        return grad
     if not _is_complex(grad) or _complex_dtype(self_dtype):
         return grad
     return real_part(grad)
