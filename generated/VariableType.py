@@ -901,6 +901,7 @@ __all__ = [
     "clone",
     "constant_pad_nd",
     "pad",
+    "_pad_circular",
     "alias_copy",
     "neg_",
     "reciprocal_",
@@ -14823,6 +14824,16 @@ def pad_default(
         return composites.pad_by_mode(self, pad, mode, value)
     except (AttributeError, TypeError):
         check_arguments("pad", (("input", "Tensor", 1, self),))
+        raise
+
+
+def _pad_circular_default(input: Any, pad: Any) -> Tensor:
+    """`_pad_circular(Tensor self, SymInt[] pad) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return composites.pad_circular_via_ops(self, pad)
+    except (AttributeError, TypeError):
+        check_arguments("_pad_circular", (("input", "Tensor", 1, self),))
         raise
 
 
@@ -28875,6 +28886,25 @@ def tile(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("tile", _TILE_OVERLOADS, args, kwargs)
 
 
+__PAD_CIRCULAR_OVERLOADS = (
+    Overload(
+        _pad_circular_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("pad", "int[]", False, REQUIRED, False, "SymInt[] pad"),
+        ),
+    ),
+)
+
+
+def _pad_circular(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `_pad_circular(Tensor self, SymInt[] pad) -> Tensor`
+    """
+    return dispatch("_pad_circular", __PAD_CIRCULAR_OVERLOADS, args, kwargs)
+
+
 _DIV__OVERLOADS = (
     Overload(
         div__Tensor,
@@ -32921,6 +32951,11 @@ OVERLOADS = {
             'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
         ),
     },
+    "_pad_circular": {
+        "default": schema_names(
+            _pad_circular_default, "_pad_circular(Tensor self, SymInt[] pad) -> Tensor"
+        ),
+    },
     "tensordot": {
         "default": schema_names(
             tensordot,
@@ -34502,6 +34537,7 @@ NUMPY_ONLY_REASONS.update(
         "quantile.scalar": "checks q's values and gathers at ranks made from them on the host",
         "nanquantile": "checks q's values and gathers at ranks made from them on the host",
         "nanquantile.scalar": "checks q's values and gathers at ranks made from them on the host",
+        "_pad_circular": "copies slices of a fresh tensor into other slices of it in place (CopySlices, as PyTorch records), which Dask's arrays do not take",
         "_reshape_alias": "checks the given element strides against the array's, and the array API has no strides",
         "erf_": "scipy.special function with no array API counterpart",
         "erfc_": "scipy.special function with no array API counterpart",

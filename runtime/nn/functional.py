@@ -183,12 +183,13 @@ def interpolate(
 ) -> Tensor:
     """Resample the spatial dims of an (N, C, ...) input to `size`, or by
     `scale_factor`: nearest, linear, bilinear, bicubic or trilinear, each the
-    upsample op of its rank (UpsampleBilinear2DBackward0 & co., as in PyTorch).
+    upsample op of its rank (UpsampleBilinear2DBackward0 & co., as in PyTorch),
+    or area, adaptive average pooling.
 
     >>> interpolate(yg.randn(1, 2, 3, 4), scale_factor=2, mode="bilinear").shape
     yamlgrad.Size([1, 2, 6, 8])
     """
-    if mode in ("nearest", "nearest-exact"):
+    if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
                 "align_corners option can only be set with the interpolating modes: "
@@ -197,11 +198,13 @@ def interpolate(
     elif mode not in _UPSAMPLE:
         raise NotImplementedError(
             f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
-            "linear, bilinear, bicubic, trilinear)"
+            "area, linear, bilinear, bicubic, trilinear)"
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     dim = input.ndim - 2
+    if mode == "area":
+        return _interpolate_area(input, dim, size, scale_factor)
     op = _UPSAMPLE[mode].get(dim)
     if op is None:
         wanted = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}.get(mode)
@@ -221,6 +224,20 @@ def interpolate(
     if mode in ("nearest", "nearest-exact"):
         return upsample_op(input, output_size, *scales)
     return upsample_op(input, output_size, bool(align_corners), *scales)
+
+
+def _interpolate_area(input: Tensor, dim: int, size: Any, scale_factor: Any) -> Tensor:
+    """Mode 'area': each output element the mean of its window, which is
+    adaptive average pooling to the output size."""
+    pools = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
+    if dim not in pools:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+            "trilinear | area | nearest-exact (got area)"
+        )
+    output_size, _ = _interpolate_size(input, dim, size, scale_factor)
+    return pools[dim](input, output_size)
 
 
 def upsample(

@@ -204,11 +204,6 @@ class _ConvNd(Module):
                 f"padding_mode must be one of {valid_modes}, but got "
                 f"padding_mode='{padding_mode}'"
             )
-        if padding_mode == "circular":
-            raise NotImplementedError(
-                "padding_mode='circular' is not implemented in yamlgrad; only "
-                "'zeros', 'reflect' and 'replicate'"
-            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = ntuple(kernel_size, n, as_given=True)

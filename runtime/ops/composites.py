@@ -32,6 +32,7 @@ COMPOSITE_HELPERS = (
     "reshape_by_strides",
     "contiguous_by_strides",
     "pad_by_mode",
+    "pad_circular_via_ops",
 )
 
 
@@ -420,15 +421,14 @@ _PAD_OPS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
 def pad_by_mode(
     self: Tensor, pad: tuple[int, ...], mode: str, value: float | None
 ) -> Any:
-    """F.pad: constant_pad_nd, or the reflection or replication padding op of the
-    rank the pad's length names (so the node is ReflectionPad2DBackward0 & co.)."""
+    """F.pad: constant_pad_nd, _pad_circular, or the reflection or replication
+    padding op of the rank the pad's length names (so the node is
+    ReflectionPad2DBackward0 & co.)."""
     if mode == "constant":
         return dispatch.ops.constant_pad_nd(self, pad, 0 if value is None else value)
     if value is not None and mode in (*_PAD_OPS, "circular"):
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if mode not in _PAD_OPS:
-        if mode == "circular":
-            raise NotImplementedError("pad: mode 'circular' is not supported")
+    if mode not in (*_PAD_OPS, "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     nd = len(pad) // 2
     if len(pad) % 2 or nd not in (1, 2, 3) or self.ndim not in (nd + 1, nd + 2):
@@ -439,4 +439,56 @@ def pad_by_mode(
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode == "circular":
+        return dispatch.ops._pad_circular(self, pad)
     return getattr(dispatch.ops, f"{_PAD_OPS[mode]}{nd}d")(self, pad)
+
+
+def _circular_pairs(self: Tensor, pad: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(dim, left, right) of each padded dim, after PyTorch's checks; the pad
+    lists the last dim first."""
+    padded = len(pad) // 2
+    kept = self.ndim - padded
+    if len(pad) % 2 or kept not in (1, 2):
+        raise RuntimeError(
+            "Invalid padding size, expected 1 or 2 non-padded dimensions, which "
+            f"would be equivalent to padding of length {(self.ndim - 1) * 2} or "
+            f"{(self.ndim - 2) * 2} respectively but got {len(pad)}"
+        )
+    pairs = []
+    for i in range(padded):
+        left, right = pad[2 * (padded - i - 1)], pad[2 * (padded - i - 1) + 1]
+        size = self.shape[kept + i]
+        if left > size or right > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + left + right < 0:
+            raise RuntimeError(
+                "Negative padding value is resulting in an empty dimension"
+            )
+        pairs.append((kept + i, left, right))
+    return pairs
+
+
+def pad_circular_via_ops(self: Tensor, pad: tuple[int, ...]) -> Any:
+    """Circular padding written into a fresh tensor, as PyTorch's: the input,
+    cropped by the negative pads, copied into the middle; then, dim by dim,
+    each positive pad copied from the far side of what is already written (so
+    the node is CopySlices, and corners wrap in every padded dim)."""
+    pairs = _circular_pairs(self, pad)
+    sizes = list(self.shape)
+    for dim, left, right in pairs:
+        sizes[dim] += left + right
+    out = self.new_empty(tuple(sizes))
+    middle, source = out, self
+    for dim, left, right in pairs:
+        length = sizes[dim] - max(left, 0) - max(right, 0)
+        middle = middle.narrow(dim, max(left, 0), length)
+        source = source.narrow(dim, max(-left, 0), length)
+    middle.copy_(source)
+    for dim, left, right in pairs:
+        end = sizes[dim] - max(right, 0)
+        if left > 0:
+            out.narrow(dim, 0, left).copy_(out.narrow(dim, end - left, left))
+        if right > 0:
+            out.narrow(dim, end, right).copy_(out.narrow(dim, max(left, 0), right))
+    return out

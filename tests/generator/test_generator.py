@@ -1054,6 +1054,7 @@ GOLDEN_NODE_NAMES = (
     ("contiguous", None),
     ("constant_pad_nd", "ConstantPadNdBackward0"),
     ("pad", None),
+    ("_pad_circular", None),
     ("tensordot", None),
     ("_unsafe_view", "UnsafeViewBackward0"),
     ("_reshape_alias", "ReshapeAliasBackward0"),
