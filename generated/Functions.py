@@ -34,6 +34,10 @@ from yamlgrad.runtime.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from yamlgrad.runtime.ops.antialiasing import (
+    upsample_bicubic_aa_backward,
+    upsample_bilinear_aa_backward,
+)
 from yamlgrad.runtime.ops.attention import scaled_dot_product_flash_attention_backward
 from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
 from yamlgrad.runtime.ops.complex_numbers import (
@@ -651,6 +655,8 @@ __all__ = [
     "UpsampleLinear1DBackward0",
     "UpsampleBilinear2DBackward0",
     "UpsampleBicubic2DBackward0",
+    "UpsampleBilinear2DAaBackward0",
+    "UpsampleBicubic2DAaBackward0",
     "UpsampleTrilinear3DBackward0",
     "UpsampleNearest1DBackward0",
     "UpsampleNearest2DBackward0",
@@ -12369,6 +12375,68 @@ class UpsampleBicubic2DBackward0(Node):
         self_sym_sizes = self._saved_self_sym_sizes
         if self.task_should_compute_output(0):
             grad_inputs[0] = upsample_bicubic_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleBilinear2DAaBackward0(Node):
+    """Backward of `_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bilinear_aa_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_bilinear_aa_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """Backward of `_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bicubic_aa_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_bicubic_aa_backward(
                 grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
             )
         return grad_inputs

@@ -18,6 +18,7 @@ from yamlgrad.runtime.wrappers import numpy_namespace as np
 
 from yamlgrad.runtime.ops import (
     activations,
+    antialiasing,
     attention,
     blocks,
     complex_numbers,
@@ -494,6 +495,8 @@ from .Functions import (
     UpsampleLinear1DBackward0,
     UpsampleBilinear2DBackward0,
     UpsampleBicubic2DBackward0,
+    UpsampleBilinear2DAaBackward0,
+    UpsampleBicubic2DAaBackward0,
     UpsampleTrilinear3DBackward0,
     UpsampleNearest1DBackward0,
     UpsampleNearest2DBackward0,
@@ -23598,6 +23601,146 @@ def upsample_bicubic2d(
     return result
 
 
+def _upsample_bilinear2d_aa(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_bilinear2d_aa",
+            "",
+            _upsample_bilinear2d_aa,
+            self,
+            output_size,
+            align_corners,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_bilinear2d_aa", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_bilinear2d_aa", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(
+        align_corners, "_upsample_bilinear2d_aa", "align_corners", 3
+    )
+    scales_h = optional_float_arg(scales_h, "_upsample_bilinear2d_aa", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "_upsample_bilinear2d_aa", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBilinear2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            antialiasing.upsample_bilinear_aa_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_bilinear2d_aa",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_bilinear2d_aa(
+                input=self_t,
+                output_size=output_size,
+                align_corners=align_corners,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def _upsample_bicubic2d_aa(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`"""
+    self = input  # PyTorch's Python name for the schema's `self`
+    if interposition.active and interposed(self):
+        return interpose(
+            "_upsample_bicubic2d_aa",
+            "",
+            _upsample_bicubic2d_aa,
+            self,
+            output_size,
+            align_corners,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "_upsample_bicubic2d_aa", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_upsample_bicubic2d_aa", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(
+        align_corners, "_upsample_bicubic2d_aa", "align_corners", 3
+    )
+    scales_h = optional_float_arg(scales_h, "_upsample_bicubic2d_aa", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "_upsample_bicubic2d_aa", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBicubic2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            antialiasing.upsample_bicubic_aa_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_upsample_bicubic2d_aa",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _upsample_bicubic2d_aa(
+                input=self_t,
+                output_size=output_size,
+                align_corners=align_corners,
+                scales_h=scales_h,
+                scales_w=scales_w,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def upsample_trilinear3d(
     input: Any,
     output_size: Any,
@@ -34062,6 +34205,18 @@ OVERLOADS = {
         "default": schema_names(
             upsample_bicubic2d,
             "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_bilinear2d_aa": {
+        "default": schema_names(
+            _upsample_bilinear2d_aa,
+            "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "_upsample_bicubic2d_aa": {
+        "default": schema_names(
+            _upsample_bicubic2d_aa,
+            "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
         ),
     },
     "upsample_trilinear3d": {

@@ -200,8 +200,11 @@ def interpolate(
             f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
             "area, linear, bilinear, bicubic, trilinear)"
         )
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+            "and requires a 4-D tensor as input"
+        )
     dim = input.ndim - 2
     if mode == "area":
         return _interpolate_area(input, dim, size, scale_factor)
@@ -220,7 +223,7 @@ def interpolate(
     output_size, scales = _interpolate_size(input, dim, size, scale_factor)
     if recompute_scale_factor or scales is None:
         scales = (None,) * dim
-    upsample_op = getattr(VariableType, op)
+    upsample_op = getattr(VariableType, f"_{op}_aa" if antialias else op)
     if mode in ("nearest", "nearest-exact"):
         return upsample_op(input, output_size, *scales)
     return upsample_op(input, output_size, bool(align_corners), *scales)

@@ -15,7 +15,8 @@ isin, gcd, lcm, signbit, isposinf, isneginf, heaviside), gamma (mvlgamma), house
 _safe_softmax), linalg_spectral (svd, eigh), linalg_solves (slogdet, solve),
 linalg_composites (the bodies of torch.linalg's composites: norms, cond,
 multi_dot, ...), spectral (the discrete Fourier transforms torch.fft is built
-on), and common (private helpers several
+on), resampling (padding, upsampling, shuffles, im2col), antialiasing (the
+antialiased bilinear and bicubic upsampling), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order

@@ -1307,6 +1307,8 @@ GOLDEN_NODE_NAMES = (
     ("upsample_linear1d", "UpsampleLinear1DBackward0"),
     ("upsample_bilinear2d", "UpsampleBilinear2DBackward0"),
     ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"),
+    ("_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"),
+    ("_upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0"),
     ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
     ("upsample_nearest1d", "UpsampleNearest1DBackward0"),
     ("upsample_nearest2d", "UpsampleNearest2DBackward0"),

@@ -62,3 +62,46 @@ def test_module_matches_torch(
     (out * out).sum().backward()
     (ref * ref).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), 1e-12, 1e-12)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"size": (4, 5)},
+        {"scale_factor": 0.5},
+        {"scale_factor": (0.4, 0.7), "align_corners": True},
+        {"size": (20, 3)},
+    ],
+    ids=str,
+)
+def test_interpolate_with_antialias_matches_torch(mode: str, kwargs: dict) -> None:
+    """The antialiased filter (wider than the kernel when downscaling): values,
+    node and gradient as torch's."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((1, 2, 9, 11))
+    t = torch.tensor(a, requires_grad=True)
+    y = yg.tensor(a, requires_grad=True)
+    ref = torch.nn.functional.interpolate(t, mode=mode, antialias=True, **kwargs)
+    out = yg.nn.functional.interpolate(y, mode=mode, antialias=True, **kwargs)
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+    cotangent = np.random.default_rng(2).standard_normal(tuple(ref.shape))
+    ref.backward(torch.tensor(cotangent))
+    out.backward(yg.tensor(cotangent))
+    np.testing.assert_allclose(y.grad.numpy(), t.grad.numpy(), atol=1e-12)
+
+
+def test_interpolate_antialias_outside_bilinear_and_bicubic_raises_torchs_error() -> (
+    None
+):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.functional.interpolate(
+            torch.ones(1, 1, 4), size=2, mode="linear", antialias=True
+        )
+    with pytest.raises(ValueError) as ours:
+        yg.nn.functional.interpolate(
+            yg.ones(1, 1, 4), size=2, mode="linear", antialias=True
+        )
+    assert str(ours.value) == str(theirs.value)
