@@ -318,25 +318,25 @@ def _trig_float64(x: np.ndarray, quarter: int) -> np.ndarray:
         return _in_blocks(partial(_trig_block, quarter), x, np.empty_like(x), 9)
 
 
-def _trig_fast(x: Any) -> bool:
-    return (
-        type(x) is np.ndarray
-        and x.dtype in _TRIG_FAST
-        and x.size >= _TRIG_MIN_SIZE
-        and (x.flags.c_contiguous or x.flags.f_contiguous)
-    )
+def _trig_fast(x: np.ndarray) -> bool:
+    """Whether a large ndarray takes the form: float64, contiguous."""
+    return x.dtype in _TRIG_FAST and (x.flags.c_contiguous or x.flags.f_contiguous)
 
 
 def sin_kernel(x: Any) -> Any:
     """sin of an array of any backend: the fast form for a large contiguous
-    float64 ndarray, the namespace's sin otherwise."""
-    if _trig_fast(x):
-        return _trig_float64(x, 0)
+    float64 ndarray, numpy's (or the array's namespace's) sin otherwise."""
+    if type(x) is np.ndarray:
+        if x.size >= _TRIG_MIN_SIZE and _trig_fast(x):
+            return _trig_float64(x, 0)
+        return np.sin(x)
     return backend.namespace_of(x).sin(x)
 
 
 def cos_kernel(x: Any) -> Any:
     """cos of an array of any backend, as sin_kernel."""
-    if _trig_fast(x):
-        return _trig_float64(x, 1)
+    if type(x) is np.ndarray:
+        if x.size >= _TRIG_MIN_SIZE and _trig_fast(x):
+            return _trig_float64(x, 1)
+        return np.cos(x)
     return backend.namespace_of(x).cos(x)
