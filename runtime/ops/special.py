@@ -183,7 +183,7 @@ def sinc(x: Any) -> Any:
 
 def _no_gradient(name: str, scipy_name: str, doc: str) -> Any:
     def kernel(x: Any) -> Any:
-        return backend.blockwise(function or _special_fn(scipy_name), x)
+        return backend.blockwise(_special_fn(scipy_name), x)
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{doc} (scipy.special.{scipy_name})."

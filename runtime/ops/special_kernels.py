@@ -30,7 +30,8 @@ The forms:
   is below 1e-19 on [-pi/4, pi/4], the cos with the rounding of 1 - t/2 carried
   separately), and picks one by the quadrant n mod 4 with bit operations (a
   masked numpy write is ten times a plain pass). It runs in blocks that stay in
-  cache. About 0.82 ulp. Where the reduction would not be exact (n >= 2**19,
+  cache, on arrays where a strided sample has a quarter or more of |x| >= 2.4
+  (below that the C library's kernel needs no reduction and is as fast). About 0.82 ulp. Where the reduction would not be exact (n >= 2**19,
   infinities) or the result is within 1e-11 of a zero away from 0 (where the
   three parts of pi/2 leave too few bits), numpy's kernel gives the element.
 
@@ -236,6 +237,7 @@ _TRIG_LIMIT_N = 2.0**19
 _TRIG_NEAR_ZERO = 1e-11
 # The size below which numpy's kernel is faster than the form's passes.
 _TRIG_MIN_SIZE = 16384
+_TRIG_SAMPLE_STRIDE = 61
 _SIGN_BIT = np.int64(-(2**63))
 
 
@@ -318,25 +320,31 @@ def _trig_float64(x: np.ndarray, quarter: int) -> np.ndarray:
         return _in_blocks(partial(_trig_block, quarter), x, np.empty_like(x), 9)
 
 
-def _trig_fast(x: Any) -> bool:
-    return (
-        type(x) is np.ndarray
-        and x.dtype in _TRIG_FAST
-        and x.size >= _TRIG_MIN_SIZE
-        and (x.flags.c_contiguous or x.flags.f_contiguous)
-    )
+def _trig_fast(x: np.ndarray) -> bool:
+    """Whether a large ndarray takes the form: float64, contiguous, and with a
+    quarter or more of an evenly strided sample at |x| >= 2.4. numpy's kernel
+    (the C library's) is as fast as the form below that magnitude, where it
+    needs no reduction, and slower above."""
+    if x.dtype not in _TRIG_FAST or not (x.flags.c_contiguous or x.flags.f_contiguous):
+        return False
+    sample = x.ravel(order="K")[::_TRIG_SAMPLE_STRIDE]
+    return 4 * np.count_nonzero(np.abs(sample) >= 2.4) >= sample.size
 
 
 def sin_kernel(x: Any) -> Any:
     """sin of an array of any backend: the fast form for a large contiguous
-    float64 ndarray, the namespace's sin otherwise."""
-    if _trig_fast(x):
-        return _trig_float64(x, 0)
+    float64 ndarray, numpy's (or the array's namespace's) sin otherwise."""
+    if type(x) is np.ndarray:
+        if x.size >= _TRIG_MIN_SIZE and _trig_fast(x):
+            return _trig_float64(x, 0)
+        return np.sin(x)
     return backend.namespace_of(x).sin(x)
 
 
 def cos_kernel(x: Any) -> Any:
     """cos of an array of any backend, as sin_kernel."""
-    if _trig_fast(x):
-        return _trig_float64(x, 1)
+    if type(x) is np.ndarray:
+        if x.size >= _TRIG_MIN_SIZE and _trig_fast(x):
+            return _trig_float64(x, 1)
+        return np.cos(x)
     return backend.namespace_of(x).cos(x)
