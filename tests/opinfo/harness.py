@@ -269,7 +269,7 @@ UNMAPPED_PATH = Path(__file__).with_name("unmapped.yaml")
 #: unmapped.yaml's kinds, in the order the table lists them.
 UNMAPPED_KINDS = {
     "no_real_dtype": "no meaning in yamlgrad's real CPU dtypes",
-    "complex": "complex numbers (no complex dtype yet)",
+    "complex": "complex-number ops not built yet",
     "not_yet": "real-dtype ops not built yet",
 }
 

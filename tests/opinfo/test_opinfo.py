@@ -138,6 +138,21 @@ def test_a_wrong_gradient_fails_the_backward_check(monkeypatch) -> None:
     assert harness.run_check(case, "forward") is None
 
 
+def test_a_conjugated_gradient_fails_the_complex_backward_check(monkeypatch) -> None:
+    """In complex128 the convention is checked too: SinBackward0 returning the
+    conjugate of its gradient (cos(z) instead of conj(cos(z))) is a mismatch."""
+    case = next(harness.cases(opinfo("sin"), "complex128", 1))
+    assert harness.run_check(case, "backward") is None
+    apply = Functions.SinBackward0.apply
+
+    def conjugated(self, grads, raw=False):
+        return [None if g is None else g.conj() for g in apply(self, grads, raw)]
+
+    monkeypatch.setattr(Functions.SinBackward0, "apply", conjugated)
+    failure = harness.run_check(case, "backward")
+    assert failure is not None and failure.startswith("Mismatch: gradient of input 0")
+
+
 def test_a_wrong_output_fails_the_forward_check(monkeypatch) -> None:
     case = next(harness.cases(opinfo("sin"), "float32", 1))
     monkeypatch.setattr(yg, "sin", lambda x: yg.cos(x))
