@@ -215,7 +215,6 @@ from yamlgrad.runtime.ops.reductions import (
     cumprod_backward,
     cumsum_backward,
     evenly_distribute_backward,
-    linalg_vector_norm_backward,
     logsumexp_backward,
     mean_backward,
     prod_backward,
@@ -300,6 +299,7 @@ from yamlgrad.runtime.ops.strided import (
     as_strided_gather,
     as_strided_scatter_backward,
 )
+from yamlgrad.runtime.ops.vector_norms import linalg_vector_norm_backward
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 

@@ -62,6 +62,7 @@ from yamlgrad.runtime.ops import (
     stacking,
     statistics,
     strided,
+    vector_norms,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -6315,7 +6316,7 @@ def linalg_vector_norm(
     try:
         result = Tensor._make(
             shapes.c_order(
-                reductions.vector_norm(
+                vector_norms.vector_norm(
                     reductions.vector_norm_input(self_, dtype), ord, dim, keepdim
                 )
             )
@@ -6335,7 +6336,7 @@ def linalg_vector_norm(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = reductions.linalg_vector_norm_jvp(
+            result_t = vector_norms.linalg_vector_norm_jvp(
                 self, self_t, ord, result, dim, keepdim
             )
         set_fw_grad(result, result_t)
@@ -6542,7 +6543,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Tensor:
     try:
         result = Tensor._make(
             shapes.c_order(
-                reductions.vector_norm(xp.subtract(self_, other_), p, None, False)
+                vector_norms.vector_norm(xp.subtract(self_, other_), p, None, False)
             )
         )
     except ValueError as kernel_failure:

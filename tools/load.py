@@ -88,9 +88,13 @@ FACADE_TENSOR_METHODS = frozenset(
 
 def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
     """The public names of `yamlgrad` that are not generated ops: the literal
-    entries of runtime/facade.py's `__all__` and runtime/factories.py's `__all__`,
-    read with ast (the generator never imports the runtime)."""
+    entries of runtime/facade.py's `__all__` (a string, a `*module.__all__` of a
+    runtime module it imports, or a `*NAMES` tuple of strings it defines) and
+    runtime/factories.py's `__all__`, read with ast (the generator never imports
+    the runtime)."""
     tree = ast.parse((runtime_dir / "facade.py").read_text(encoding="utf-8"))
+    modules = _imported_modules(tree, runtime_dir)
+    tuples = _string_tuples(tree)
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
@@ -99,24 +103,61 @@ def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
             for element in getattr(node.value, "elts", ()):
                 if isinstance(element, ast.Constant) and isinstance(element.value, str):
                     names.add(element.value)
-                elif _starred_all(element, runtime_dir) is not None:
-                    names |= helper_names(_starred_all(element, runtime_dir))
+                elif isinstance(element, ast.Starred):
+                    names |= _starred_names(element.value, modules, tuples)
     return frozenset(names) | helper_names(runtime_dir / "factories.py")
 
 
-def _starred_all(element: ast.expr, runtime_dir: Path) -> Path | None:
-    """The runtime module of a `*module.__all__` entry, when it is one."""
-    if not isinstance(element, ast.Starred):
-        return None
-    value = element.value
-    if not (
+def _imported_modules(tree: ast.Module, runtime_dir: Path) -> dict[str, Path]:
+    """name -> file of each runtime module the facade imports by name
+    (`from yamlgrad.runtime.nn import functional_aten`)."""
+    found: dict[str, Path] = {}
+    prefix = "yamlgrad.runtime"
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None:
+            continue
+        if node.module != prefix and not node.module.startswith(prefix + "."):
+            continue
+        folder = runtime_dir.joinpath(*node.module.split(".")[2:])
+        for alias in node.names:
+            path = folder / f"{alias.name}.py"
+            if path.exists():
+                found[alias.asname or alias.name] = path
+    return found
+
+
+def _string_tuples(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """The facade's top-level `NAME = ("a", "b", ...)` tuples of strings."""
+    found: dict[str, frozenset[str]] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Tuple)
+            and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str)
+                for e in node.value.elts
+            )
+        ):
+            found[node.targets[0].id] = frozenset(e.value for e in node.value.elts)
+    return found
+
+
+def _starred_names(
+    value: ast.expr, modules: dict[str, Path], tuples: dict[str, frozenset[str]]
+) -> frozenset[str]:
+    """The names of a `*module.__all__` or `*NAMES` entry of `__all__`."""
+    if isinstance(value, ast.Name):
+        return tuples.get(value.id, frozenset())
+    if (
         isinstance(value, ast.Attribute)
         and value.attr == "__all__"
         and isinstance(value.value, ast.Name)
+        and value.value.id in modules
     ):
-        return None
-    path = runtime_dir / f"{value.value.id}.py"
-    return path if path.exists() else None
+        return helper_names(modules[value.value.id])
+    return frozenset()
 
 
 # The modules whose literal dicts of Tensor methods the facade installs, and the

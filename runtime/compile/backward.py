@@ -164,8 +164,9 @@ class BackwardBuilder:
                 [ast.Constant(n) for n in need], ast.Load()
             )
             tree, uses = substitute(d.formula, names)
-            if "maybe_multiply" in d.formula:
-                tree = simplify(tree)
+            real = _all_real(call)
+            if "maybe_multiply" in d.formula or real and _reads_conjugates(d.formula):
+                tree = simplify(tree, real)
                 uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
             result = self.probe(d.formula, names)
             if not d.is_multi and not d.is_list:
@@ -425,6 +426,21 @@ def _code(formula: str) -> Any:
 
 
 _FAILED = object()
+
+
+# The helpers simplify() drops from the formulas of a call on real values.
+_CONJUGATES = frozenset({"conj", "conj_physical", "handle_r_to_c"})
+
+
+def _reads_conjugates(formula: str) -> bool:
+    return any(name in formula for name in _CONJUGATES)
+
+
+def _all_real(call: Call) -> bool:
+    """Whether every tensor a call reads or makes is real (no complex dtype)."""
+    values = [v for a in call.args.values() for v in _values(a)]
+    values += [v for v in call.outputs if v is not None]
+    return all(np.dtype(v.dtype).kind != "c" for v in values)
 
 
 def _values(spec: Any) -> list[Value]:

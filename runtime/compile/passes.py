@@ -269,11 +269,14 @@ def _dims(arg: Any, ndim: int) -> tuple[int, ...] | None:
 # -- formulas ----------------------------------------------------------------------
 
 
-def simplify(tree: ast.expr) -> ast.expr:
+def simplify(tree: ast.expr, real: bool = False) -> ast.expr:
     """A backward formula, as the graph's literals let it be written, for the
     same values bit for bit:
 
     * `maybe_multiply(g, 1)` is `g` (the helper's own rule, decided once).
+    * in a call whose values are all real (`real`), `conj(x)` and
+      `conj_physical(x)` are `x` and `handle_r_to_c(dtype, g)` is `g`: the
+      helpers' own rules on real values, decided once at trace time.
 
     (backward.py's static reductions move a negation out of the sum the same
     way: `-np.add.reduce(g)` is `np.add.reduce(-g)` on the smaller array.)
@@ -281,22 +284,31 @@ def simplify(tree: ast.expr) -> ast.expr:
     kind = type(tree)
     if kind is ast.Call:
         func = tree.func  # type: ignore[attr-defined]
-        args = [simplify(a) for a in tree.args]  # type: ignore[attr-defined]
-        if (
-            type(func) is ast.Name
-            and func.id == "maybe_multiply"
-            and len(args) == 2
-            and not tree.keywords  # type: ignore[attr-defined]
-            and _is_one(args[1])
-        ):
+        args = [simplify(a, real) for a in tree.args]  # type: ignore[attr-defined]
+        name = func.id if type(func) is ast.Name else None
+        plain = not tree.keywords  # type: ignore[attr-defined]
+        if name == "maybe_multiply" and len(args) == 2 and plain and _is_one(args[1]):
             return args[0]
+        if (
+            real
+            and plain
+            and name in _REAL_IDENTITIES
+            and len(args) == _REAL_IDENTITIES[name] + 1
+        ):
+            return args[_REAL_IDENTITIES[name]]
         return ast.Call(func, args, tree.keywords)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
-        return ast.UnaryOp(tree.op, simplify(tree.operand))  # type: ignore
+        return ast.UnaryOp(tree.op, simplify(tree.operand, real))  # type: ignore
     if kind is ast.BinOp:
-        left, right = simplify(tree.left), simplify(tree.right)  # type: ignore
+        left = simplify(tree.left, real)  # type: ignore[attr-defined]
+        right = simplify(tree.right, real)  # type: ignore[attr-defined]
         return ast.BinOp(left, tree.op, right)  # type: ignore[attr-defined]
     return tree
+
+
+# The formula helpers that return one of their arguments on real values: name ->
+# the index of the argument returned.
+_REAL_IDENTITIES = {"conj": 0, "conj_physical": 0, "handle_r_to_c": 1}
 
 
 def _is_one(node: ast.expr) -> bool:

@@ -71,9 +71,8 @@ BACKWARD_HELPERS = (
 
 
 def _scratch(x: Any, order: str = "K") -> Any:
-    """A fresh array of x's shape, layout (or `order`) and floating (or complex)
-    dtype, for a kernel to write its passes into (0-d included: numpy's ufuncs
-    return a scalar without it)."""
+    """A fresh array of x's shape, layout (or `order`) and floating or complex
+    dtype for a kernel's passes (0-d too: numpy's ufuncs return a scalar)."""
     return np.empty_like(x, dtype=_float_type(x), order=order)
 
 
@@ -507,8 +506,8 @@ def tanh_backward(grad: Any, result: Any) -> Any:
 
 
 def _conjugated(derivative: Any) -> Any:
-    """A complex derivative conjugated in place (PyTorch's convention: the
-    gradient is grad times the conjugate derivative); a real one as it is."""
+    """A complex derivative conjugated in place (the gradient is grad times the
+    conjugate derivative, PyTorch's convention); a real one as it is."""
     if derivative.dtype.kind == "c":
         np.conjugate(derivative, out=derivative)
     return derivative
@@ -649,8 +648,7 @@ def elu_backward_result(
 
 
 def leaky_relu_backward(grad: Any, self: Any, negative_slope: float) -> Any:
-    """1 where `self` (or, for leaky_relu_, the result) is positive, else the
-    slope."""
+    """1 where `self` (or, for leaky_relu_, the result) is positive, else the slope."""
     if _portable(grad, self):
         xp = array_namespace(grad, self)
         return xp.where(self > 0, grad, grad * negative_slope)

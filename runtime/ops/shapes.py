@@ -779,9 +779,7 @@ def cat_kernel(tensors: list[Any], dim: int) -> Any:
     joined = cat_operands(tensors)
     xp = array_namespace(*tensors)
     result = c_order(xp.concat(joined, axis=dim))
-    if len(joined) == len(tensors):
-        return result
-    dtype = xp.result_type(*tensors)
+    dtype = result.dtype if len(joined) == len(tensors) else xp.result_type(*tensors)
     return result if result.dtype == dtype else xp.astype(result, dtype)
 
 

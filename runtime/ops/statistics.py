@@ -34,7 +34,6 @@ from yamlgrad.runtime.ops.reductions import (
     _foreign_namespace,
     _no_identity,
     _numpy_dtype,
-    linalg_vector_norm_backward,
     mean_backward,
     mean_reduce,
     reduce_dims,
@@ -44,6 +43,9 @@ from yamlgrad.runtime.ops.reductions import (
     std_backward,
     var,
     var_backward,
+)
+from yamlgrad.runtime.ops.vector_norms import (
+    linalg_vector_norm_backward,
     vector_norm,
 )
 from yamlgrad.runtime.ops.shapes import c_order, flip
