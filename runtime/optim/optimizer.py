@@ -134,7 +134,8 @@ class Optimizer:
                     continue
                 if grad.dtype != param._data.dtype:
                     grad = grad.astype(param._data.dtype)
-                self._update(param._data, grad, self.state[param], group)
+                value, grad = _real_views(param._data, grad)
+                self._update(value, grad, self.state[param], group)
                 param.version_counter.bump()
         return loss
 
@@ -149,7 +150,7 @@ class Optimizer:
         value, grad = backend.compute(param._data, grad)
         value = np.array(backend.to_numpy(value), copy=True)
         grad = backend.to_numpy(grad).astype(value.dtype, copy=False)
-        self._update(value, grad, state, group)
+        self._update(*_real_views(value, grad), state, group)
         param._data = backend.like(value, param._data)
         param.version_counter.bump()
 
@@ -245,3 +246,19 @@ def _state_array(value: Any, param: Tensor, key: str) -> Any:
             return float(value)
         return np.array(value, dtype=param._data.dtype)
     return value
+
+
+def _real_views(value: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A complex parameter and its gradient as the real views of their parts (a
+    trailing dim of 2), as PyTorch's optimizers step one (view_as_real): each
+    moment estimate is kept per real component, and the update writes through
+    to the parameter. Real ones, or a strided complex parameter (which has no
+    such view), as they are."""
+    if value.dtype.kind != "c" or not value.flags.c_contiguous:
+        return value, grad
+    grad = np.ascontiguousarray(grad)
+    real = value.real.dtype
+    return (
+        value.view(real).reshape(*value.shape, 2),
+        grad.view(real).reshape(*grad.shape, 2),
+    )

@@ -113,11 +113,15 @@ while True:
         break
     MATRIX_FUNCTIONS |= more
 
+# Element-wise in form but not in shape: view_as_complex reads pairs along a
+# last dim of 2, which a scaled-up sample does not keep.
+SHAPE_BOUND = {"view_as_complex"}
+
 CASES = [
     pytest.param(info, _scaled(sample), id=op_id(info))
     for info in INFOS
     if (info.op is not None or info.composite is not None) and not info.inplace
-    if _elementwise(info)
+    if _elementwise(info) and info.func.name not in SHAPE_BOUND
     for sample in [_largest_unary_sample(info)]
     if sample is not None
 ]
@@ -149,5 +153,7 @@ def test_large_input_matches_torch(
     ours.backward(yg.tensor(cotangent))
     theirs.backward(torch.tensor(cotangent))
     np.testing.assert_allclose(
-        ours_in.grad.numpy(), theirs_in.grad.numpy(), **tolerance
+        ours_in.grad.numpy(),
+        theirs_in.grad.numpy(force=True),  # sgn's real gradient: a ZeroTensor
+        **tolerance,
     )
